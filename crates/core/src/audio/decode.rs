@@ -1,0 +1,201 @@
+//! Streaming decode of audio and video files with symphonia (no ffmpeg):
+//! the first audio track is decoded packet by packet, downmixed and
+//! resampled, and handed to a sink in 16 kHz mono pieces, so memory stays
+//! bounded however long the file is.
+
+use std::fs::File;
+use std::path::Path;
+
+use symphonia::core::audio::SampleBuffer;
+use symphonia::core::codecs::{self, DecoderOptions, CODEC_TYPE_NULL};
+use symphonia::core::errors::Error as SymError;
+use symphonia::core::formats::FormatOptions;
+use symphonia::core::io::MediaSourceStream;
+use symphonia::core::meta::MetadataOptions;
+use symphonia::core::probe::Hint;
+
+use super::resample::{downmix, StreamResampler};
+
+/// Why a file could not be decoded. The path is added by the caller.
+#[derive(Debug, thiserror::Error)]
+pub enum AudioError {
+    #[error("file not found")]
+    NotFound,
+    #[error("file is empty (0 bytes)")]
+    Empty,
+    #[error("cannot read file: {0}")]
+    Io(std::io::Error),
+    #[error("not a recognised audio or video file (unknown container or corrupt header)")]
+    UnknownFormat,
+    #[error("no audio track found")]
+    NoAudioTrack,
+    #[error("audio codec {0} is not supported (supported: PCM, FLAC, MP3, Vorbis, AAC, ALAC)")]
+    UnsupportedCodec(String),
+    #[error("corrupt audio data: {0}")]
+    Corrupt(String),
+    #[error("file is truncated: only {decoded_secs:.1} s of its {declared_secs:.1} s could be decoded")]
+    Truncated { decoded_secs: f64, declared_secs: f64 },
+}
+
+/// What was decoded.
+#[derive(Debug, Clone, Default)]
+pub struct DecodeReport {
+    pub source_rate: u32,
+    pub channels: usize,
+    pub codec: String,
+    /// Seconds of audio delivered to the sink.
+    pub decoded_secs: f64,
+    /// Duration the container declares, when it declares one.
+    pub declared_secs: Option<f64>,
+    /// Packets that failed to decode and were skipped.
+    pub skipped_packets: usize,
+}
+
+impl DecodeReport {
+    /// `Some(error)` when the file ended well before its declared length.
+    pub fn truncation(&self) -> Option<AudioError> {
+        let declared = self.declared_secs?;
+        (self.decoded_secs + 0.25 < declared * 0.99).then_some(AudioError::Truncated {
+            decoded_secs: self.decoded_secs,
+            declared_secs: declared,
+        })
+    }
+}
+
+fn codec_name(codec: codecs::CodecType) -> String {
+    if let Some(d) = symphonia::default::get_codecs().get_codec(codec) {
+        return d.short_name.to_string();
+    }
+    let known = [
+        (codecs::CODEC_TYPE_OPUS, "Opus"),
+        (codecs::CODEC_TYPE_SPEEX, "Speex"),
+        (codecs::CODEC_TYPE_WMA, "WMA"),
+        (codecs::CODEC_TYPE_EAC3, "E-AC-3"),
+        (codecs::CODEC_TYPE_DCA, "DTS"),
+        (codecs::CODEC_TYPE_ATRAC3, "ATRAC3"),
+        (codecs::CODEC_TYPE_MP1, "MPEG-1 Layer I"),
+    ];
+    known
+        .iter()
+        .find(|(c, _)| *c == codec)
+        .map(|(_, n)| n.to_string())
+        .unwrap_or_else(|| format!("{codec}"))
+}
+
+/// Decodes `path` and calls `sink` with consecutive 16 kHz mono pieces.
+pub fn decode_file(path: &Path, mut sink: impl FnMut(&[f32])) -> Result<DecodeReport, AudioError> {
+    let file = File::open(path).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => AudioError::NotFound,
+        _ => AudioError::Io(e),
+    })?;
+    let len = file.metadata().map_err(AudioError::Io)?.len();
+    if len == 0 {
+        return Err(AudioError::Empty);
+    }
+    let mut hint = Hint::new();
+    if let Some(ext) = path.extension().and_then(|e| e.to_str()) {
+        hint.with_extension(ext);
+    }
+    let mss = MediaSourceStream::new(Box::new(file), Default::default());
+    let probed = symphonia::default::get_probe()
+        .format(&hint, mss, &FormatOptions::default(), &MetadataOptions::default())
+        .map_err(|e| match e {
+            SymError::IoError(io) if io.kind() != std::io::ErrorKind::UnexpectedEof => AudioError::Io(io),
+            _ => AudioError::UnknownFormat,
+        })?;
+    let mut format = probed.format;
+    let track = format
+        .tracks()
+        .iter()
+        .find(|t| t.codec_params.codec != CODEC_TYPE_NULL)
+        .ok_or(AudioError::NoAudioTrack)?;
+    let params = track.codec_params.clone();
+    let track_id = track.id;
+    let mut decoder = symphonia::default::get_codecs()
+        .make(&params, &DecoderOptions::default())
+        .map_err(|_| AudioError::UnsupportedCodec(codec_name(params.codec)))?;
+
+    let mut report = DecodeReport {
+        source_rate: params.sample_rate.unwrap_or(0),
+        channels: params.channels.map_or(0, |c| c.count()),
+        codec: codec_name(params.codec),
+        declared_secs: match (params.n_frames, params.sample_rate) {
+            (Some(n), Some(rate)) if rate > 0 && n > 0 => Some(n as f64 / rate as f64),
+            _ => None,
+        },
+        ..Default::default()
+    };
+    let mut resampler: Option<StreamResampler> = None;
+    // (capacity in frames, channels, buffer), rebuilt when a packet needs more.
+    let mut samples: Option<(usize, usize, SampleBuffer<f32>)> = None;
+    let (mut mono, mut out) = (Vec::new(), Vec::new());
+    let mut decoded_frames = 0u64;
+    let mut last_error = None;
+    loop {
+        let packet = match format.next_packet() {
+            Ok(p) => p,
+            // End of stream, or a file cut short mid-packet: stop with what we have.
+            Err(SymError::IoError(_)) | Err(SymError::ResetRequired) => break,
+            Err(e) => {
+                last_error = Some(e.to_string());
+                report.skipped_packets += 1;
+                if report.skipped_packets > 100 {
+                    break;
+                }
+                continue;
+            }
+        };
+        if packet.track_id() != track_id {
+            continue;
+        }
+        let decoded = match decoder.decode(&packet) {
+            Ok(buf) => buf,
+            Err(SymError::DecodeError(e)) => {
+                last_error = Some(e.to_string());
+                report.skipped_packets += 1;
+                continue;
+            }
+            Err(SymError::IoError(_)) => break,
+            Err(e) => return Err(AudioError::Corrupt(e.to_string())),
+        };
+        let spec = *decoded.spec();
+        if decoded.frames() == 0 {
+            continue;
+        }
+        let channels = spec.channels.count();
+        let frames_cap = decoded.capacity();
+        if samples
+            .as_ref()
+            .is_none_or(|(cap, ch, _)| *cap < frames_cap || *ch != channels)
+        {
+            samples = Some((frames_cap, channels, SampleBuffer::new(frames_cap as u64, spec)));
+        }
+        let (_, _, buf) = samples.as_mut().expect("just set");
+        buf.copy_interleaved_ref(decoded);
+        report.channels = channels;
+        report.source_rate = spec.rate;
+        decoded_frames += (buf.samples().len() / channels.max(1)) as u64;
+        let r = resampler.get_or_insert_with(|| StreamResampler::new(spec.rate));
+        mono.clear();
+        downmix(buf.samples(), channels, &mut mono);
+        out.clear();
+        r.push(&mono, &mut out);
+        if !out.is_empty() {
+            sink(&out);
+        }
+    }
+    if let Some(r) = resampler.as_mut() {
+        out.clear();
+        r.finish(&mut out);
+        if !out.is_empty() {
+            sink(&out);
+        }
+    }
+    if decoded_frames == 0 && report.skipped_packets > 0 {
+        return Err(AudioError::Corrupt(last_error.unwrap_or_else(|| "no packet could be decoded".into())));
+    }
+    if report.source_rate > 0 {
+        report.decoded_secs = decoded_frames as f64 / report.source_rate as f64;
+    }
+    Ok(report)
+}

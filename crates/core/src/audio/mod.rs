@@ -1,0 +1,11 @@
+//! Audio in: decoding files of any common container/codec, downmixing and
+//! resampling to the 16 kHz mono f32 the engine wants.
+
+pub mod decode;
+pub mod resample;
+
+/// The sample rate every model and the VAD expect.
+pub const ENGINE_RATE: u32 = 16_000;
+
+pub use decode::{decode_file, AudioError, DecodeReport};
+pub use resample::StreamResampler;

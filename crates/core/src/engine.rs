@@ -1,0 +1,272 @@
+//! The engine worker: one thread owns the loaded speech model and its
+//! session (the engine allows one compute at a time per model), and all
+//! transcription requests reach it through a queue. Requests and replies are
+//! plain owned data, so the worker could move into its own process later.
+
+use std::path::{Path, PathBuf};
+use std::thread::JoinHandle;
+use std::time::Instant;
+
+use crossbeam_channel::{bounded, unbounded, Receiver, Sender};
+use transcribe_cpp::{CancelToken, Model, Role, RunOptions, SessionOptions, TimestampKind};
+
+/// Why the engine could not do what was asked. Worded for the user.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum EngineError {
+    #[error("{path}: cannot load model: {message}")]
+    Load { path: PathBuf, message: String },
+    #[error("transcription failed: {0}")]
+    Run(String),
+    #[error("transcription cancelled")]
+    Cancelled,
+    #[error("the engine worker stopped unexpectedly")]
+    WorkerGone,
+}
+
+/// What a model file turned out to be.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelInfo {
+    pub arch: String,
+    pub variant: String,
+    pub is_vad: bool,
+    pub is_speech: bool,
+    pub languages: Vec<String>,
+    pub detects_language: bool,
+    pub load_ms: f64,
+}
+
+/// Loads a model file only to learn what it is (validation on import).
+pub fn probe(path: &Path) -> Result<ModelInfo, EngineError> {
+    let started = Instant::now();
+    let model = Model::load(path).map_err(|e| EngineError::Load {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    })?;
+    Ok(describe(&model, started))
+}
+
+fn describe(model: &Model, started: Instant) -> ModelInfo {
+    let roles = model.roles();
+    let caps = model.capabilities().ok();
+    ModelInfo {
+        arch: model.arch(),
+        variant: model.variant(),
+        is_vad: roles.contains(Role::Vad),
+        is_speech: roles.contains(Role::Asr),
+        languages: caps.as_ref().map(|c| c.languages.clone()).unwrap_or_default(),
+        detects_language: caps.as_ref().is_some_and(|c| c.supports_language_detect),
+        load_ms: started.elapsed().as_secs_f64() * 1000.0,
+    }
+}
+
+/// Per-request settings.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RunParams {
+    /// ISO code, or `None` to let the model detect it (or use its only language).
+    pub language: Option<String>,
+}
+
+/// A piece of text with times relative to the audio it came from.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct TimedText {
+    pub start_ms: i64,
+    pub end_ms: i64,
+    pub text: String,
+}
+
+/// The engine's answer for one buffer of audio.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Utterance {
+    pub text: String,
+    pub segments: Vec<TimedText>,
+    pub language: Option<String>,
+    /// Encoder + decoder time the engine reported, in ms.
+    pub engine_ms: f64,
+    /// A problem the engine reported alongside usable partial text.
+    pub warning: Option<String>,
+}
+
+type BatchReply = Result<Vec<Utterance>, EngineError>;
+
+enum Request {
+    Batch {
+        pcms: Vec<Vec<f32>>,
+        params: RunParams,
+        reply: Sender<BatchReply>,
+    },
+}
+
+/// Engine settings resolved at the edge.
+#[derive(Debug, Clone)]
+pub struct EngineConfig {
+    pub model_path: PathBuf,
+    /// CPU threads; 0 = the engine's default.
+    pub threads: usize,
+}
+
+/// Handle to the worker. Dropping it stops the worker after queued work.
+pub struct Engine {
+    tx: Option<Sender<Request>>,
+    cancel: CancelToken,
+    info: ModelInfo,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Engine {
+    /// Starts the worker and waits until the model is loaded.
+    pub fn start(config: EngineConfig) -> Result<Self, EngineError> {
+        let (tx, rx) = unbounded::<Request>();
+        let (ready_tx, ready_rx) = bounded(1);
+        let cancel = CancelToken::new();
+        let worker_cancel = cancel.clone();
+        let thread = std::thread::Builder::new()
+            .name("utter-engine".into())
+            .spawn(move || worker(config, rx, ready_tx, worker_cancel))
+            .map_err(|e| EngineError::Run(format!("cannot start the engine thread: {e}")))?;
+        let info = ready_rx.recv().map_err(|_| EngineError::WorkerGone)??;
+        Ok(Self {
+            tx: Some(tx),
+            cancel,
+            info,
+            thread: Some(thread),
+        })
+    }
+
+    pub fn info(&self) -> &ModelInfo {
+        &self.info
+    }
+
+    /// Queues buffers (16 kHz mono) for transcription; the reply arrives on the receiver.
+    pub fn submit(&self, pcms: Vec<Vec<f32>>, params: RunParams) -> Receiver<BatchReply> {
+        let (reply, rx) = bounded(1);
+        let request = Request::Batch { pcms, params, reply };
+        if let Some(tx) = &self.tx {
+            // A send error means the worker died; the dropped reply sender reports it.
+            let _ = tx.send(request);
+        }
+        rx
+    }
+
+    /// Transcribes buffers and waits for the result.
+    pub fn transcribe(&self, pcms: Vec<Vec<f32>>, params: RunParams) -> BatchReply {
+        self.submit(pcms, params).recv().map_err(|_| EngineError::WorkerGone)?
+    }
+
+    /// Aborts the run in progress (its reply is `Cancelled`); later requests run normally.
+    pub fn cancel(&self) {
+        self.cancel.cancel();
+    }
+}
+
+impl Drop for Engine {
+    fn drop(&mut self) {
+        self.tx.take();
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+fn worker(
+    config: EngineConfig,
+    rx: Receiver<Request>,
+    ready: Sender<Result<ModelInfo, EngineError>>,
+    cancel: CancelToken,
+) {
+    let started = Instant::now();
+    let load_error = |e: transcribe_cpp::Error| EngineError::Load {
+        path: config.model_path.clone(),
+        message: e.to_string(),
+    };
+    let model = match Model::load(&config.model_path) {
+        Ok(m) => m,
+        Err(e) => {
+            let _ = ready.send(Err(load_error(e)));
+            return;
+        }
+    };
+    let info = describe(&model, started);
+    if !info.is_speech {
+        let _ = ready.send(Err(EngineError::Load {
+            path: config.model_path.clone(),
+            message: format!("`{}` is a {} model, not a speech-to-text model", info.variant, info.arch),
+        }));
+        return;
+    }
+    let options = SessionOptions {
+        n_threads: config.threads as i32,
+        ..Default::default()
+    };
+    let mut session = match model.session_with(&options) {
+        Ok(s) => s,
+        Err(e) => {
+            let _ = ready.send(Err(load_error(e)));
+            return;
+        }
+    };
+    session.set_cancel_token(&cancel);
+    let _ = ready.send(Ok(info));
+
+    for request in rx {
+        match request {
+            Request::Batch { pcms, params, reply } => {
+                let result = run_batch(&mut session, &pcms, &params);
+                cancel.reset();
+                let _ = reply.send(result);
+            }
+        }
+    }
+}
+
+fn run_batch(
+    session: &mut transcribe_cpp::Session,
+    pcms: &[Vec<f32>],
+    params: &RunParams,
+) -> BatchReply {
+    let options = RunOptions {
+        language: params.language.clone(),
+        timestamps: TimestampKind::Segment,
+        ..Default::default()
+    };
+    let slices: Vec<&[f32]> = pcms.iter().map(Vec::as_slice).collect();
+    // A single buffer goes through `run`; the batch path has per-call overhead.
+    let results = if slices.len() == 1 {
+        vec![session.run(slices[0], &options)]
+    } else {
+        session.run_batch(&slices, &options).map_err(|e| EngineError::Run(e.to_string()))?
+    };
+    results.into_iter().map(to_utterance).collect()
+}
+
+fn to_utterance(result: transcribe_cpp::Result<transcribe_cpp::Transcript>) -> Result<Utterance, EngineError> {
+    let (transcript, warning) = match result {
+        Ok(t) => (t, None),
+        Err(e @ transcribe_cpp::Error::Aborted { .. }) => {
+            let _ = e;
+            return Err(EngineError::Cancelled);
+        }
+        // Truncated or repeating output still carries usable text.
+        Err(e) => match e.partial() {
+            Some(p) => (p.clone(), Some(e.to_string())),
+            None => return Err(EngineError::Run(e.to_string())),
+        },
+    };
+    let segments = transcript
+        .segments
+        .iter()
+        .filter(|s| !s.text.trim().is_empty())
+        .map(|s| TimedText {
+            start_ms: s.t0_ms,
+            end_ms: s.t1_ms,
+            text: s.text.trim().to_string(),
+        })
+        .collect();
+    let t = transcript.timings;
+    Ok(Utterance {
+        text: transcript.text.trim().to_string(),
+        segments,
+        language: transcript.language.clone(),
+        engine_ms: (t.mel_ms + t.encode_ms + t.decode_ms) as f64,
+        warning,
+    })
+}

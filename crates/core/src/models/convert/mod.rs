@@ -1,0 +1,37 @@
+//! Converters from formats other tools ship into formats the engine loads:
+//! CTranslate2 (faster-whisper) Whisper models → whisper.cpp `.bin`, and
+//! Silero VAD safetensors → whisper.cpp-style Silero `.bin`.
+
+pub mod ct2;
+pub mod ggml;
+pub mod mel;
+pub mod silero;
+pub mod vocab;
+pub mod whisper_bin;
+
+use std::path::{Path, PathBuf};
+
+/// Why a conversion failed. The messages are meant for the user.
+#[derive(Debug, thiserror::Error)]
+pub enum ConvertError {
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("truncated model file: {0}")]
+    Truncated(String),
+    #[error("malformed model file: {0}")]
+    Format(String),
+    #[error("unsupported model: {0}")]
+    Unsupported(String),
+}
+
+impl ConvertError {
+    pub(crate) fn io(path: &Path, source: std::io::Error) -> Self {
+        Self::Io {
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+}

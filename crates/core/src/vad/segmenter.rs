@@ -1,0 +1,232 @@
+//! Online speech segmentation from per-frame speech probabilities (the rules
+//! of Silero's `get_speech_timestamps`, made incremental): speech starts at a
+//! frame above `threshold`, ends after `min_silence_ms` below
+//! `threshold - 0.15`, is padded on both sides, dropped when shorter than
+//! `min_speech_ms`, and cut at `max_segment_ms` (at the latest pause if any).
+
+/// Samples per VAD frame at 16 kHz (32 ms).
+pub const FRAME_SAMPLES: u64 = 512;
+const FRAME_MS: u64 = 32;
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SegmenterConfig {
+    pub threshold: f32,
+    pub min_silence_ms: u32,
+    pub min_speech_ms: u32,
+    /// Audio kept before and after each span, so no syllable is clipped.
+    pub pad_ms: u32,
+    pub max_segment_ms: u32,
+}
+
+impl SegmenterConfig {
+    /// For files: long pauses split, generous padding, spans fit a 30 s window.
+    pub fn for_files() -> Self {
+        Self {
+            threshold: 0.5,
+            min_silence_ms: 500,
+            min_speech_ms: 250,
+            pad_ms: 200,
+            max_segment_ms: 29_000,
+        }
+    }
+}
+
+/// Speech in absolute samples of the stream: `[start, end)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SpeechSpan {
+    pub start: u64,
+    pub end: u64,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum State {
+    Idle,
+    Speech { start: u64, silence_since: Option<u64> },
+}
+
+#[derive(Debug, Clone)]
+pub struct Segmenter {
+    config: SegmenterConfig,
+    /// Index of the next frame to be pushed.
+    frame: u64,
+    state: State,
+}
+
+fn frames(ms: u32) -> u64 {
+    (ms as u64).div_ceil(FRAME_MS)
+}
+
+impl Segmenter {
+    pub fn new(config: SegmenterConfig) -> Self {
+        Self {
+            config,
+            frame: 0,
+            state: State::Idle,
+        }
+    }
+
+    /// First sample (padding included) of the span being built, if any:
+    /// audio before it will never be part of a span.
+    pub fn open_start(&self) -> Option<u64> {
+        match self.state {
+            State::Speech { start, .. } => Some(self.padded_start(start)),
+            State::Idle => None,
+        }
+    }
+
+    pub fn in_speech(&self) -> bool {
+        matches!(self.state, State::Speech { .. })
+    }
+
+    fn padded_start(&self, start_frame: u64) -> u64 {
+        (start_frame * FRAME_SAMPLES).saturating_sub(self.pad_samples())
+    }
+
+    fn pad_samples(&self) -> u64 {
+        self.config.pad_ms as u64 * 16
+    }
+
+    fn close(&self, start: u64, end: u64) -> Option<SpeechSpan> {
+        if (end - start) * FRAME_MS < self.config.min_speech_ms as u64 {
+            return None;
+        }
+        Some(SpeechSpan {
+            start: self.padded_start(start),
+            end: end * FRAME_SAMPLES + self.pad_samples(),
+        })
+    }
+
+    /// Consumes the probability of the next frame; returns a span when one ends.
+    pub fn push(&mut self, prob: f32) -> Option<SpeechSpan> {
+        let f = self.frame;
+        self.frame += 1;
+        let cfg = self.config;
+        let neg_threshold = (cfg.threshold - 0.15).max(0.01);
+        match self.state {
+            State::Idle => {
+                if prob >= cfg.threshold {
+                    self.state = State::Speech { start: f, silence_since: None };
+                }
+                None
+            }
+            State::Speech { start, mut silence_since } => {
+                if prob >= cfg.threshold {
+                    silence_since = None;
+                } else if prob < neg_threshold && silence_since.is_none() {
+                    silence_since = Some(f);
+                }
+                if let Some(since) = silence_since {
+                    if (f + 1 - since) >= frames(cfg.min_silence_ms) {
+                        self.state = State::Idle;
+                        return self.close(start, since);
+                    }
+                }
+                // Too long: cut at the current pause if there is one, else here.
+                // The padding on both ends must fit in max_segment_ms too.
+                let max_frames = frames(cfg.max_segment_ms).saturating_sub(2 * frames(cfg.pad_ms)).max(1);
+                if f + 1 - start >= max_frames {
+                    let cut = silence_since.unwrap_or(f + 1);
+                    self.state = if silence_since.is_some() {
+                        State::Idle
+                    } else {
+                        State::Speech { start: cut, silence_since: None }
+                    };
+                    return self.close(start, cut);
+                }
+                self.state = State::Speech { start, silence_since };
+                None
+            }
+        }
+    }
+
+    /// Ends the stream, closing the span in progress.
+    pub fn finish(&mut self) -> Option<SpeechSpan> {
+        let end = self.frame;
+        match std::mem::replace(&mut self.state, State::Idle) {
+            State::Speech { start, silence_since } => self.close(start, silence_since.unwrap_or(end)),
+            State::Idle => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg() -> SegmenterConfig {
+        SegmenterConfig {
+            threshold: 0.5,
+            min_silence_ms: 320,
+            min_speech_ms: 250,
+            pad_ms: 64,
+            max_segment_ms: 3_200,
+        }
+    }
+
+    fn run(config: SegmenterConfig, probs: &[f32]) -> Vec<SpeechSpan> {
+        let mut s = Segmenter::new(config);
+        let mut out: Vec<SpeechSpan> = probs.iter().filter_map(|p| s.push(*p)).collect();
+        out.extend(s.finish());
+        out
+    }
+
+    fn pattern(parts: &[(f32, usize)]) -> Vec<f32> {
+        parts.iter().flat_map(|(p, n)| std::iter::repeat_n(*p, *n)).collect()
+    }
+
+    #[test]
+    fn two_utterances_split_on_long_silence_with_padding() {
+        // 10 frames silence, 20 speech, 15 silence, 20 speech, 5 silence.
+        let probs = pattern(&[(0.0, 10), (0.9, 20), (0.0, 15), (0.9, 20), (0.0, 5)]);
+        let spans = run(cfg(), &probs);
+        let pad = 64 * 16;
+        assert_eq!(
+            spans,
+            vec![
+                SpeechSpan { start: 10 * 512 - pad, end: 30 * 512 + pad },
+                SpeechSpan { start: 45 * 512 - pad, end: 65 * 512 + pad },
+            ]
+        );
+    }
+
+    #[test]
+    fn short_pause_does_not_split_and_blips_are_dropped() {
+        let probs = pattern(&[(0.9, 20), (0.0, 5), (0.9, 20), (0.0, 20), (0.9, 3), (0.0, 20)]);
+        let spans = run(cfg(), &probs);
+        assert_eq!(spans.len(), 1, "{spans:?}");
+        assert_eq!(spans[0].start, 0, "pre-roll clamps at the stream start");
+        assert_eq!(spans[0].end, 45 * 512 + 64 * 16);
+    }
+
+    #[test]
+    fn hysteresis_keeps_speech_between_thresholds() {
+        let probs = pattern(&[(0.9, 10), (0.4, 30), (0.9, 10), (0.0, 20)]);
+        assert_eq!(run(cfg(), &probs).len(), 1);
+    }
+
+    #[test]
+    fn long_speech_is_cut_within_max_length_including_padding() {
+        let probs = pattern(&[(0.9, 300)]);
+        let spans = run(cfg(), &probs);
+        assert!(spans.len() >= 3, "{spans:?}");
+        for s in &spans {
+            assert!(s.end - s.start <= 3_200 * 16, "{s:?} too long");
+        }
+        // Consecutive cuts leave no audio out.
+        for w in spans.windows(2) {
+            assert!(w[1].start <= w[0].end, "{w:?}");
+        }
+    }
+
+    #[test]
+    fn open_start_reports_the_padded_start_of_open_speech() {
+        let mut s = Segmenter::new(cfg());
+        for _ in 0..10 {
+            s.push(0.0);
+        }
+        assert_eq!(s.open_start(), None);
+        s.push(0.9);
+        assert_eq!(s.open_start(), Some(10 * 512 - 64 * 16));
+        assert!(s.in_speech());
+    }
+}

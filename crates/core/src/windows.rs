@@ -1,0 +1,189 @@
+//! Packing speech spans into engine windows. Whisper pads every call to 30 s,
+//! so speech is concatenated (silence between spans left out) until a window
+//! is full; each window remembers where its pieces came from so timestamps
+//! can be mapped back to file time.
+
+/// One contiguous run of source audio inside a window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Piece {
+    /// First sample in the source stream.
+    pub source_start: u64,
+    /// First sample inside the window.
+    pub window_start: u64,
+    pub len: u64,
+}
+
+/// Audio for one engine call plus its map back to the source.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Window {
+    pub pieces: Vec<Piece>,
+    pub pcm: Vec<f32>,
+}
+
+impl Window {
+    pub fn len(&self) -> u64 {
+        self.pcm.len() as u64
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.pcm.is_empty()
+    }
+
+    /// Maps a time inside the window (ms) to source time (ms). An `end` time
+    /// that falls exactly on a piece boundary belongs to the earlier piece.
+    pub fn to_source_ms(&self, window_ms: i64, is_end: bool) -> i64 {
+        let sample = (window_ms.max(0) as u64 * 16).min(self.len());
+        let piece = self
+            .pieces
+            .iter()
+            .rev()
+            .find(|p| {
+                if is_end {
+                    p.window_start < sample
+                } else {
+                    p.window_start <= sample
+                }
+            })
+            .or(self.pieces.first());
+        match piece {
+            Some(p) => {
+                let offset = (sample - p.window_start.min(sample)).min(p.len);
+                ((p.source_start + offset) / 16) as i64
+            }
+            None => window_ms,
+        }
+    }
+
+    /// Source time span covered (ms).
+    pub fn source_span_ms(&self) -> (i64, i64) {
+        match (self.pieces.first(), self.pieces.last()) {
+            (Some(a), Some(b)) => ((a.source_start / 16) as i64, ((b.source_start + b.len) / 16) as i64),
+            _ => (0, 0),
+        }
+    }
+}
+
+/// Groups spans into windows of at most `max_samples`.
+#[derive(Debug)]
+pub struct WindowPacker {
+    max_samples: u64,
+    current: Vec<(u64, u64)>,
+    current_len: u64,
+}
+
+impl WindowPacker {
+    pub fn new(max_samples: u64) -> Self {
+        Self {
+            max_samples,
+            current: Vec::new(),
+            current_len: 0,
+        }
+    }
+
+    /// Earliest source sample the open window still needs.
+    pub fn open_start(&self) -> Option<u64> {
+        self.current.first().map(|(s, _)| *s)
+    }
+
+    /// Adds a span (`[start, end)` in source samples). Returns the spans of
+    /// a window that is now complete, if this span did not fit.
+    pub fn push(&mut self, start: u64, end: u64) -> Option<Vec<(u64, u64)>> {
+        // Padded spans may overlap the previous one: merge them.
+        let mut start = start;
+        if let Some(last) = self.current.last_mut() {
+            if start <= last.1 {
+                let extra = end.saturating_sub(last.1);
+                if self.current_len + extra <= self.max_samples {
+                    last.1 = last.1.max(end);
+                    self.current_len += extra;
+                    return None;
+                }
+                start = last.1;
+            }
+        }
+        let mut done = None;
+        if self.current_len + (end - start) > self.max_samples && !self.current.is_empty() {
+            done = self.take();
+        }
+        // A span longer than a window is split (the segmenter normally prevents it).
+        let mut s = start;
+        while end - s > self.max_samples {
+            self.current.push((s, s + self.max_samples));
+            self.current_len += self.max_samples;
+            s += self.max_samples;
+            if done.is_none() {
+                done = self.take();
+            }
+        }
+        self.current.push((s, end));
+        self.current_len += end - s;
+        done
+    }
+
+    /// Closes the open window.
+    pub fn take(&mut self) -> Option<Vec<(u64, u64)>> {
+        self.current_len = 0;
+        let spans = std::mem::take(&mut self.current);
+        (!spans.is_empty()).then_some(spans)
+    }
+}
+
+/// Builds a window from spans, reading audio through `sample_at(start, end)`.
+pub fn assemble(spans: &[(u64, u64)], mut read: impl FnMut(u64, u64) -> Vec<f32>) -> Window {
+    let mut w = Window::default();
+    for &(start, end) in spans {
+        let pcm = read(start, end);
+        w.pieces.push(Piece {
+            source_start: start,
+            window_start: w.pcm.len() as u64,
+            len: pcm.len() as u64,
+        });
+        w.pcm.extend(pcm);
+    }
+    w
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spans_fill_windows_without_exceeding_the_limit() {
+        let mut p = WindowPacker::new(100);
+        assert_eq!(p.push(0, 40), None);
+        assert_eq!(p.push(50, 90), None);
+        assert_eq!(p.push(200, 230), Some(vec![(0, 40), (50, 90)]));
+        assert_eq!(p.take(), Some(vec![(200, 230)]));
+        assert_eq!(p.take(), None);
+    }
+
+    #[test]
+    fn overlapping_padded_spans_merge() {
+        let mut p = WindowPacker::new(100);
+        p.push(0, 40);
+        p.push(30, 60);
+        assert_eq!(p.take(), Some(vec![(0, 60)]));
+    }
+
+    #[test]
+    fn over_long_span_is_split() {
+        let mut p = WindowPacker::new(100);
+        let first = p.push(0, 250).unwrap();
+        assert_eq!(first, vec![(0, 100)]);
+        let rest = p.take().unwrap();
+        assert_eq!(rest.iter().map(|(a, b)| b - a).sum::<u64>(), 150, "{rest:?}");
+    }
+
+    #[test]
+    fn window_times_map_back_to_source_time() {
+        // 1 s of speech at 2 s, then 1 s at 10 s.
+        let w = assemble(&[(32_000, 48_000), (160_000, 176_000)], |a, b| vec![0.0; (b - a) as usize]);
+        assert_eq!(w.to_source_ms(0, false), 2000);
+        assert_eq!(w.to_source_ms(500, false), 2500);
+        assert_eq!(w.to_source_ms(1000, true), 3000, "end on a boundary stays in the first piece");
+        assert_eq!(w.to_source_ms(1000, false), 10_000);
+        assert_eq!(w.to_source_ms(1500, true), 10_500);
+        assert_eq!(w.to_source_ms(9999, true), 11_000, "clamped to the window");
+        assert_eq!(w.source_span_ms(), (2000, 11_000));
+    }
+}
