@@ -1,1 +1,79 @@
-fn main(){}
+//! `utter`: the command-line front end of Utter. It parses arguments,
+//! resolves them once into core settings, and prints what the core returns.
+
+mod models_cmd;
+mod transcribe_cmd;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Exit codes, documented in the README.
+pub mod exit {
+    /// Some input file failed (the others were still processed).
+    pub const FILE_FAILED: u8 = 1;
+    /// Bad command-line usage (clap uses 2 as well).
+    pub const USAGE: u8 = 2;
+    /// No usable model: nothing could be transcribed.
+    pub const NO_MODEL: u8 = 3;
+}
+
+#[derive(Parser)]
+#[command(name = "utter", version, about = "Local-first dictation and transcription")]
+struct Cli {
+    /// Where models are kept [default: platform data dir, e.g. ~/.local/share/utter/models]
+    #[arg(long, global = true, env = "UTTER_MODELS_DIR", value_name = "DIR")]
+    models_dir: Option<PathBuf>,
+    /// More logging (-v: info, -vv: debug, incl. the engine's native logs)
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    verbose: u8,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Transcribe audio or video files
+    Transcribe(transcribe_cmd::TranscribeArgs),
+    /// Manage speech and VAD models
+    #[command(subcommand)]
+    Models(models_cmd::ModelsCommand),
+}
+
+fn init_logging(verbose: u8) {
+    let default = match verbose {
+        0 => "warn",
+        1 => "info",
+        _ => "debug",
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_env("UTTER_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .init();
+    if verbose < 2 {
+        utter_core::quiet_native_logs();
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_logging(cli.verbose);
+    let store = utter_core::models::ModelStore::new(
+        cli.models_dir.unwrap_or_else(utter_core::models::ModelStore::default_dir),
+    );
+    let result = match cli.command {
+        Command::Transcribe(args) => transcribe_cmd::run(&store, args),
+        Command::Models(cmd) => models_cmd::run(&store, cmd),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(exit::FILE_FAILED)
+        }
+    }
+}

@@ -199,3 +199,19 @@ pub fn decode_file(path: &Path, mut sink: impl FnMut(&[f32])) -> Result<DecodeRe
     }
     Ok(report)
 }
+
+/// The duration a file declares in its header, without decoding (for progress bars).
+pub fn probe_duration_secs(path: &Path) -> Option<f64> {
+    let file = File::open(path).ok()?;
+    let mut hint = Hint::new();
+    if let Some(ext) = path.extension().and_then(|e| e.to_str()) {
+        hint.with_extension(ext);
+    }
+    let mss = MediaSourceStream::new(Box::new(file), Default::default());
+    let probed = symphonia::default::get_probe()
+        .format(&hint, mss, &FormatOptions::default(), &MetadataOptions::default())
+        .ok()?;
+    let track = probed.format.tracks().iter().find(|t| t.codec_params.codec != CODEC_TYPE_NULL)?;
+    let (n, rate) = (track.codec_params.n_frames?, track.codec_params.sample_rate?);
+    (rate > 0).then(|| n as f64 / rate as f64)
+}

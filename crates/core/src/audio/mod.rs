@@ -7,5 +7,5 @@ pub mod resample;
 /// The sample rate every model and the VAD expect.
 pub const ENGINE_RATE: u32 = 16_000;
 
-pub use decode::{decode_file, AudioError, DecodeReport};
+pub use decode::{decode_file, probe_duration_secs, AudioError, DecodeReport};
 pub use resample::StreamResampler;

@@ -1,0 +1,159 @@
+//! `utter transcribe FILE...`: each file gets its transcript or a one-line
+//! error; one bad file never stops the others.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+use utter_core::engine::{Engine, EngineConfig};
+use utter_core::export::{self, Format};
+use utter_core::models::ModelStore;
+use utter_core::transcribe::{self, FileError, FileOptions, FileTranscript};
+use utter_core::vad::SpeechDetector;
+
+use crate::exit;
+
+#[derive(Args)]
+pub struct TranscribeArgs {
+    /// Audio or video files (wav, flac, mp3, ogg/vorbis, m4a/aac, mp4, mkv, webm...)
+    #[arg(required = true)]
+    files: Vec<PathBuf>,
+    /// Output format
+    #[arg(long, short, default_value = "txt", value_parser = parse_format)]
+    format: Format,
+    /// Directory for `<name>.<format>` files, or `-` for standard output
+    #[arg(long, short, default_value = "-")]
+    output: String,
+    /// Spoken language (ISO code, e.g. `en`); default: the model detects it
+    #[arg(long, short)]
+    language: Option<String>,
+    /// Installed model name or path to a model file [default: the default model]
+    #[arg(long, short)]
+    model: Option<String>,
+    /// CPU threads for the engine [default: the engine's choice]
+    #[arg(long, default_value_t = 0)]
+    threads: usize,
+    /// Do not split on speech: transcribe fixed 30 s windows
+    #[arg(long)]
+    no_vad: bool,
+    /// Windows per engine call
+    #[arg(long, default_value_t = 4, hide = true)]
+    batch_size: usize,
+}
+
+fn parse_format(s: &str) -> Result<Format, String> {
+    s.parse()
+}
+
+fn progress_bar(path: &std::path::Path) -> ProgressBar {
+    let total_ms = utter_core::audio::probe_duration_secs(path).map(|s| (s * 1000.0) as u64);
+    let bar = match total_ms {
+        Some(ms) => ProgressBar::new(ms),
+        None => ProgressBar::new_spinner(),
+    };
+    bar.set_style(
+        ProgressStyle::with_template("{msg} [{bar:30}] {percent}% eta {eta}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> "),
+    );
+    bar.set_message(path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default());
+    bar
+}
+
+pub fn run(store: &ModelStore, args: TranscribeArgs) -> Result<ExitCode> {
+    let (model_name, model_path) = match store.resolve_speech(args.model.as_deref()) {
+        Ok(m) => m,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Ok(ExitCode::from(exit::NO_MODEL));
+        }
+    };
+    let engine = match Engine::start(EngineConfig { model_path, threads: args.threads }) {
+        Ok(e) => e,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Ok(ExitCode::from(exit::NO_MODEL));
+        }
+    };
+    let mut detector = if args.no_vad {
+        None
+    } else {
+        match store.vad()? {
+            Some(vad) => Some(SpeechDetector::load(&store.path_of(&vad))?),
+            None => {
+                tracing::warn!(
+                    "no VAD model installed: using fixed 30 s windows (run `utter models install-default`)"
+                );
+                None
+            }
+        }
+    };
+    let out_dir = (args.output != "-").then(|| PathBuf::from(&args.output));
+    if let Some(dir) = &out_dir {
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create output directory {}", dir.display()))?;
+    }
+    let options = FileOptions {
+        language: args.language.clone(),
+        batch_size: args.batch_size,
+        ..Default::default()
+    };
+    let mut failed = 0usize;
+    for path in &args.files {
+        let bar = progress_bar(path);
+        let result = transcribe::transcribe_file(&engine, detector.as_mut(), path, &model_name, &options, |p| {
+            bar.set_position(p.decoded_ms.max(0) as u64);
+        });
+        bar.finish_and_clear();
+        let transcript = match result {
+            Ok(t) => t,
+            Err(FileError::Partial { path, source, transcript }) => {
+                eprintln!("error: {}: {source} (the transcript covers the decoded part)", path.display());
+                failed += 1;
+                *transcript
+            }
+            Err(e) => {
+                eprintln!("error: {e}");
+                failed += 1;
+                continue;
+            }
+        };
+        for w in &transcript.warnings {
+            eprintln!("warning: {}: {w}", path.display());
+        }
+        if let Err(e) = write_output(&transcript, args.format, out_dir.as_ref(), args.files.len() > 1) {
+            eprintln!("error: {}: {e:#}", path.display());
+            failed += 1;
+        }
+    }
+    Ok(if failed > 0 {
+        ExitCode::from(exit::FILE_FAILED)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn write_output(t: &FileTranscript, format: Format, dir: Option<&PathBuf>, several: bool) -> Result<()> {
+    let rendered = export::render(t, format);
+    match dir {
+        Some(dir) => {
+            let stem = t.file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "transcript".into());
+            let dest = dir.join(format!("{stem}.{}", format.extension()));
+            let tmp = dir.join(format!(".{stem}.{}.tmp", format.extension()));
+            std::fs::write(&tmp, rendered).with_context(|| format!("cannot write {}", tmp.display()))?;
+            std::fs::rename(&tmp, &dest).with_context(|| format!("cannot write {}", dest.display()))?;
+            eprintln!("wrote {}", dest.display());
+        }
+        None => {
+            let mut stdout = std::io::stdout().lock();
+            if several && format == Format::Txt {
+                writeln!(stdout, "==> {} <==", t.file.display())?;
+            }
+            stdout.write_all(rendered.as_bytes())?;
+            stdout.flush()?;
+        }
+    }
+    Ok(())
+}
