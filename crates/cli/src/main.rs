@@ -48,7 +48,7 @@ fn init_logging(verbose: u8) {
         _ => "debug",
     };
     let filter = tracing_subscriber::EnvFilter::try_from_env("UTTER_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(format!("{default},symphonia=off")));
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)

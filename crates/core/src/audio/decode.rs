@@ -27,9 +27,9 @@ pub enum AudioError {
     Io(std::io::Error),
     #[error("not a recognised audio or video file (unknown container or corrupt header)")]
     UnknownFormat,
-    #[error("no audio track found")]
+    #[error("no audio track that Utter can decode (the file may have no audio, or an unsupported codec such as AC-3 or WMA)")]
     NoAudioTrack,
-    #[error("audio codec {0} is not supported (supported: PCM, FLAC, MP3, Vorbis, AAC, ALAC)")]
+    #[error("audio codec {0} is not supported (supported: PCM, FLAC, MP1/MP2/MP3, Vorbis, Opus, AAC, ALAC)")]
     UnsupportedCodec(String),
     #[error("corrupt audio data: {0}")]
     Corrupt(String),
@@ -55,25 +55,46 @@ impl DecodeReport {
     /// `Some(error)` when the file ended well before its declared length.
     pub fn truncation(&self) -> Option<AudioError> {
         let declared = self.declared_secs?;
-        (self.decoded_secs + 0.25 < declared * 0.99).then_some(AudioError::Truncated {
-            decoded_secs: self.decoded_secs,
-            declared_secs: declared,
+        if self.decoded_secs + 0.25 >= declared * 0.99 {
+            return None;
+        }
+        Some(if self.skipped_packets > 0 {
+            AudioError::Corrupt(format!(
+                "{} damaged packets; only {:.1} s of its {declared:.1} s could be decoded",
+                self.skipped_packets, self.decoded_secs
+            ))
+        } else {
+            AudioError::Truncated {
+                decoded_secs: self.decoded_secs,
+                declared_secs: declared,
+            }
         })
     }
 }
 
+/// Symphonia's codecs plus Opus (libopus, through its symphonia adapter).
+fn codecs_registry() -> &'static codecs::CodecRegistry {
+    static REGISTRY: std::sync::OnceLock<codecs::CodecRegistry> = std::sync::OnceLock::new();
+    REGISTRY.get_or_init(|| {
+        let mut registry = codecs::CodecRegistry::new();
+        symphonia::default::register_enabled_codecs(&mut registry);
+        registry.register_all::<symphonia_adapter_libopus::OpusDecoder>();
+        registry
+    })
+}
+
 fn codec_name(codec: codecs::CodecType) -> String {
-    if let Some(d) = symphonia::default::get_codecs().get_codec(codec) {
+    if let Some(d) = codecs_registry().get_codec(codec) {
         return d.short_name.to_string();
     }
     let known = [
-        (codecs::CODEC_TYPE_OPUS, "Opus"),
         (codecs::CODEC_TYPE_SPEEX, "Speex"),
         (codecs::CODEC_TYPE_WMA, "WMA"),
         (codecs::CODEC_TYPE_EAC3, "E-AC-3"),
         (codecs::CODEC_TYPE_DCA, "DTS"),
         (codecs::CODEC_TYPE_ATRAC3, "ATRAC3"),
         (codecs::CODEC_TYPE_MP1, "MPEG-1 Layer I"),
+        (codecs::CODEC_TYPE_MP2, "MPEG-1 Layer II"),
     ];
     known
         .iter()
@@ -111,7 +132,7 @@ pub fn decode_file(path: &Path, mut sink: impl FnMut(&[f32])) -> Result<DecodeRe
         .ok_or(AudioError::NoAudioTrack)?;
     let params = track.codec_params.clone();
     let track_id = track.id;
-    let mut decoder = symphonia::default::get_codecs()
+    let mut decoder = codecs_registry()
         .make(&params, &DecoderOptions::default())
         .map_err(|_| AudioError::UnsupportedCodec(codec_name(params.codec)))?;
 
