@@ -20,7 +20,11 @@ pub mod exit {
 }
 
 #[derive(Parser)]
-#[command(name = "utter", version, about = "Local-first dictation and transcription")]
+#[command(
+    name = "utter",
+    version,
+    about = "Local-first dictation and transcription"
+)]
 struct Cli {
     /// Where models are kept [default: platform data dir, e.g. ~/.local/share/utter/models]
     #[arg(long, global = true, env = "UTTER_MODELS_DIR", value_name = "DIR")]
@@ -63,7 +67,8 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     init_logging(cli.verbose);
     let store = utter_core::models::ModelStore::new(
-        cli.models_dir.unwrap_or_else(utter_core::models::ModelStore::default_dir),
+        cli.models_dir
+            .unwrap_or_else(utter_core::models::ModelStore::default_dir),
     );
     let result = match cli.command {
         Command::Transcribe(args) => transcribe_cmd::run(&store, args),

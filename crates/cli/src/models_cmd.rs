@@ -44,13 +44,20 @@ pub fn run(store: &ModelStore, cmd: ModelsCommand) -> Result<ExitCode> {
                 return Ok(ExitCode::SUCCESS);
             }
             let default = store.default_speech()?.map(|m| m.name);
-            println!("{:<22} {:<7} {:<12} {:>9}  SOURCE", "NAME", "KIND", "ARCH", "SIZE");
+            println!(
+                "{:<22} {:<7} {:<12} {:>9}  SOURCE",
+                "NAME", "KIND", "ARCH", "SIZE"
+            );
             for m in list {
                 let kind = match m.kind {
                     ModelKind::Speech => "speech",
                     ModelKind::Vad => "vad",
                 };
-                let star = if default.as_deref() == Some(m.name.as_str()) { "*" } else { "" };
+                let star = if default.as_deref() == Some(m.name.as_str()) {
+                    "*"
+                } else {
+                    ""
+                };
                 println!(
                     "{:<22} {:<7} {:<12} {:>9}  {}",
                     format!("{}{star}", m.name),
@@ -60,7 +67,10 @@ pub fn run(store: &ModelStore, cmd: ModelsCommand) -> Result<ExitCode> {
                     m.source
                 );
             }
-            println!("(* = default speech model; models in {})", store.dir().display());
+            println!(
+                "(* = default speech model; models in {})",
+                store.dir().display()
+            );
         }
         ModelsCommand::Import { path, name } => {
             let entry = models::import(store, &path, name.as_deref(), None)
@@ -81,7 +91,12 @@ pub fn run(store: &ModelStore, cmd: ModelsCommand) -> Result<ExitCode> {
                 println!("{} already installed (verified)", m.name);
             }
             for m in &result.installed {
-                println!("Installed {} ({}, {})", m.name, m.variant, human_size(m.size));
+                println!(
+                    "Installed {} ({}, {})",
+                    m.name,
+                    m.variant,
+                    human_size(m.size)
+                );
             }
         }
     }

@@ -59,7 +59,11 @@ fn progress_bar(path: &std::path::Path) -> ProgressBar {
             .unwrap_or_else(|_| ProgressStyle::default_bar())
             .progress_chars("=> "),
     );
-    bar.set_message(path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default());
+    bar.set_message(
+        path.file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+    );
     bar
 }
 
@@ -71,7 +75,10 @@ pub fn run(store: &ModelStore, args: TranscribeArgs) -> Result<ExitCode> {
             return Ok(ExitCode::from(exit::NO_MODEL));
         }
     };
-    let engine = match Engine::start(EngineConfig { model_path, threads: args.threads }) {
+    let engine = match Engine::start(EngineConfig {
+        model_path,
+        threads: args.threads,
+    }) {
         Ok(e) => e,
         Err(e) => {
             eprintln!("error: {e}");
@@ -93,7 +100,8 @@ pub fn run(store: &ModelStore, args: TranscribeArgs) -> Result<ExitCode> {
     };
     let out_dir = (args.output != "-").then(|| PathBuf::from(&args.output));
     if let Some(dir) = &out_dir {
-        std::fs::create_dir_all(dir).with_context(|| format!("cannot create output directory {}", dir.display()))?;
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("cannot create output directory {}", dir.display()))?;
     }
     let options = FileOptions {
         language: args.language.clone(),
@@ -103,14 +111,28 @@ pub fn run(store: &ModelStore, args: TranscribeArgs) -> Result<ExitCode> {
     let mut failed = 0usize;
     for path in &args.files {
         let bar = progress_bar(path);
-        let result = transcribe::transcribe_file(&engine, detector.as_mut(), path, &model_name, &options, |p| {
-            bar.set_position(p.decoded_ms.max(0) as u64);
-        });
+        let result = transcribe::transcribe_file(
+            &engine,
+            detector.as_mut(),
+            path,
+            &model_name,
+            &options,
+            |p| {
+                bar.set_position(p.decoded_ms.max(0) as u64);
+            },
+        );
         bar.finish_and_clear();
         let transcript = match result {
             Ok(t) => t,
-            Err(FileError::Partial { path, source, transcript }) => {
-                eprintln!("error: {}: {source} (the transcript covers the decoded part)", path.display());
+            Err(FileError::Partial {
+                path,
+                source,
+                transcript,
+            }) => {
+                eprintln!(
+                    "error: {}: {source} (the transcript covers the decoded part)",
+                    path.display()
+                );
                 failed += 1;
                 *transcript
             }
@@ -123,7 +145,12 @@ pub fn run(store: &ModelStore, args: TranscribeArgs) -> Result<ExitCode> {
         for w in &transcript.warnings {
             eprintln!("warning: {}: {w}", path.display());
         }
-        if let Err(e) = write_output(&transcript, args.format, out_dir.as_ref(), args.files.len() > 1) {
+        if let Err(e) = write_output(
+            &transcript,
+            args.format,
+            out_dir.as_ref(),
+            args.files.len() > 1,
+        ) {
             eprintln!("error: {}: {e:#}", path.display());
             failed += 1;
         }
@@ -135,15 +162,26 @@ pub fn run(store: &ModelStore, args: TranscribeArgs) -> Result<ExitCode> {
     })
 }
 
-fn write_output(t: &FileTranscript, format: Format, dir: Option<&PathBuf>, several: bool) -> Result<()> {
+fn write_output(
+    t: &FileTranscript,
+    format: Format,
+    dir: Option<&PathBuf>,
+    several: bool,
+) -> Result<()> {
     let rendered = export::render(t, format);
     match dir {
         Some(dir) => {
-            let stem = t.file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "transcript".into());
+            let stem = t
+                .file
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "transcript".into());
             let dest = dir.join(format!("{stem}.{}", format.extension()));
             let tmp = dir.join(format!(".{stem}.{}.tmp", format.extension()));
-            std::fs::write(&tmp, rendered).with_context(|| format!("cannot write {}", tmp.display()))?;
-            std::fs::rename(&tmp, &dest).with_context(|| format!("cannot write {}", dest.display()))?;
+            std::fs::write(&tmp, rendered)
+                .with_context(|| format!("cannot write {}", tmp.display()))?;
+            std::fs::rename(&tmp, &dest)
+                .with_context(|| format!("cannot write {}", dest.display()))?;
             eprintln!("wrote {}", dest.display());
         }
         None => {

@@ -53,7 +53,10 @@ fn describe(model: &Model, started: Instant) -> ModelInfo {
         variant: model.variant(),
         is_vad: roles.contains(Role::Vad),
         is_speech: roles.contains(Role::Asr),
-        languages: caps.as_ref().map(|c| c.languages.clone()).unwrap_or_default(),
+        languages: caps
+            .as_ref()
+            .map(|c| c.languages.clone())
+            .unwrap_or_default(),
         detects_language: caps.as_ref().is_some_and(|c| c.supports_language_detect),
         load_ms: started.elapsed().as_secs_f64() * 1000.0,
     }
@@ -139,7 +142,11 @@ impl Engine {
     /// Queues buffers (16 kHz mono) for transcription; the reply arrives on the receiver.
     pub fn submit(&self, pcms: Vec<Vec<f32>>, params: RunParams) -> Receiver<BatchReply> {
         let (reply, rx) = bounded(1);
-        let request = Request::Batch { pcms, params, reply };
+        let request = Request::Batch {
+            pcms,
+            params,
+            reply,
+        };
         if let Some(tx) = &self.tx {
             // A send error means the worker died; the dropped reply sender reports it.
             let _ = tx.send(request);
@@ -149,7 +156,9 @@ impl Engine {
 
     /// Transcribes buffers and waits for the result.
     pub fn transcribe(&self, pcms: Vec<Vec<f32>>, params: RunParams) -> BatchReply {
-        self.submit(pcms, params).recv().map_err(|_| EngineError::WorkerGone)?
+        self.submit(pcms, params)
+            .recv()
+            .map_err(|_| EngineError::WorkerGone)?
     }
 
     /// Aborts the run in progress (its reply is `Cancelled`); later requests run normally.
@@ -189,7 +198,10 @@ fn worker(
     if !info.is_speech {
         let _ = ready.send(Err(EngineError::Load {
             path: config.model_path.clone(),
-            message: format!("`{}` is a {} model, not a speech-to-text model", info.variant, info.arch),
+            message: format!(
+                "`{}` is a {} model, not a speech-to-text model",
+                info.variant, info.arch
+            ),
         }));
         return;
     }
@@ -209,7 +221,11 @@ fn worker(
 
     for request in rx {
         match request {
-            Request::Batch { pcms, params, reply } => {
+            Request::Batch {
+                pcms,
+                params,
+                reply,
+            } => {
                 let result = run_batch(&mut session, &pcms, &params);
                 cancel.reset();
                 let _ = reply.send(result);
@@ -233,12 +249,16 @@ fn run_batch(
     let results = if slices.len() == 1 {
         vec![session.run(slices[0], &options)]
     } else {
-        session.run_batch(&slices, &options).map_err(|e| EngineError::Run(e.to_string()))?
+        session
+            .run_batch(&slices, &options)
+            .map_err(|e| EngineError::Run(e.to_string()))?
     };
     results.into_iter().map(to_utterance).collect()
 }
 
-fn to_utterance(result: transcribe_cpp::Result<transcribe_cpp::Transcript>) -> Result<Utterance, EngineError> {
+fn to_utterance(
+    result: transcribe_cpp::Result<transcribe_cpp::Transcript>,
+) -> Result<Utterance, EngineError> {
     let (transcript, warning) = match result {
         Ok(t) => (t, None),
         Err(e @ transcribe_cpp::Error::Aborted { .. }) => {

@@ -32,7 +32,9 @@ impl std::str::FromStr for Format {
             "srt" => Ok(Format::Srt),
             "vtt" | "webvtt" => Ok(Format::Vtt),
             "json" => Ok(Format::Json),
-            other => Err(format!("unknown format `{other}` (expected txt, srt, vtt or json)")),
+            other => Err(format!(
+                "unknown format `{other}` (expected txt, srt, vtt or json)"
+            )),
         }
     }
 }
@@ -74,7 +76,14 @@ pub fn render(t: &FileTranscript, format: Format) -> String {
         }
         Format::Srt => {
             for (i, (a, b, text)) in cues(t).into_iter().enumerate() {
-                let _ = write!(out, "{}\n{} --> {}\n{}\n\n", i + 1, clock(a, ','), clock(b, ','), text);
+                let _ = write!(
+                    out,
+                    "{}\n{} --> {}\n{}\n\n",
+                    i + 1,
+                    clock(a, ','),
+                    clock(b, ','),
+                    text
+                );
             }
         }
         Format::Vtt => {
@@ -110,9 +119,21 @@ mod tests {
             model: "m".into(),
             duration_ms: 4_000_000,
             segments: vec![
-                TimedText { start_ms: 0, end_ms: 1500, text: " Hello there.".into() },
-                TimedText { start_ms: 1400, end_ms: 1400, text: "Overlap.".into() },
-                TimedText { start_ms: 3_723_004, end_ms: 3_725_000, text: "Late.".into() },
+                TimedText {
+                    start_ms: 0,
+                    end_ms: 1500,
+                    text: " Hello there.".into(),
+                },
+                TimedText {
+                    start_ms: 1400,
+                    end_ms: 1400,
+                    text: "Overlap.".into(),
+                },
+                TimedText {
+                    start_ms: 3_723_004,
+                    end_ms: 3_725_000,
+                    text: "Late.".into(),
+                },
             ],
             ..Default::default()
         }
@@ -133,7 +154,10 @@ mod tests {
 
     #[test]
     fn json_and_txt_carry_text() {
-        assert_eq!(render(&sample(), Format::Txt), "Hello there. Overlap. Late.\n");
+        assert_eq!(
+            render(&sample(), Format::Txt),
+            "Hello there. Overlap. Late.\n"
+        );
         let v: serde_json::Value = serde_json::from_str(&render(&sample(), Format::Json)).unwrap();
         assert_eq!(v["model"], "m");
         assert_eq!(v["segments"][2]["start_ms"], 3_723_004);

@@ -20,7 +20,13 @@ pub fn join_segments<'a>(parts: impl IntoIterator<Item = &'a str>) -> String {
 pub fn normalize_words(text: &str) -> Vec<String> {
     text.to_lowercase()
         .chars()
-        .map(|c| if c.is_alphanumeric() || c == '\'' || c.is_whitespace() { c } else { ' ' })
+        .map(|c| {
+            if c.is_alphanumeric() || c == '\'' || c.is_whitespace() {
+                c
+            } else {
+                ' '
+            }
+        })
         .collect::<String>()
         .split_whitespace()
         .map(|w| w.trim_matches('\'').to_string())

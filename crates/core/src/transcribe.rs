@@ -134,7 +134,11 @@ impl<'a> WindowSource<'a> {
                     self.trim(s + WINDOW_SAMPLES);
                 }
             }
-            Splitter::Vad { detector, segmenter, packer } => {
+            Splitter::Vad {
+                detector,
+                segmenter,
+                packer,
+            } => {
                 let mut done = Vec::new();
                 for p in detector.feed(pcm)? {
                     if let Some(span) = segmenter.push(p) {
@@ -164,7 +168,11 @@ impl<'a> WindowSource<'a> {
                     self.emit(vec![(s, self.total)]);
                 }
             }
-            Splitter::Vad { detector, segmenter, packer } => {
+            Splitter::Vad {
+                detector,
+                segmenter,
+                packer,
+            } => {
                 let mut done = Vec::new();
                 for p in detector.flush()? {
                     if let Some(span) = segmenter.push(p) {
@@ -229,15 +237,16 @@ pub fn transcribe_file(
     let batch = options.batch_size.max(1);
 
     // Collects the oldest batch's results into the transcript.
-    let collect = |(windows, rx): Pending, transcript: &mut FileTranscript| -> Result<i64, EngineError> {
-        let utterances = rx.recv().map_err(|_| EngineError::WorkerGone)??;
-        let mut end = 0;
-        for (w, u) in windows.iter().zip(utterances) {
-            merge(transcript, w, u);
-            end = w.source_span_ms().1;
-        }
-        Ok(end)
-    };
+    let collect =
+        |(windows, rx): Pending, transcript: &mut FileTranscript| -> Result<i64, EngineError> {
+            let utterances = rx.recv().map_err(|_| EngineError::WorkerGone)??;
+            let mut end = 0;
+            for (w, u) in windows.iter().zip(utterances) {
+                merge(transcript, w, u);
+                end = w.source_span_ms().1;
+            }
+            Ok(end)
+        };
 
     let decoded = audio::decode_file(path, |pcm| {
         if engine_error.is_some() {
@@ -249,7 +258,10 @@ pub fn transcribe_file(
         }
         while source.ready.len() >= batch {
             let windows: Vec<Window> = source.ready.drain(..batch).collect();
-            let rx = engine.submit(windows.iter().map(|w| w.pcm.clone()).collect(), params.clone());
+            let rx = engine.submit(
+                windows.iter().map(|w| w.pcm.clone()).collect(),
+                params.clone(),
+            );
             pending.push_back((windows, rx));
         }
         // Bound memory and keep the engine busy: at most two batches in flight.
@@ -282,7 +294,10 @@ pub fn transcribe_file(
     source.finish().map_err(engine_fail)?;
     let rest: Vec<Window> = std::mem::take(&mut source.ready);
     for chunk in rest.chunks(batch) {
-        let rx = engine.submit(chunk.iter().map(|w| w.pcm.clone()).collect(), params.clone());
+        let rx = engine.submit(
+            chunk.iter().map(|w| w.pcm.clone()).collect(),
+            params.clone(),
+        );
         pending.push_back((chunk.to_vec(), rx));
     }
     while let Some(p) = pending.pop_front() {
@@ -310,18 +325,29 @@ fn merge(transcript: &mut FileTranscript, window: &Window, u: Utterance) {
     }
     if let Some(w) = u.warning {
         let (a, b) = window.source_span_ms();
-        transcript.warnings.push(format!("{}–{}: {w}", crate::export::clock(a, '.'), crate::export::clock(b, '.')));
+        transcript.warnings.push(format!(
+            "{}–{}: {w}",
+            crate::export::clock(a, '.'),
+            crate::export::clock(b, '.')
+        ));
     }
     if u.segments.is_empty() {
         if !u.text.is_empty() {
             let (start_ms, end_ms) = window.source_span_ms();
-            transcript.segments.push(TimedText { start_ms, end_ms, text: u.text });
+            transcript.segments.push(TimedText {
+                start_ms,
+                end_ms,
+                text: u.text,
+            });
         }
         return;
     }
     for s in u.segments {
-        let start_ms = window.to_source_ms(s.start_ms, false);
-        let end_ms = window.to_source_ms(s.end_ms, true).max(start_ms);
-        transcript.segments.push(TimedText { start_ms, end_ms, text: s.text });
+        let (start_ms, end_ms) = window.map_span_ms(s.start_ms, s.end_ms);
+        transcript.segments.push(TimedText {
+            start_ms,
+            end_ms,
+            text: s.text,
+        });
     }
 }

@@ -29,35 +29,43 @@ impl Window {
         self.pcm.is_empty()
     }
 
-    /// Maps a time inside the window (ms) to source time (ms). An `end` time
-    /// that falls exactly on a piece boundary belongs to the earlier piece.
-    pub fn to_source_ms(&self, window_ms: i64, is_end: bool) -> i64 {
-        let sample = (window_ms.max(0) as u64 * 16).min(self.len());
-        let piece = self
-            .pieces
-            .iter()
-            .rev()
-            .find(|p| {
-                if is_end {
-                    p.window_start < sample
-                } else {
-                    p.window_start <= sample
-                }
-            })
-            .or(self.pieces.first());
-        match piece {
-            Some(p) => {
-                let offset = (sample - p.window_start.min(sample)).min(p.len);
-                ((p.source_start + offset) / 16) as i64
-            }
-            None => window_ms,
-        }
+    /// Maps a segment `[t0, t1)` in window time (ms) to source time (ms).
+    ///
+    /// Engine timestamps are coarse: a segment may begin in the padding at
+    /// the tail of the previous piece. So the segment is attributed to the
+    /// pieces it substantially overlaps (≥ 300 ms, or half the segment), and
+    /// its ends are clamped into those pieces.
+    pub fn map_span_ms(&self, t0_ms: i64, t1_ms: i64) -> (i64, i64) {
+        let to_sample = |ms: i64| (ms.max(0) as u64 * 16).min(self.len());
+        let (a, b) = (to_sample(t0_ms), to_sample(t1_ms.max(t0_ms)));
+        let overlap = |p: &Piece| {
+            b.min(p.window_start + p.len)
+                .saturating_sub(a.max(p.window_start))
+        };
+        let significant = |p: &&Piece| {
+            let o = overlap(p);
+            o > 0 && (o >= 4_800 || o * 2 >= (b - a).max(1))
+        };
+        let best = self.pieces.iter().max_by_key(|p| overlap(p));
+        let first = self.pieces.iter().find(significant).or(best);
+        let last = self.pieces.iter().rev().find(significant).or(best);
+        let (Some(first), Some(last)) = (first, last) else {
+            return (t0_ms, t1_ms);
+        };
+        let source = |p: &Piece, sample: u64| {
+            let offset = sample.clamp(p.window_start, p.window_start + p.len) - p.window_start;
+            ((p.source_start + offset) / 16) as i64
+        };
+        (source(first, a), source(last, b))
     }
 
     /// Source time span covered (ms).
     pub fn source_span_ms(&self) -> (i64, i64) {
         match (self.pieces.first(), self.pieces.last()) {
-            (Some(a), Some(b)) => ((a.source_start / 16) as i64, ((b.source_start + b.len) / 16) as i64),
+            (Some(a), Some(b)) => (
+                (a.source_start / 16) as i64,
+                ((b.source_start + b.len) / 16) as i64,
+            ),
             _ => (0, 0),
         }
     }
@@ -171,19 +179,35 @@ mod tests {
         let first = p.push(0, 250).unwrap();
         assert_eq!(first, vec![(0, 100)]);
         let rest = p.take().unwrap();
-        assert_eq!(rest.iter().map(|(a, b)| b - a).sum::<u64>(), 150, "{rest:?}");
+        assert_eq!(
+            rest.iter().map(|(a, b)| b - a).sum::<u64>(),
+            150,
+            "{rest:?}"
+        );
     }
 
     #[test]
     fn window_times_map_back_to_source_time() {
         // 1 s of speech at 2 s, then 1 s at 10 s.
-        let w = assemble(&[(32_000, 48_000), (160_000, 176_000)], |a, b| vec![0.0; (b - a) as usize]);
-        assert_eq!(w.to_source_ms(0, false), 2000);
-        assert_eq!(w.to_source_ms(500, false), 2500);
-        assert_eq!(w.to_source_ms(1000, true), 3000, "end on a boundary stays in the first piece");
-        assert_eq!(w.to_source_ms(1000, false), 10_000);
-        assert_eq!(w.to_source_ms(1500, true), 10_500);
-        assert_eq!(w.to_source_ms(9999, true), 11_000, "clamped to the window");
+        let w = assemble(&[(32_000, 48_000), (160_000, 176_000)], |a, b| {
+            vec![0.0; (b - a) as usize]
+        });
+        assert_eq!(w.map_span_ms(100, 900), (2100, 2900));
+        assert_eq!(
+            w.map_span_ms(0, 1000),
+            (2000, 3000),
+            "an end on the boundary stays in the first piece"
+        );
+        assert_eq!(w.map_span_ms(1000, 1500), (10_000, 10_500));
+        // A segment that starts in the last 40 ms of piece 1 belongs to piece 2.
+        assert_eq!(w.map_span_ms(960, 2000), (10_000, 11_000));
+        // A segment spanning both pieces keeps both ends.
+        assert_eq!(w.map_span_ms(200, 1800), (2200, 10_800));
+        assert_eq!(
+            w.map_span_ms(1500, 9999),
+            (10_500, 11_000),
+            "clamped to the window"
+        );
         assert_eq!(w.source_span_ms(), (2000, 11_000));
     }
 }

@@ -9,17 +9,33 @@ use utter_core::vad::{SegmenterConfig, SpeechDetector};
 
 #[test]
 fn converted_tiny_en_transcribes_librivox_within_10_percent_wer() {
-    let engine = Engine::start(EngineConfig { model_path: common::speech_model(), threads: 0 }).unwrap();
+    let engine = Engine::start(EngineConfig {
+        model_path: common::speech_model(),
+        threads: 0,
+    })
+    .unwrap();
     assert_eq!(engine.info().variant, "whisper-tiny.en");
     let clips = common::librivox_clips();
     assert_eq!(clips.len(), 5);
     let (mut errors, mut words) = (0, 0);
     for (path, truth) in clips {
         let pcm = common::load_pcm(&path);
-        let out = engine.transcribe(vec![pcm], RunParams { language: Some("en".into()) }).unwrap();
+        let out = engine
+            .transcribe(
+                vec![pcm],
+                RunParams {
+                    language: Some("en".into()),
+                },
+            )
+            .unwrap();
         let (r, h) = (normalize_words(&truth), normalize_words(&out[0].text));
         let e = word_edit_distance(&r, &h);
-        eprintln!("{}: {e} errors / {} words: {}", path.display(), r.len(), out[0].text);
+        eprintln!(
+            "{}: {e} errors / {} words: {}",
+            path.display(),
+            r.len(),
+            out[0].text
+        );
         errors += e;
         words += r.len();
     }
@@ -59,30 +75,56 @@ fn vad_finds_both_utterances_around_a_silence_within_300_ms() {
     let truth = [(a0, a1), (b0 + b_offset, b1 + b_offset)];
 
     let mut vad = SpeechDetector::load(&common::vad_model()).unwrap();
-    let config = SegmenterConfig { pad_ms: 0, min_silence_ms: 1000, ..SegmenterConfig::for_files() };
+    let config = SegmenterConfig {
+        pad_ms: 0,
+        min_silence_ms: 1000,
+        ..SegmenterConfig::for_files()
+    };
     let spans = vad.detect(&pcm, config).unwrap();
     eprintln!("spans {spans:?}, truth {truth:?}");
     assert_eq!(spans.len(), 2, "{spans:?}");
     let tolerance = 300 * 16;
     for (span, (t0, t1)) in spans.iter().zip(truth) {
-        assert!(span.start.abs_diff(t0 as u64) <= tolerance, "start {} vs {t0}", span.start);
-        assert!(span.end.abs_diff(t1 as u64) <= tolerance, "end {} vs {t1}", span.end);
+        assert!(
+            span.start.abs_diff(t0 as u64) <= tolerance,
+            "start {} vs {t0}",
+            span.start
+        );
+        assert!(
+            span.end.abs_diff(t1 as u64) <= tolerance,
+            "end {} vs {t1}",
+            span.end
+        );
     }
 }
 
 #[test]
 fn vad_hears_nothing_in_silence_and_noise_floor() {
     let mut vad = SpeechDetector::load(&common::vad_model()).unwrap();
-    let quiet: Vec<f32> = (0..5 * 16_000).map(|i| ((i * 7919 % 1000) as f32 / 1000.0 - 0.5) * 0.002).collect();
-    assert!(vad.detect(&quiet, SegmenterConfig::for_files()).unwrap().is_empty());
+    let quiet: Vec<f32> = (0..5 * 16_000)
+        .map(|i| ((i * 7919 % 1000) as f32 / 1000.0 - 0.5) * 0.002)
+        .collect();
+    assert!(vad
+        .detect(&quiet, SegmenterConfig::for_files())
+        .unwrap()
+        .is_empty());
 }
 
 #[test]
 fn a_cancelled_run_reports_cancelled_and_the_next_run_works() {
-    let engine = Engine::start(EngineConfig { model_path: common::speech_model(), threads: 0 }).unwrap();
+    let engine = Engine::start(EngineConfig {
+        model_path: common::speech_model(),
+        threads: 0,
+    })
+    .unwrap();
     let clips = common::librivox_clips();
     let pcm = common::load_pcm(&clips[0].0);
-    let long: Vec<f32> = pcm.iter().chain(pcm.iter()).chain(pcm.iter()).cloned().collect();
+    let long: Vec<f32> = pcm
+        .iter()
+        .chain(pcm.iter())
+        .chain(pcm.iter())
+        .cloned()
+        .collect();
     let rx = engine.submit(vec![long.clone(), long], RunParams::default());
     std::thread::sleep(std::time::Duration::from_millis(150));
     engine.cancel();

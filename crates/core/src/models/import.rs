@@ -45,7 +45,11 @@ impl ImportSource {
                 path.display()
             ))));
         }
-        let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
+        let ext = path
+            .extension()
+            .and_then(|e| e.to_str())
+            .unwrap_or("")
+            .to_ascii_lowercase();
         if &magic == b"GGUF" {
             Ok(Self::Gguf(path.to_path_buf()))
         } else if u32::from_le_bytes(magic) == super::convert::ggml::GGML_MAGIC {
@@ -103,7 +107,11 @@ pub fn import(
     let kind = ImportSource::detect(path)?;
     let dir = store.dir();
     std::fs::create_dir_all(dir).map_err(|e| ModelError::io(dir, e))?;
-    let ext = if matches!(kind, ImportSource::Gguf(_)) { "gguf" } else { "bin" };
+    let ext = if matches!(kind, ImportSource::Gguf(_)) {
+        "gguf"
+    } else {
+        "bin"
+    };
     let tmp = dir.join(format!(".import-{}.{ext}", std::process::id()));
     let guard = TempGuard(Some(tmp.clone()));
 
@@ -115,16 +123,26 @@ pub fn import(
     };
     let write_err = |e: std::io::Error| ModelError::io(&tmp, e);
     match &kind {
-        ImportSource::Ct2Dir(d) => whisper_bin::convert_dir(d)?.write_to(&mut out).map_err(write_err)?,
-        ImportSource::SileroSafetensors(f) => silero::convert_file(f)?.write_to(&mut out).map_err(write_err)?,
+        ImportSource::Ct2Dir(d) => whisper_bin::convert_dir(d)?
+            .write_to(&mut out)
+            .map_err(write_err)?,
+        ImportSource::SileroSafetensors(f) => silero::convert_file(f)?
+            .write_to(&mut out)
+            .map_err(write_err)?,
         ImportSource::GgmlBin(f) | ImportSource::Gguf(f) => {
             let mut input = File::open(f).map_err(|e| ModelError::io(f, e))?;
             std::io::copy(&mut input, &mut out).map_err(write_err)?;
         }
     }
     out.flush().map_err(write_err)?;
-    let HashingWriter { inner, hasher, written } = out;
-    let file = inner.into_inner().map_err(|e| ModelError::io(&tmp, e.into_error()))?;
+    let HashingWriter {
+        inner,
+        hasher,
+        written,
+    } = out;
+    let file = inner
+        .into_inner()
+        .map_err(|e| ModelError::io(&tmp, e.into_error()))?;
     file.sync_all().map_err(write_err)?;
     drop(file);
 
@@ -142,14 +160,22 @@ pub fn import(
     } else {
         return Err(ModelError::Invalid {
             path: path.to_path_buf(),
-            message: format!("`{}` ({}) is neither a speech nor a VAD model", info.variant, info.arch),
+            message: format!(
+                "`{}` ({}) is neither a speech nor a VAD model",
+                info.variant, info.arch
+            ),
         });
     };
     let name = match name {
         Some(n) => sanitize(n)?,
         None if model_kind == ModelKind::Vad && info.variant.is_empty() => "silero-vad".to_string(),
         None if !info.variant.is_empty() => sanitize(&info.variant)?,
-        None => sanitize(&path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default())?,
+        None => sanitize(
+            &path
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+        )?,
     };
     let file_name = format!("{name}.{ext}");
     let dest = dir.join(&file_name);
@@ -161,7 +187,9 @@ pub fn import(
         arch: info.arch,
         variant: info.variant,
         file: file_name,
-        source: source.map(str::to_owned).unwrap_or_else(|| path.display().to_string()),
+        source: source
+            .map(str::to_owned)
+            .unwrap_or_else(|| path.display().to_string()),
         size: written,
         sha256: format!("{:x}", hasher.finalize()),
     };
@@ -174,7 +202,9 @@ pub fn import(
 fn sanitize(name: &str) -> Result<String, ModelError> {
     let ok = !name.is_empty()
         && !name.starts_with('.')
-        && name.chars().all(|c| c.is_ascii_alphanumeric() || "._-".contains(c));
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c));
     if ok {
         Ok(name.to_string())
     } else {
@@ -201,16 +231,28 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let p = |n: &str| dir.path().join(n);
         std::fs::write(p("a.bin"), b"GGUF\x03\0\0\0").unwrap();
-        assert!(matches!(ImportSource::detect(&p("a.bin")).unwrap(), ImportSource::Gguf(_)));
+        assert!(matches!(
+            ImportSource::detect(&p("a.bin")).unwrap(),
+            ImportSource::Gguf(_)
+        ));
         std::fs::write(p("b.gguf"), 0x6767_6d6cu32.to_le_bytes()).unwrap();
-        assert!(matches!(ImportSource::detect(&p("b.gguf")).unwrap(), ImportSource::GgmlBin(_)));
+        assert!(matches!(
+            ImportSource::detect(&p("b.gguf")).unwrap(),
+            ImportSource::GgmlBin(_)
+        ));
         std::fs::write(p("c.txt"), b"hello world").unwrap();
         let err = ImportSource::detect(&p("c.txt")).unwrap_err().to_string();
         assert!(err.contains("not a model Utter can import"), "{err}");
         std::fs::write(p("d.gguf"), b"GG").unwrap();
-        assert!(ImportSource::detect(&p("d.gguf")).unwrap_err().to_string().contains("too short"));
+        assert!(ImportSource::detect(&p("d.gguf"))
+            .unwrap_err()
+            .to_string()
+            .contains("too short"));
         std::fs::create_dir(p("ct2")).unwrap();
-        assert!(ImportSource::detect(&p("ct2")).unwrap_err().to_string().contains("no model.bin"));
+        assert!(ImportSource::detect(&p("ct2"))
+            .unwrap_err()
+            .to_string()
+            .contains("no model.bin"));
     }
 
     #[test]
@@ -222,7 +264,11 @@ mod tests {
         let store = ModelStore::new(&models);
         let err = import(&store, &bogus, None, None).unwrap_err().to_string();
         assert!(err.contains("the engine could not load it"), "{err}");
-        assert_eq!(std::fs::read_dir(&models).unwrap().count(), 0, "no temp file left behind");
+        assert_eq!(
+            std::fs::read_dir(&models).unwrap().count(),
+            0,
+            "no temp file left behind"
+        );
         assert!(store.list().unwrap().is_empty());
     }
 

@@ -149,13 +149,21 @@ impl ModelStore {
             Some(req) => {
                 let as_path = Path::new(req);
                 if as_path.is_file() {
-                    let name = as_path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+                    let name = as_path
+                        .file_stem()
+                        .map(|s| s.to_string_lossy().into_owned())
+                        .unwrap_or_default();
                     return Ok((name, as_path.to_path_buf()));
                 }
                 match self.find(req)? {
                     Some(entry) => Ok((entry.name.clone(), self.path_of(&entry))),
                     None => {
-                        let names: Vec<String> = self.list()?.into_iter().filter(|m| m.kind == ModelKind::Speech).map(|m| m.name).collect();
+                        let names: Vec<String> = self
+                            .list()?
+                            .into_iter()
+                            .filter(|m| m.kind == ModelKind::Speech)
+                            .map(|m| m.name)
+                            .collect();
                         Err(ModelError::NotFound(format!(
                             "model `{req}` is neither a file nor installed in {} (installed: {}); {INSTALL_HINT}",
                             self.dir.display(),
@@ -199,11 +207,19 @@ mod tests {
         let err = store.resolve_speech(None).unwrap_err().to_string();
         assert!(err.contains("install-default"), "{err}");
 
-        for (name, kind) in [("a", ModelKind::Speech), ("vad", ModelKind::Vad), ("b", ModelKind::Speech)] {
+        for (name, kind) in [
+            ("a", ModelKind::Speech),
+            ("vad", ModelKind::Vad),
+            ("b", ModelKind::Speech),
+        ] {
             std::fs::write(dir.path().join(format!("{name}.bin")), b"x").unwrap();
             store.record(entry(name, kind)).unwrap();
         }
-        assert_eq!(store.resolve_speech(None).unwrap().0, "a", "first speech model is the default");
+        assert_eq!(
+            store.resolve_speech(None).unwrap().0,
+            "a",
+            "first speech model is the default"
+        );
         assert_eq!(store.resolve_speech(Some("b")).unwrap().0, "b");
         assert_eq!(store.vad().unwrap().unwrap().name, "vad");
         let err = store.resolve_speech(Some("nope")).unwrap_err().to_string();

@@ -24,7 +24,10 @@ impl SpeechDetector {
         };
         let model = Model::load(path).map_err(|e| load_error(e.to_string()))?;
         if !model.roles().contains(Role::Vad) {
-            return Err(load_error(format!("`{}` is not a VAD model", model.variant())));
+            return Err(load_error(format!(
+                "`{}` is not a VAD model",
+                model.variant()
+            )));
         }
         let session = model
             .vad_session_with(&VadSessionOptions { n_threads: 1 })
@@ -49,7 +52,11 @@ impl SpeechDetector {
     }
 
     /// Speech spans of a whole clip (convenience for short audio and tests).
-    pub fn detect(&mut self, pcm: &[f32], config: SegmenterConfig) -> Result<Vec<SpeechSpan>, EngineError> {
+    pub fn detect(
+        &mut self,
+        pcm: &[f32],
+        config: SegmenterConfig,
+    ) -> Result<Vec<SpeechSpan>, EngineError> {
         self.session.stream_reset();
         let mut seg = Segmenter::new(config);
         let mut spans = Vec::new();

@@ -41,7 +41,10 @@ pub struct SpeechSpan {
 #[derive(Debug, Clone, Copy)]
 enum State {
     Idle,
-    Speech { start: u64, silence_since: Option<u64> },
+    Speech {
+        start: u64,
+        silence_since: Option<u64>,
+    },
 }
 
 #[derive(Debug, Clone)]
@@ -105,11 +108,17 @@ impl Segmenter {
         match self.state {
             State::Idle => {
                 if prob >= cfg.threshold {
-                    self.state = State::Speech { start: f, silence_since: None };
+                    self.state = State::Speech {
+                        start: f,
+                        silence_since: None,
+                    };
                 }
                 None
             }
-            State::Speech { start, mut silence_since } => {
+            State::Speech {
+                start,
+                mut silence_since,
+            } => {
                 if prob >= cfg.threshold {
                     silence_since = None;
                 } else if prob < neg_threshold && silence_since.is_none() {
@@ -123,17 +132,25 @@ impl Segmenter {
                 }
                 // Too long: cut at the current pause if there is one, else here.
                 // The padding on both ends must fit in max_segment_ms too.
-                let max_frames = frames(cfg.max_segment_ms).saturating_sub(2 * frames(cfg.pad_ms)).max(1);
+                let max_frames = frames(cfg.max_segment_ms)
+                    .saturating_sub(2 * frames(cfg.pad_ms))
+                    .max(1);
                 if f + 1 - start >= max_frames {
                     let cut = silence_since.unwrap_or(f + 1);
                     self.state = if silence_since.is_some() {
                         State::Idle
                     } else {
-                        State::Speech { start: cut, silence_since: None }
+                        State::Speech {
+                            start: cut,
+                            silence_since: None,
+                        }
                     };
                     return self.close(start, cut);
                 }
-                self.state = State::Speech { start, silence_since };
+                self.state = State::Speech {
+                    start,
+                    silence_since,
+                };
                 None
             }
         }
@@ -143,7 +160,10 @@ impl Segmenter {
     pub fn finish(&mut self) -> Option<SpeechSpan> {
         let end = self.frame;
         match std::mem::replace(&mut self.state, State::Idle) {
-            State::Speech { start, silence_since } => self.close(start, silence_since.unwrap_or(end)),
+            State::Speech {
+                start,
+                silence_since,
+            } => self.close(start, silence_since.unwrap_or(end)),
             State::Idle => None,
         }
     }
@@ -171,7 +191,10 @@ mod tests {
     }
 
     fn pattern(parts: &[(f32, usize)]) -> Vec<f32> {
-        parts.iter().flat_map(|(p, n)| std::iter::repeat_n(*p, *n)).collect()
+        parts
+            .iter()
+            .flat_map(|(p, n)| std::iter::repeat_n(*p, *n))
+            .collect()
     }
 
     #[test]
@@ -183,15 +206,28 @@ mod tests {
         assert_eq!(
             spans,
             vec![
-                SpeechSpan { start: 10 * 512 - pad, end: 30 * 512 + pad },
-                SpeechSpan { start: 45 * 512 - pad, end: 65 * 512 + pad },
+                SpeechSpan {
+                    start: 10 * 512 - pad,
+                    end: 30 * 512 + pad
+                },
+                SpeechSpan {
+                    start: 45 * 512 - pad,
+                    end: 65 * 512 + pad
+                },
             ]
         );
     }
 
     #[test]
     fn short_pause_does_not_split_and_blips_are_dropped() {
-        let probs = pattern(&[(0.9, 20), (0.0, 5), (0.9, 20), (0.0, 20), (0.9, 3), (0.0, 20)]);
+        let probs = pattern(&[
+            (0.9, 20),
+            (0.0, 5),
+            (0.9, 20),
+            (0.0, 20),
+            (0.9, 3),
+            (0.0, 20),
+        ]);
         let spans = run(cfg(), &probs);
         assert_eq!(spans.len(), 1, "{spans:?}");
         assert_eq!(spans[0].start, 0, "pre-roll clamps at the stream start");

@@ -38,7 +38,10 @@ pub fn librivox_clips() -> Vec<(PathBuf, String)> {
             let (text, id) = line.rsplit_once(" (")?;
             let id = id.trim_end_matches(')');
             let text = text.replace("<s>", "").replace("</s>", "");
-            Some((Path::new(LIBRIVOX).join(format!("{id}.wav")), text.trim().to_string()))
+            Some((
+                Path::new(LIBRIVOX).join(format!("{id}.wav")),
+                text.trim().to_string(),
+            ))
         })
         .collect()
 }

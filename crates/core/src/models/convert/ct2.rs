@@ -292,7 +292,10 @@ mod tests {
         let err = Ct2Model::parse(&bytes[..bytes.len() - 9])
             .unwrap_err()
             .to_string();
-        assert!(err.contains("file ends inside `w`") || err.contains("file ends inside w"), "{err}");
+        assert!(
+            err.contains("file ends inside `w`") || err.contains("file ends inside w"),
+            "{err}"
+        );
     }
 
     #[test]

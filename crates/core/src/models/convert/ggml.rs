@@ -20,7 +20,12 @@ pub struct GgmlTensor {
 }
 
 impl GgmlTensor {
-    pub fn from_f32(name: impl Into<String>, shape: Vec<usize>, values: &[f32], ty: GgmlType) -> Self {
+    pub fn from_f32(
+        name: impl Into<String>,
+        shape: Vec<usize>,
+        values: &[f32],
+        ty: GgmlType,
+    ) -> Self {
         let data = match ty {
             GgmlType::F32 => values.iter().flat_map(|v| v.to_le_bytes()).collect(),
             GgmlType::F16 => values

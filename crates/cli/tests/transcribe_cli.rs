@@ -1,0 +1,316 @@
+//! `utter transcribe` end to end: the real binary, the real default models,
+//! real speech converted by sox/ffmpeg into every supported format, and
+//! every kind of bad input.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+use utter_core::text::{normalize_words, word_edit_distance};
+
+const CLIP: &str =
+    "/usr/share/pocketsphinx/test/data/librivox/sense_and_sensibility_01_austen_64kb-0870.wav";
+const CLIP2: &str =
+    "/usr/share/pocketsphinx/test/data/librivox/sense_and_sensibility_01_austen_64kb-0920.wav";
+
+fn utter(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_utter"))
+        .args(args)
+        .output()
+        .expect("utter runs")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn run(cmd: &mut Command) {
+    let out = cmd.output().unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
+    assert!(
+        out.status.success(),
+        "{cmd:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn ffmpeg(args: &[&str]) {
+    run(Command::new("ffmpeg")
+        .args(["-loglevel", "error", "-y"])
+        .args(args));
+}
+
+/// Fixtures generated once per test run from the real speech clip.
+fn fixtures() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = std::env::temp_dir().join(format!("utter-cli-fixtures-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = |n: &str| dir.join(n).to_string_lossy().into_owned();
+        run(Command::new("sox").args([CLIP, &p("speech.flac")]));
+        run(Command::new("sox").args([CLIP, &p("speech.mp3")]));
+        run(Command::new("sox").args([CLIP, &p("speech.ogg")]));
+        run(Command::new("sox").args([
+            CLIP,
+            "-r",
+            "44100",
+            "-c",
+            "2",
+            &p("speech-44k1-stereo.wav"),
+        ]));
+        ffmpeg(&["-i", CLIP, "-c:a", "libopus", &p("speech.opus")]);
+        ffmpeg(&["-i", CLIP, "-c:a", "aac", &p("speech.m4a")]);
+        let video = ["-f", "lavfi", "-i", "color=c=black:s=64x64:r=10"];
+        for (name, codecs) in [
+            ("speech.mp4", ["-c:v", "mpeg4", "-c:a", "aac"]),
+            ("speech.mkv", ["-c:v", "mpeg4", "-c:a", "libopus"]),
+            ("speech.webm", ["-c:v", "libvpx", "-c:a", "libvorbis"]),
+        ] {
+            let mut args: Vec<&str> = video.to_vec();
+            let out = p(name);
+            args.extend(["-i", CLIP, "-shortest"]);
+            args.extend(codecs);
+            args.push(&out);
+            ffmpeg(&args);
+        }
+        // Bad inputs.
+        std::fs::write(dir.join("empty.wav"), b"").unwrap();
+        std::fs::write(dir.join("notes.wav"), b"this is a text file, not audio\n").unwrap();
+        let wav = std::fs::read(CLIP).unwrap();
+        std::fs::write(dir.join("truncated.wav"), &wav[..wav.len() * 45 / 100]).unwrap();
+        let mut garbage = wav[..44].to_vec(); // a WAV header, then noise bytes
+        garbage.extend((0..50_000u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8));
+        std::fs::write(dir.join("random.mp3"), &garbage[44..]).unwrap();
+        ffmpeg(&["-i", CLIP, "-c:a", "ac3", &p("ac3-audio.mp4")]);
+        run(Command::new("sox").args([
+            "-n",
+            "-r",
+            "16000",
+            "-c",
+            "1",
+            &p("silence.wav"),
+            "trim",
+            "0",
+            "6",
+        ]));
+        dir
+    })
+}
+
+fn fixture(name: &str) -> String {
+    fixtures().join(name).to_string_lossy().into_owned()
+}
+
+fn transcript_of(path: &str) -> String {
+    let out = utter(&["transcribe", path]);
+    assert!(out.status.success(), "{path}: {}", stderr(&out));
+    stdout(&out)
+}
+
+#[test]
+fn every_supported_format_matches_the_wav_transcript_within_one_word() {
+    let reference = normalize_words(&transcript_of(CLIP));
+    assert!(reference.len() > 15, "{reference:?}");
+    for name in [
+        "speech.flac",
+        "speech.mp3",
+        "speech.ogg",
+        "speech.opus",
+        "speech.m4a",
+        "speech.mp4",
+        "speech.mkv",
+        "speech.webm",
+        "speech-44k1-stereo.wav",
+    ] {
+        let got = normalize_words(&transcript_of(&fixture(name)));
+        let distance = word_edit_distance(&reference, &got);
+        assert!(
+            distance <= 1,
+            "{name}: {distance} word errors: {got:?} vs {reference:?}"
+        );
+    }
+}
+
+#[test]
+fn each_bad_input_gets_a_one_line_error_and_the_good_file_is_still_transcribed() {
+    let cases = [
+        (fixture("missing.wav"), "file not found"),
+        (fixture("empty.wav"), "file is empty"),
+        (fixture("notes.wav"), "not a recognised audio or video file"),
+        (
+            fixture("random.mp3"),
+            "not a recognised audio or video file",
+        ),
+        (fixture("ac3-audio.mp4"), "unsupported codec"),
+    ];
+    for (path, message) in &cases {
+        let out = utter(&["transcribe", path, CLIP2]);
+        assert_eq!(out.status.code(), Some(1), "{path}");
+        let err = stderr(&out);
+        let lines: Vec<&str> = err.lines().filter(|l| l.starts_with("error:")).collect();
+        assert_eq!(lines.len(), 1, "{path}: {err}");
+        assert!(lines[0].contains(path.as_str()), "names the file: {err}");
+        assert!(
+            lines[0].contains(message),
+            "{path}: expected `{message}` in {err}"
+        );
+        assert!(
+            stdout(&out).contains("respectable"),
+            "the good file is transcribed: {}",
+            stdout(&out)
+        );
+    }
+}
+
+#[test]
+fn a_truncated_file_is_an_error_but_its_decoded_part_is_kept() {
+    let out = utter(&["transcribe", &fixture("truncated.wav")]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(
+        err.contains("truncated.wav: file is truncated: only 3.2 s of its 7.1 s"),
+        "{err}"
+    );
+    assert!(
+        stdout(&out).contains("Dashwood"),
+        "partial transcript: {}",
+        stdout(&out)
+    );
+}
+
+#[test]
+fn silence_gives_an_empty_transcript_not_an_error() {
+    let out = utter(&["transcribe", &fixture("silence.wav")]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out).trim(), "");
+    let out = utter(&["transcribe", "--format", "json", &fixture("silence.wav")]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["segments"].as_array().unwrap().len(), 0);
+    assert_eq!(v["duration_ms"], 6000);
+}
+
+#[test]
+fn a_missing_model_says_how_to_install_one() {
+    let empty = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_utter"))
+        .args(["transcribe", CLIP])
+        .env("UTTER_MODELS_DIR", empty.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    let err = stderr(&out);
+    assert!(
+        err.contains("no speech model installed") && err.contains("utter models install-default"),
+        "{err}"
+    );
+    let out = utter(&["transcribe", "--model", "whisper-huge", CLIP]);
+    assert_eq!(out.status.code(), Some(3));
+    assert!(
+        stderr(&out).contains("model `whisper-huge` is neither a file nor installed"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+/// Parses SRT or VTT cues into (index, start ms, end ms, text).
+fn parse_cues(text: &str, vtt: bool) -> Vec<(usize, i64, i64, String)> {
+    let body = if vtt {
+        text.strip_prefix("WEBVTT\n\n").expect("WEBVTT header")
+    } else {
+        text
+    };
+    let ms = |t: &str| -> i64 {
+        let t = t.replace(',', ".");
+        let (hms, milli) = t.split_once('.').expect("millis");
+        let parts: Vec<i64> = hms.split(':').map(|p| p.parse().unwrap()).collect();
+        ((parts[0] * 60 + parts[1]) * 60 + parts[2]) * 1000 + milli.parse::<i64>().unwrap()
+    };
+    body.split("\n\n")
+        .filter(|b| !b.trim().is_empty())
+        .enumerate()
+        .map(|(i, block)| {
+            let mut lines = block.lines();
+            let index = if vtt {
+                i + 1
+            } else {
+                lines.next().unwrap().parse().unwrap()
+            };
+            let (a, b) = lines
+                .next()
+                .unwrap()
+                .split_once(" --> ")
+                .expect("timing line");
+            (index, ms(a), ms(b), lines.collect::<Vec<_>>().join(" "))
+        })
+        .collect()
+}
+
+#[test]
+fn srt_and_vtt_files_parse_back_monotonic_and_non_overlapping() {
+    let dir = tempfile::tempdir().unwrap();
+    // Two clips with a long pause between them, so there are several cues.
+    let joined = dir.path().join("joined.wav");
+    run(Command::new("sh").arg("-c").arg(format!(
+        "sox {CLIP} -p pad 0 4 | sox - {CLIP2} {}",
+        joined.display()
+    )));
+    let out_dir = dir.path().join("out");
+    for format in ["srt", "vtt"] {
+        let out = utter(&[
+            "transcribe",
+            "--format",
+            format,
+            "--output",
+            out_dir.to_str().unwrap(),
+            joined.to_str().unwrap(),
+        ]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let text = std::fs::read_to_string(out_dir.join(format!("joined.{format}"))).unwrap();
+        let cues = parse_cues(&text, format == "vtt");
+        assert!(cues.len() >= 2, "{text}");
+        for (i, cue) in cues.iter().enumerate() {
+            assert_eq!(cue.0, i + 1, "indices count from 1");
+            assert!(cue.1 < cue.2, "cue {i} has positive length: {text}");
+            if i > 0 {
+                assert!(cue.1 >= cues[i - 1].2, "no overlap: {text}");
+            }
+        }
+        // The second clip starts after 7.1 s of speech + 4 s of silence.
+        let respectable = cues
+            .iter()
+            .find(|c| c.3.contains("respectable"))
+            .expect("second clip");
+        assert!(
+            respectable.1 >= 10_500 && respectable.2 <= 18_500,
+            "{respectable:?}"
+        );
+    }
+}
+
+#[test]
+fn json_carries_segments_times_and_the_model() {
+    let out = utter(&["transcribe", "-f", "json", CLIP2]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["model"], "whisper-tiny.en");
+    let segs = v["segments"].as_array().unwrap();
+    assert!(!segs.is_empty());
+    assert!(segs[0]["start_ms"].as_i64().unwrap() >= 0);
+    assert!(segs.last().unwrap()["end_ms"].as_i64().unwrap() <= v["duration_ms"].as_i64().unwrap());
+    assert!(v["text"].as_str().unwrap().contains("respectable"));
+}
+
+#[test]
+fn no_vad_fixed_windows_give_the_same_words() {
+    let with_vad = normalize_words(&transcript_of(CLIP2));
+    let out = utter(&["transcribe", "--no-vad", CLIP2]);
+    assert!(out.status.success());
+    let without = normalize_words(&stdout(&out));
+    assert!(
+        word_edit_distance(&with_vad, &without) <= 1,
+        "{with_vad:?} vs {without:?}"
+    );
+}
