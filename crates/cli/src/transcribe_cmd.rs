@@ -36,12 +36,32 @@ pub struct TranscribeArgs {
     /// CPU threads for the engine [default: the engine's choice]
     #[arg(long, default_value_t = 0)]
     threads: usize,
+    /// Engine workers transcribing windows in parallel, each with `--threads` threads [default: 1]
+    #[arg(long, default_value_t = 0)]
+    workers: usize,
     /// Do not split on speech: transcribe fixed 30 s windows
     #[arg(long)]
     no_vad: bool,
     /// Windows per engine call
-    #[arg(long, default_value_t = 4, hide = true)]
+    #[arg(long, default_value_t = 1, hide = true)]
     batch_size: usize,
+}
+
+/// Workers and threads per worker. Two single-threaded workers beat one
+/// two-threaded worker on whisper (see docs/benchmarks.md).
+fn worker_layout(workers: usize, threads: usize) -> (usize, usize) {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let workers = if workers > 0 {
+        workers
+    } else {
+        cores.clamp(1, 2)
+    };
+    let threads = if threads > 0 {
+        threads
+    } else {
+        (cores / workers).max(1)
+    };
+    (workers, threads)
 }
 
 fn parse_format(s: &str) -> Result<Format, String> {

@@ -29,7 +29,9 @@ impl Default for FileOptions {
     fn default() -> Self {
         Self {
             language: None,
-            batch_size: 4,
+            // On CPU the engine runs a batch serially anyway; single windows
+            // give finer-grained progress and spread across workers.
+            batch_size: 1,
             segmenter: SegmenterConfig::for_files(),
         }
     }
@@ -204,8 +206,10 @@ impl<'a> WindowSource<'a> {
 type Pending = (Vec<Window>, Receiver<Result<Vec<Utterance>, EngineError>>);
 
 /// Transcribes one file. `detector` = `None` means fixed 30 s windows.
+/// Batches go round-robin to `engines` (several single-threaded workers
+/// use a multi-core CPU better than one multi-threaded worker).
 pub fn transcribe_file(
-    engine: &Engine,
+    engines: &[Engine],
     detector: Option<&mut SpeechDetector>,
     path: &Path,
     model_name: &str,
@@ -235,6 +239,9 @@ pub fn transcribe_file(
     let mut pending: std::collections::VecDeque<Pending> = Default::default();
     let mut engine_error: Option<EngineError> = None;
     let batch = options.batch_size.max(1);
+    assert!(!engines.is_empty(), "at least one engine");
+    let mut next_engine = engines.iter().cycle();
+    let max_in_flight = 2 * engines.len();
 
     // Collects the oldest batch's results into the transcript.
     let collect =
@@ -258,15 +265,16 @@ pub fn transcribe_file(
         }
         while source.ready.len() >= batch {
             let windows: Vec<Window> = source.ready.drain(..batch).collect();
+            let engine = next_engine.next().expect("cycle");
             let rx = engine.submit(
                 windows.iter().map(|w| w.pcm.clone()).collect(),
                 params.clone(),
             );
             pending.push_back((windows, rx));
         }
-        // Bound memory and keep the engine busy: at most two batches in flight.
+        // Bound memory and keep the workers busy: at most two batches each in flight.
         let mut transcribed_ms = 0;
-        while pending.len() > 2 {
+        while pending.len() > max_in_flight {
             match collect(pending.pop_front().expect("non-empty"), &mut transcript) {
                 Ok(end) => transcribed_ms = end,
                 Err(e) => {
@@ -294,6 +302,7 @@ pub fn transcribe_file(
     source.finish().map_err(engine_fail)?;
     let rest: Vec<Window> = std::mem::take(&mut source.ready);
     for chunk in rest.chunks(batch) {
+        let engine = next_engine.next().expect("cycle");
         let rx = engine.submit(
             chunk.iter().map(|w| w.pcm.clone()).collect(),
             params.clone(),
@@ -320,6 +329,13 @@ pub fn transcribe_file(
 
 /// Adds one window's result, mapped to file time.
 fn merge(transcript: &mut FileTranscript, window: &Window, u: Utterance) {
+    tracing::debug!(
+        window_s = window.len() as f64 / 16_000.0,
+        pieces = window.pieces.len(),
+        engine_ms = u.engine_ms,
+        words = u.text.split_whitespace().count(),
+        "window transcribed"
+    );
     if transcript.language.is_none() {
         transcript.language = u.language.clone();
     }

@@ -16,6 +16,10 @@ pub struct SegmenterConfig {
     /// Audio kept before and after each span, so no syllable is clipped.
     pub pad_ms: u32,
     pub max_segment_ms: u32,
+    /// Once a span is this long, a short pause (`short_silence_ms`) ends it,
+    /// so long monologues are cut between words rather than at the hard maximum.
+    pub soft_max_ms: u32,
+    pub short_silence_ms: u32,
 }
 
 impl SegmenterConfig {
@@ -23,10 +27,12 @@ impl SegmenterConfig {
     pub fn for_files() -> Self {
         Self {
             threshold: 0.5,
-            min_silence_ms: 500,
+            min_silence_ms: 250,
             min_speech_ms: 250,
             pad_ms: 200,
             max_segment_ms: 29_000,
+            soft_max_ms: 20_000,
+            short_silence_ms: 96,
         }
     }
 }
@@ -125,7 +131,13 @@ impl Segmenter {
                     silence_since = Some(f);
                 }
                 if let Some(since) = silence_since {
-                    if (f + 1 - since) >= frames(cfg.min_silence_ms) {
+                    let long_enough = since - start >= frames(cfg.soft_max_ms);
+                    let needed = if long_enough {
+                        cfg.short_silence_ms
+                    } else {
+                        cfg.min_silence_ms
+                    };
+                    if (f + 1 - since) >= frames(needed) {
                         self.state = State::Idle;
                         return self.close(start, since);
                     }
@@ -180,6 +192,8 @@ mod tests {
             min_speech_ms: 250,
             pad_ms: 64,
             max_segment_ms: 3_200,
+            soft_max_ms: 3_200,
+            short_silence_ms: 96,
         }
     }
 
@@ -252,6 +266,28 @@ mod tests {
         for w in spans.windows(2) {
             assert!(w[1].start <= w[0].end, "{w:?}");
         }
+    }
+
+    #[test]
+    fn after_the_soft_maximum_a_short_pause_ends_the_span() {
+        let config = SegmenterConfig {
+            soft_max_ms: 960,
+            max_segment_ms: 10_000,
+            ..cfg()
+        };
+        // 20 frames (640 ms) speech, 4-frame pause: too short to split early...
+        // 20 more frames (past 960 ms), then a 4-frame pause: now it splits.
+        let probs = pattern(&[
+            (0.9, 20),
+            (0.0, 4),
+            (0.9, 20),
+            (0.0, 4),
+            (0.9, 20),
+            (0.0, 20),
+        ]);
+        let spans = run(config, &probs);
+        assert_eq!(spans.len(), 2, "{spans:?}");
+        assert_eq!(spans[0].end, 44 * 512 + 64 * 16);
     }
 
     #[test]
