@@ -2,15 +2,17 @@
 # Idempotent setup for a fresh Debian/Ubuntu machine: system packages, the
 # Rust build, and the default models. Usage: scripts/bootstrap.sh [run|test]
 #   run  (default)  what the app needs to build and run
-#   test            also what the test suite needs (sox, ffmpeg, speech clips, X/audio tools)
+#   test            also what the test suite needs (sox, ffmpeg, speech clips, Xvfb, PulseAudio, zenity)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mode="${1:-run}"
 
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/utter/target}"
 
-run_packages=(build-essential pkg-config cmake libssl-dev libasound2-dev libxdo-dev python3 python3-pip)
-test_packages=(sox libsox-fmt-mp3 ffmpeg pocketsphinx-testdata)
+run_packages=(build-essential pkg-config cmake libssl-dev libasound2-dev libxdo-dev libxkbcommon0 python3 python3-pip)
+# The desktop tests: an X server, a PulseAudio virtual microphone, key presses, a paste target.
+test_packages=(sox libsox-fmt-mp3 ffmpeg pocketsphinx-testdata xvfb xauth x11-utils xdotool xclip zenity
+  pulseaudio pulseaudio-utils libasound2-plugins alsa-utils)
 
 missing=()
 wanted=("${run_packages[@]}")

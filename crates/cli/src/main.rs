@@ -1,6 +1,7 @@
 //! `utter`: the command-line front end of Utter. It parses arguments,
 //! resolves them once into core settings, and prints what the core returns.
 
+mod dictate_cmd;
 mod models_cmd;
 mod transcribe_cmd;
 
@@ -40,6 +41,10 @@ struct Cli {
 enum Command {
     /// Transcribe audio or video files
     Transcribe(transcribe_cmd::TranscribeArgs),
+    /// Live dictation: hold a hotkey, speak, release; the text lands in the focused app
+    Dictate(Box<dictate_cmd::DictateArgs>),
+    /// List audio input devices (* = default)
+    Devices,
     /// Manage speech and VAD models
     #[command(subcommand)]
     Models(models_cmd::ModelsCommand),
@@ -51,8 +56,9 @@ fn init_logging(verbose: u8) {
         1 => "info",
         _ => "debug",
     };
-    let filter = tracing_subscriber::EnvFilter::try_from_env("UTTER_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(format!("{default},symphonia=off")));
+    let filter = tracing_subscriber::EnvFilter::try_from_env("UTTER_LOG").unwrap_or_else(|_| {
+        tracing_subscriber::EnvFilter::new(format!("{default},symphonia=off,arboard=error"))
+    });
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
@@ -73,6 +79,8 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Transcribe(args) => transcribe_cmd::run(&store, args),
         Command::Models(cmd) => models_cmd::run(&store, cmd),
+        Command::Dictate(args) => dictate_cmd::run(&store, *args),
+        Command::Devices => dictate_cmd::devices(),
     };
     match result {
         Ok(code) => code,

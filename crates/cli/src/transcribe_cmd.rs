@@ -95,16 +95,20 @@ pub fn run(store: &ModelStore, args: TranscribeArgs) -> Result<ExitCode> {
             return Ok(ExitCode::from(exit::NO_MODEL));
         }
     };
-    let engine = match Engine::start(EngineConfig {
-        model_path,
-        threads: args.threads,
-    }) {
-        Ok(e) => e,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return Ok(ExitCode::from(exit::NO_MODEL));
+    let (workers, threads) = worker_layout(args.workers, args.threads);
+    let mut engines = Vec::with_capacity(workers);
+    for _ in 0..workers {
+        match Engine::start(EngineConfig {
+            model_path: model_path.clone(),
+            threads,
+        }) {
+            Ok(e) => engines.push(e),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return Ok(ExitCode::from(exit::NO_MODEL));
+            }
         }
-    };
+    }
     let mut detector = if args.no_vad {
         None
     } else {
@@ -132,7 +136,7 @@ pub fn run(store: &ModelStore, args: TranscribeArgs) -> Result<ExitCode> {
     for path in &args.files {
         let bar = progress_bar(path);
         let result = transcribe::transcribe_file(
-            &engine,
+            &engines,
             detector.as_mut(),
             path,
             &model_name,

@@ -7,9 +7,12 @@
 //! converts and resolves the model files the engine loads.
 
 pub mod audio;
+pub mod dictation;
 pub mod engine;
 pub mod export;
 pub mod models;
+pub mod output;
+pub mod paste_watch;
 pub mod text;
 pub mod transcribe;
 pub mod vad;

@@ -16,6 +16,45 @@ pub fn join_segments<'a>(parts: impl IntoIterator<Item = &'a str>) -> String {
     out
 }
 
+/// Joins dictation segments into one text. Each segment comes back from the
+/// engine as if it were a sentence ("So I think." + "That works."); when the
+/// previous part does not end a sentence, the next part's capital is lowered
+/// ("so I think that works"), except for "I", "I'm"... and acronyms.
+pub fn join_dictation<'a>(parts: impl IntoIterator<Item = &'a str>) -> String {
+    let mut out = String::new();
+    for part in parts {
+        let part = part.trim();
+        if part.is_empty() {
+            continue;
+        }
+        if out.is_empty() {
+            out.push_str(part);
+            continue;
+        }
+        let ends_sentence = out.ends_with(['.', '!', '?', ':', ';', '…', '"', ')']);
+        out.push(' ');
+        let first_word = part.split_whitespace().next().unwrap_or("");
+        let keep_capital = ends_sentence
+            || first_word == "I"
+            || first_word.starts_with("I'")
+            || first_word.chars().filter(|c| c.is_alphabetic()).count() > 1
+                && first_word
+                    .chars()
+                    .filter(|c| c.is_alphabetic())
+                    .all(char::is_uppercase);
+        if keep_capital {
+            out.push_str(part);
+        } else {
+            let mut chars = part.chars();
+            if let Some(c) = chars.next() {
+                out.extend(c.to_lowercase());
+                out.push_str(chars.as_str());
+            }
+        }
+    }
+    out
+}
+
 /// Lowercases, strips punctuation and splits into words (for WER and matching).
 pub fn normalize_words(text: &str) -> Vec<String> {
     text.to_lowercase()
@@ -65,6 +104,24 @@ mod tests {
     #[test]
     fn joins_with_single_spaces() {
         assert_eq!(join_segments([" Hello.", "", "  world "]), "Hello. world");
+    }
+
+    #[test]
+    fn dictation_joins_fix_capitals_mid_sentence_only() {
+        assert_eq!(
+            join_dictation(["Hello there.", "How are you?"]),
+            "Hello there. How are you?"
+        );
+        assert_eq!(
+            join_dictation(["So I was thinking", "About the plan."]),
+            "So I was thinking about the plan."
+        );
+        assert_eq!(
+            join_dictation(["and then", "I left", "NASA called"]),
+            "and then I left NASA called"
+        );
+        assert_eq!(join_dictation(["", "  Ok  ", " "]), "Ok");
+        assert_eq!(join_dictation(["Wait", "Éric came"]), "Wait éric came");
     }
 
     #[test]

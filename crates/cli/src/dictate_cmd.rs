@@ -1,0 +1,187 @@
+//! `utter dictate`: live dictation on a global hotkey until SIGINT/SIGTERM.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use clap::{Args, ValueEnum};
+use utter_core::dictation::events::{DictationEvent, Stamped};
+use utter_core::dictation::service::{self, Control, ServiceConfig};
+use utter_core::dictation::trigger::TriggerMode;
+use utter_core::engine::{Engine, EngineConfig};
+use utter_core::models::ModelStore;
+use utter_core::output::{OutputMethod, PasteKeys};
+use utter_core::vad::SpeechDetector;
+
+use crate::exit;
+
+#[derive(Clone, Copy, ValueEnum)]
+enum EventFormat {
+    Json,
+}
+
+#[derive(Args)]
+pub struct DictateArgs {
+    /// The dictation hotkey
+    #[arg(long, default_value = "ctrl+shift+space")]
+    hotkey: String,
+    /// push-to-talk: hold to speak; toggle: press to start and again to stop
+    #[arg(long, default_value = "push-to-talk", value_parser = |s: &str| s.parse::<TriggerMode>())]
+    mode: TriggerMode,
+    /// While holding the hotkey, this key switches to hands-free until the next hotkey press
+    #[arg(long, default_value = "ctrl+shift+l")]
+    latch_key: String,
+    /// Discards the recording in progress (only grabbed while recording)
+    #[arg(long, default_value = "escape")]
+    cancel_key: String,
+    /// Pastes the last transcript again
+    #[arg(long)]
+    paste_last_key: Option<String>,
+    /// Where the text goes: paste, type, clipboard or stdout
+    #[arg(long, default_value = "paste", value_parser = |s: &str| s.parse::<OutputMethod>())]
+    output: OutputMethod,
+    /// Paste keystroke: ctrl+v (cmd+v on macOS), shift+insert or ctrl+shift+v (terminals)
+    #[arg(long, default_value = "ctrl+v", value_parser = |s: &str| s.parse::<PasteKeys>())]
+    paste_keys: PasteKeys,
+    /// Leave the dictated text on the clipboard instead of restoring what was there
+    #[arg(long)]
+    no_restore_clipboard: bool,
+    /// Add a space after each dictation
+    #[arg(long)]
+    trailing_space: bool,
+    /// Input device name (see `utter devices`) [default: the system default]
+    #[arg(long)]
+    device: Option<String>,
+    /// Keep the microphone open between dictations (lower start latency)
+    #[arg(long)]
+    always_open_mic: bool,
+    /// Installed model name or path [default: the default model]
+    #[arg(long, short)]
+    model: Option<String>,
+    /// Spoken language (ISO code) [default: detected by the model]
+    #[arg(long, short)]
+    language: Option<String>,
+    /// Print an event per line on stdout
+    #[arg(long, value_enum)]
+    events: Option<EventFormat>,
+    /// Transcribe the whole recording on release instead of segment by segment
+    #[arg(long)]
+    no_eager: bool,
+    /// Silence that ends a segment, in ms
+    #[arg(long, default_value_t = 600)]
+    silence_ms: u32,
+    /// Audio kept after the key is released, in ms
+    #[arg(long, default_value_t = 400)]
+    post_roll_ms: u64,
+    /// Where recordings are kept [default: ~/.local/share/utter/recordings]
+    #[arg(long, env = "UTTER_RECORDINGS_DIR")]
+    recordings_dir: Option<PathBuf>,
+    /// CPU threads for the engine [default: all cores]
+    #[arg(long, default_value_t = 0)]
+    threads: usize,
+}
+
+pub fn run(store: &ModelStore, args: DictateArgs) -> Result<ExitCode> {
+    let (model_name, model_path) = match store.resolve_speech(args.model.as_deref()) {
+        Ok(m) => m,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Ok(ExitCode::from(exit::NO_MODEL));
+        }
+    };
+    let Some(vad_entry) = store.vad()? else {
+        eprintln!(
+            "error: live dictation needs a VAD model; {}",
+            utter_core::models::INSTALL_HINT
+        );
+        return Ok(ExitCode::from(exit::NO_MODEL));
+    };
+    let engine = match Engine::start(EngineConfig {
+        model_path,
+        threads: args.threads,
+    }) {
+        Ok(e) => e,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Ok(ExitCode::from(exit::NO_MODEL));
+        }
+    };
+    let mut vad = SpeechDetector::load(&store.path_of(&vad_entry))?;
+
+    let mut config = ServiceConfig::new(model_name.clone());
+    config.hotkey = args.hotkey.clone();
+    config.mode = args.mode;
+    config.latch_key = args.latch_key;
+    config.cancel_key = args.cancel_key;
+    config.paste_last_key = args.paste_last_key;
+    config.device = args.device;
+    config.always_open_mic = args.always_open_mic;
+    config.post_roll = Duration::from_millis(args.post_roll_ms);
+    config.output.method = args.output;
+    config.output.paste_keys = args.paste_keys;
+    config.output.restore_clipboard = !args.no_restore_clipboard;
+    config.output.trailing_space = args.trailing_space;
+    config.dictation.eager = !args.no_eager;
+    config.dictation.language = args.language;
+    config.dictation.segmenter.min_silence_ms = args.silence_ms;
+    if let Some(dir) = args.recordings_dir {
+        config.recordings_dir = dir;
+    }
+    std::fs::create_dir_all(&config.recordings_dir)
+        .with_context(|| format!("cannot create {}", config.recordings_dir.display()))?;
+
+    let json = args.events.is_some();
+    let hotkey = args.hotkey;
+    let mut emit = move |event: DictationEvent| {
+        if json {
+            let stamped = Stamped::from(event);
+            println!("{}", serde_json::to_string(&stamped).expect("serialisable"));
+            return;
+        }
+        match event {
+            DictationEvent::Ready { model, mic } => {
+                eprintln!("Ready ({model}, mic: {mic}). Hold {hotkey} to dictate; Ctrl+C to quit.")
+            }
+            DictationEvent::Recovered { audio_path, text } => {
+                eprintln!("Recovered an unfinished dictation ({audio_path}): {text}")
+            }
+            DictationEvent::Error { message } => eprintln!("error: {message}"),
+            DictationEvent::Cancelled { .. } => eprintln!("(cancelled)"),
+            _ => {}
+        }
+    };
+
+    utter_core::dictation::recover_unfinished(
+        &config.recordings_dir,
+        &engine,
+        &mut vad,
+        &model_name,
+        &mut emit,
+    );
+
+    let (control_tx, control_rx) = crossbeam_channel::unbounded();
+    ctrlc::set_handler(move || {
+        let _ = control_tx.send(Control::Shutdown);
+    })
+    .context("cannot install the signal handler")?;
+
+    match service::run(config, engine, vad, control_rx, emit) {
+        Ok(()) => Ok(ExitCode::SUCCESS),
+        Err(e) => {
+            eprintln!("error: {e}");
+            Ok(ExitCode::from(exit::USAGE))
+        }
+    }
+}
+
+pub fn devices() -> Result<ExitCode> {
+    let devices = utter_core::audio::capture::input_devices();
+    if devices.is_empty() {
+        println!("No input devices found.");
+    }
+    for (name, is_default) in devices {
+        println!("{}{name}", if is_default { "* " } else { "  " });
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,507 @@
+//! `utter dictate` on a real (virtual) desktop: an Xvfb X server, a
+//! PulseAudio virtual microphone fed with real LibriVox speech, xdotool for
+//! the hotkey, and a zenity entry window that receives the pasted text.
+//! The tests share one desktop and run one at a time (hotkeys are global).
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{unbounded, Receiver};
+use serde_json::Value;
+use utter_core::text::word_error_rate;
+
+const LIBRIVOX: &str = "/usr/share/pocketsphinx/test/data/librivox";
+
+/// The virtual desktop: X display + PulseAudio runtime dir + speech fixtures.
+struct Desktop {
+    display: String,
+    runtime_dir: PathBuf,
+    fixtures: PathBuf,
+    _processes: Vec<Child>,
+}
+
+fn wait_until(what: &str, timeout: Duration, mut ok: impl FnMut() -> bool) {
+    let deadline = Instant::now() + timeout;
+    while !ok() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn desktop() -> &'static Desktop {
+    static DESKTOP: OnceLock<Desktop> = OnceLock::new();
+    DESKTOP.get_or_init(|| {
+        let base = std::env::temp_dir().join(format!("utter-desktop-{}", std::process::id()));
+        let runtime_dir = base.join("runtime");
+        let fixtures = base.join("fixtures");
+        std::fs::create_dir_all(&runtime_dir).unwrap();
+        std::fs::create_dir_all(&fixtures).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&runtime_dir, std::fs::Permissions::from_mode(0o700)).unwrap();
+        let display = format!(":{}", 50 + std::process::id() % 200);
+        let xvfb = Command::new("Xvfb")
+            .args([&display, "-screen", "0", "1280x800x24", "-nolisten", "tcp"])
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("Xvfb is installed (apt install xvfb)");
+        wait_until("Xvfb", Duration::from_secs(10), || {
+            Command::new("xdpyinfo")
+                .env("DISPLAY", &display)
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success())
+        });
+        let pulse = Command::new("pulseaudio")
+            .args([
+                "--daemonize=no",
+                "--exit-idle-time=-1",
+                "--disallow-exit",
+                "-n",
+                "--load=module-native-protocol-unix auth-anonymous=1",
+                "--load=module-null-sink sink_name=vspk",
+                "--load=module-null-sink sink_name=vmic_sink norewinds=1 rate=48000 channels=1",
+                "--load=module-remap-source master=vmic_sink.monitor source_name=vmic",
+                "--load=module-always-sink",
+            ])
+            .env("XDG_RUNTIME_DIR", &runtime_dir)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("pulseaudio is installed");
+        let pactl = |args: &[&str]| {
+            Command::new("pactl")
+                .args(args)
+                .env("XDG_RUNTIME_DIR", &runtime_dir)
+                .output()
+                .is_ok_and(|o| o.status.success())
+        };
+        wait_until("PulseAudio", Duration::from_secs(10), || pactl(&["info"]));
+        assert!(pactl(&["set-default-source", "vmic"]));
+        assert!(pactl(&["set-default-sink", "vspk"]));
+        // Xvfb and PulseAudio go away with this test process.
+        let watchdog = format!(
+            "while kill -0 {} 2>/dev/null; do sleep 1; done; kill {} {}",
+            std::process::id(),
+            xvfb.id(),
+            pulse.id()
+        );
+        let watchdog = Command::new("sh")
+            .args(["-c", &watchdog])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        // ~28 s of speech: the five LibriVox clips, each followed by the
+        // short pause a person dictating makes between sentences.
+        let mut padded = Vec::new();
+        for i in 0..5 {
+            let out = fixtures.join(format!("clip{i}.wav"));
+            let ok = Command::new("sox")
+                .arg(clip(i))
+                .arg(&out)
+                .args(["pad", "0", "0.7"])
+                .status()
+                .unwrap()
+                .success();
+            assert!(ok);
+            padded.push(out);
+        }
+        let long = fixtures.join("speech-25s.wav");
+        assert!(Command::new("sox")
+            .args(&padded)
+            .arg(&long)
+            .status()
+            .unwrap()
+            .success());
+        Desktop {
+            display,
+            runtime_dir,
+            fixtures,
+            _processes: vec![xvfb, pulse, watchdog],
+        }
+    })
+}
+
+fn clip(i: usize) -> PathBuf {
+    let mut clips: Vec<PathBuf> = std::fs::read_dir(LIBRIVOX)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "wav"))
+        .collect();
+    clips.sort();
+    clips[i].clone()
+}
+
+fn truth(i: usize) -> String {
+    let text = std::fs::read_to_string(Path::new(LIBRIVOX).join("transcription")).unwrap();
+    let line = text.lines().nth(i).unwrap();
+    line.split(" (")
+        .next()
+        .unwrap()
+        .replace("<s>", "")
+        .replace("</s>", "")
+        .trim()
+        .to_string()
+}
+
+/// One test at a time on the shared desktop; keys are released however a test ends.
+struct Serial(#[allow(dead_code)] MutexGuard<'static, ()>);
+
+impl Drop for Serial {
+    fn drop(&mut self) {
+        let d = desktop();
+        let _ = d.cmd("xdotool").args(["keyup", HOTKEY, "Escape"]).status();
+        let _ = Command::new("pkill")
+            .args(["-f", "zenity --entry"])
+            .status();
+    }
+}
+
+fn serial() -> Serial {
+    static LOCK: Mutex<()> = Mutex::new(());
+    Serial(LOCK.lock().unwrap_or_else(|e| e.into_inner()))
+}
+
+impl Desktop {
+    fn cmd(&self, program: &str) -> Command {
+        let mut c = Command::new(program);
+        c.env("DISPLAY", &self.display)
+            .env("XDG_RUNTIME_DIR", &self.runtime_dir);
+        c
+    }
+
+    fn xdotool(&self, args: &[&str]) {
+        let ok = self.cmd("xdotool").args(args).status().unwrap().success();
+        assert!(ok, "xdotool {args:?}");
+    }
+
+    /// Plays a file into the virtual microphone; returns when it has played.
+    fn speak(&self, file: &Path) {
+        let ok = self
+            .cmd("paplay")
+            .args(["--latency-msec=200", "--device=vmic_sink"])
+            .arg(file)
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "paplay {}", file.display());
+    }
+
+    /// Puts `text` on the clipboard, owned by an xclip process (as another app would).
+    fn set_clipboard(&self, text: &str) -> ClipboardOwner {
+        use std::io::Write;
+        let mut child = self
+            .cmd("xclip")
+            .args(["-selection", "clipboard", "-quiet"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(text.as_bytes())
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(200));
+        ClipboardOwner(child)
+    }
+
+    fn clipboard(&self) -> String {
+        let out = self
+            .cmd("xclip")
+            .args(["-selection", "clipboard", "-o"])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+}
+
+struct ClipboardOwner(Child);
+
+impl Drop for ClipboardOwner {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// A zenity entry window that receives keystrokes and pastes.
+struct Target {
+    child: Child,
+}
+
+impl Target {
+    fn open(d: &Desktop, title: &str) -> Self {
+        let child = d
+            .cmd("zenity")
+            .args([
+                "--entry",
+                &format!("--title={title}"),
+                "--text=dictate here",
+            ])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("zenity is installed");
+        let mut window = String::new();
+        wait_until("the zenity window", Duration::from_secs(15), || {
+            let out = d
+                .cmd("xdotool")
+                .args(["search", "--name", title])
+                .output()
+                .unwrap();
+            window = String::from_utf8_lossy(&out.stdout)
+                .lines()
+                .next()
+                .unwrap_or("")
+                .to_string();
+            !window.is_empty()
+        });
+        std::thread::sleep(Duration::from_millis(500));
+        d.xdotool(&["windowfocus", "--sync", &window]);
+        Self { child }
+    }
+
+    /// Presses Return and returns what the entry held.
+    fn submit(mut self, d: &Desktop) -> String {
+        d.xdotool(&["key", "Return"]);
+        let out = std::mem::replace(&mut self.child, Command::new("true").spawn().unwrap());
+        String::from_utf8_lossy(&out.wait_with_output().unwrap().stdout)
+            .trim()
+            .to_string()
+    }
+}
+
+/// A running `utter dictate --events json`.
+struct Dictate {
+    child: Child,
+    events: Receiver<Value>,
+    lines: Receiver<String>,
+}
+
+impl Dictate {
+    fn start(d: &Desktop, recordings: &Path, extra: &[&str]) -> Self {
+        let mut child = d
+            .cmd(env!("CARGO_BIN_EXE_utter"))
+            .args(["dictate", "--events", "json", "--recordings-dir"])
+            .arg(recordings)
+            .args(extra)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap();
+        let (tx, events) = unbounded();
+        let (line_tx, lines) = unbounded();
+        let stdout = child.stdout.take().unwrap();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                match serde_json::from_str::<Value>(&line) {
+                    Ok(v) if v.get("event").is_some() => {
+                        let _ = tx.send(v);
+                    }
+                    _ => {
+                        let _ = line_tx.send(line);
+                    }
+                }
+            }
+        });
+        let me = Self {
+            child,
+            events,
+            lines,
+        };
+        me.expect("ready", Duration::from_secs(60));
+        me
+    }
+
+    /// Waits for the next event of this kind (others are skipped), failing on errors.
+    fn expect(&self, kind: &str, timeout: Duration) -> Value {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let ev = self
+                .events
+                .recv_timeout(left)
+                .unwrap_or_else(|_| panic!("no `{kind}` event within {timeout:?}"));
+            if ev["event"] == kind {
+                return ev;
+            }
+            assert_ne!(ev["event"], "error", "{ev}");
+        }
+    }
+
+    fn no_event(&self, kind: &str, wait: Duration) {
+        let deadline = Instant::now() + wait;
+        while let Ok(ev) = self.events.recv_deadline(deadline) {
+            assert_ne!(ev["event"], kind, "unexpected {ev}");
+        }
+    }
+
+    fn stop(mut self) {
+        let _ = Command::new("kill")
+            .args(["-INT", &self.child.id().to_string()])
+            .status();
+        let _ = self.child.wait();
+    }
+}
+
+const HOTKEY: &str = "ctrl+shift+space";
+
+#[test]
+fn push_to_talk_pastes_25_s_of_speech_into_the_focused_window_and_restores_the_clipboard() {
+    let _guard = serial();
+    let d = desktop();
+    let tmp = tempfile::tempdir().unwrap();
+    let _owner = d.set_clipboard("previous clipboard ✓");
+    let target = Target::open(d, "PasteTargetPTT");
+    let dictate = Dictate::start(d, tmp.path(), &["--output", "paste"]);
+
+    d.xdotool(&["keydown", HOTKEY]);
+    dictate.expect("recording_started", Duration::from_secs(5));
+    d.speak(&d.fixtures.join("speech-25s.wav"));
+    d.xdotool(&["keyup", HOTKEY]);
+    dictate.expect("recording_stopped", Duration::from_secs(5));
+    let delivered = dictate.expect("text_delivered", Duration::from_secs(60));
+    assert!(
+        delivered["segments"].as_u64().unwrap() >= 2,
+        "eager segments: {delivered}"
+    );
+
+    let pasted = target.submit(d);
+    let reference: Vec<String> = (0..5).map(truth).collect();
+    let wer = word_error_rate(&reference.join(" "), &pasted);
+    assert!(wer <= 0.15, "WER {wer}: {pasted}");
+    assert_eq!(
+        d.clipboard(),
+        "previous clipboard ✓",
+        "the clipboard is restored"
+    );
+    dictate.stop();
+}
+
+#[test]
+fn toggle_mode_with_stdout_output() {
+    let _guard = serial();
+    let d = desktop();
+    let tmp = tempfile::tempdir().unwrap();
+    let dictate = Dictate::start(d, tmp.path(), &["--mode", "toggle", "--output", "stdout"]);
+    d.xdotool(&["key", HOTKEY]);
+    dictate.expect("recording_started", Duration::from_secs(5));
+    d.speak(&clip(3));
+    dictate.no_event("recording_stopped", Duration::from_millis(300));
+    d.xdotool(&["key", HOTKEY]);
+    let ev = dictate.expect("text_delivered", Duration::from_secs(30));
+    let line = dictate
+        .lines
+        .recv_timeout(Duration::from_secs(5))
+        .expect("a stdout line");
+    assert_eq!(line, ev["text"].as_str().unwrap());
+    assert!(word_error_rate(&truth(3), &line) <= 0.15, "{line}");
+    dictate.stop();
+}
+
+#[test]
+fn hold_then_latch_keeps_recording_after_release_and_types_the_text() {
+    let _guard = serial();
+    let d = desktop();
+    let tmp = tempfile::tempdir().unwrap();
+    let target = Target::open(d, "TypeTargetLatch");
+    let dictate = Dictate::start(d, tmp.path(), &["--output", "type"]);
+    d.xdotool(&["keydown", HOTKEY]);
+    dictate.expect("recording_started", Duration::from_secs(5));
+    d.xdotool(&["key", "ctrl+shift+l"]);
+    dictate.expect("latched", Duration::from_secs(5));
+    d.xdotool(&["keyup", HOTKEY]);
+    d.speak(&clip(4));
+    dictate.no_event("recording_stopped", Duration::from_millis(300));
+    d.xdotool(&["key", HOTKEY]);
+    dictate.expect("recording_stopped", Duration::from_secs(5));
+    let ev = dictate.expect("text_delivered", Duration::from_secs(30));
+    let typed = target.submit(d);
+    assert_eq!(typed, ev["text"].as_str().unwrap());
+    assert!(word_error_rate(&truth(4), &typed) <= 0.15, "{typed}");
+    dictate.stop();
+}
+
+#[test]
+fn cancel_discards_the_dictation_but_keeps_its_audio() {
+    let _guard = serial();
+    let d = desktop();
+    let tmp = tempfile::tempdir().unwrap();
+    let target = Target::open(d, "PasteTargetCancel");
+    let dictate = Dictate::start(d, tmp.path(), &["--output", "paste"]);
+    d.xdotool(&["keydown", HOTKEY]);
+    dictate.expect("recording_started", Duration::from_secs(5));
+    d.speak(&clip(1));
+    d.xdotool(&["key", "Escape"]);
+    dictate.expect("cancelled", Duration::from_secs(5));
+    d.xdotool(&["keyup", HOTKEY]);
+    dictate.no_event("text_delivered", Duration::from_secs(3));
+    assert_eq!(target.submit(d), "", "nothing was pasted");
+    let wavs: Vec<_> = std::fs::read_dir(tmp.path())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().extension().is_some_and(|x| x == "wav"))
+        .collect();
+    assert_eq!(wavs.len(), 1, "the audio is kept on disk");
+    let record: Value = serde_json::from_str(
+        &std::fs::read_to_string(wavs[0].path().with_extension("json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(record["status"], "cancelled");
+    dictate.stop();
+}
+
+#[test]
+fn a_killed_dictation_keeps_its_audio_and_is_transcribed_on_the_next_start() {
+    let _guard = serial();
+    let d = desktop();
+    let tmp = tempfile::tempdir().unwrap();
+    let mut dictate = Dictate::start(d, tmp.path(), &["--output", "stdout"]);
+    d.xdotool(&["keydown", HOTKEY]);
+    dictate.expect("recording_started", Duration::from_secs(5));
+    let played_from = Instant::now();
+    let mut player = d
+        .cmd("paplay")
+        .args(["--latency-msec=200", "--device=vmic_sink"])
+        .arg(d.fixtures.join("speech-25s.wav"))
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_secs(8));
+    dictate.child.kill().unwrap(); // SIGKILL, mid-sentence
+    let played = played_from.elapsed().as_secs_f64();
+    let _ = dictate.child.wait();
+    let _ = player.kill();
+    let _ = player.wait();
+    d.xdotool(&["keyup", HOTKEY]);
+
+    let wav = std::fs::read_dir(tmp.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|x| x == "wav"))
+        .expect("a recording");
+    let reader = hound::WavReader::open(&wav).expect("a readable WAV after kill -9");
+    let kept = reader.duration() as f64 / 16_000.0;
+    assert!(
+        kept >= 0.9 * played - 0.3,
+        "kept {kept:.2} s of {played:.2} s"
+    );
+
+    // Recovery runs before `ready`, so once it is ready the sidecar is there.
+    let again = Dictate::start(d, tmp.path(), &["--output", "stdout"]);
+    again.stop();
+    let recovered: Value = {
+        let rec = std::fs::read_to_string(wav.with_extension("json")).expect("recovered sidecar");
+        serde_json::from_str(&rec).unwrap()
+    };
+    assert_eq!(recovered["status"], "recovered");
+    let text = recovered["text"].as_str().unwrap().to_lowercase();
+    assert!(text.contains("dashwood"), "{text}");
+}

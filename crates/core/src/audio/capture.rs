@@ -1,0 +1,268 @@
+//! Microphone capture with cpal. The audio callback only converts samples to
+//! f32 and pushes them into a lock-free ring buffer (no allocation, no
+//! locking); a processing thread drains it every 10 ms, downmixes, resamples
+//! to 16 kHz and sends owned chunks on a channel. The cpal stream lives on
+//! that thread because streams are not `Send` on every platform.
+
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use cpal::traits::{DeviceTrait, HostTrait, StreamTrait};
+use cpal::{FromSample, SampleFormat, SizedSample};
+use crossbeam_channel::{bounded, unbounded, Receiver, Sender};
+
+use super::resample::{downmix, StreamResampler};
+
+/// Why the microphone could not be used. Worded for the user.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum CaptureError {
+    #[error("no input device found (is a microphone connected and allowed?)")]
+    NoDevice,
+    #[error("input device `{0}` not found; `utter devices` lists the available ones")]
+    DeviceNotFound(String),
+    #[error("cannot open input device `{device}`: {message}")]
+    Open { device: String, message: String },
+    #[error("input device `{device}` stopped: {message}")]
+    Lost { device: String, message: String },
+}
+
+/// What was opened.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CaptureInfo {
+    pub device: String,
+    pub sample_rate: u32,
+    pub channels: u16,
+    pub sample_format: String,
+}
+
+/// Messages from the capture thread.
+#[derive(Debug)]
+pub enum CaptureEvent {
+    /// 16 kHz mono audio, in order.
+    Audio(Vec<f32>),
+    /// The device failed (e.g. unplugged); no more audio will come.
+    Lost(CaptureError),
+}
+
+/// Input devices of the default host; the default device first.
+pub fn input_devices() -> Vec<(String, bool)> {
+    let host = cpal::default_host();
+    let default = host.default_input_device().map(|d| d.to_string());
+    let mut out: Vec<(String, bool)> = host
+        .input_devices()
+        .map(|devs| devs.map(|d| d.to_string()).collect::<Vec<_>>())
+        .unwrap_or_default()
+        .into_iter()
+        .map(|name| {
+            let is_default = default.as_deref() == Some(name.as_str());
+            (name, is_default)
+        })
+        .collect();
+    out.sort_by_key(|(_, d)| !d);
+    out
+}
+
+/// An open microphone. Dropping it closes the device.
+pub struct Capture {
+    pub info: CaptureInfo,
+    pub events: Receiver<CaptureEvent>,
+    level: Arc<AtomicU32>,
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Capture {
+    /// Opens `device` (a name from [`input_devices`]) or the default input.
+    pub fn open(device: Option<&str>) -> Result<Self, CaptureError> {
+        let (ready_tx, ready_rx) = bounded(1);
+        let (events_tx, events) = unbounded();
+        let level = Arc::new(AtomicU32::new(0));
+        let stop = Arc::new(AtomicBool::new(false));
+        let (thread_level, thread_stop) = (level.clone(), stop.clone());
+        let device = device.map(str::to_owned);
+        let thread = std::thread::Builder::new()
+            .name("utter-capture".into())
+            .spawn(move || run(device, ready_tx, events_tx, thread_level, thread_stop))
+            .map_err(|e| CaptureError::Open {
+                device: "?".into(),
+                message: e.to_string(),
+            })?;
+        let info = ready_rx.recv().map_err(|_| CaptureError::NoDevice)??;
+        Ok(Self {
+            info,
+            events,
+            level,
+            stop,
+            thread: Some(thread),
+        })
+    }
+
+    /// RMS level of the last ~10 ms, 0.0–1.0, for level meters.
+    pub fn level(&self) -> f32 {
+        f32::from_bits(self.level.load(Ordering::Relaxed))
+    }
+
+    /// Stops capturing; audio already captured is still delivered (then the channel closes).
+    pub fn close(mut self) {
+        self.stop_and_join();
+    }
+
+    fn stop_and_join(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Drop for Capture {
+    fn drop(&mut self) {
+        self.stop_and_join();
+    }
+}
+
+fn pick_device(name: Option<&str>) -> Result<cpal::Device, CaptureError> {
+    let host = cpal::default_host();
+    match name {
+        None => host.default_input_device().ok_or(CaptureError::NoDevice),
+        Some(wanted) => host
+            .input_devices()
+            .map_err(|e| CaptureError::Open {
+                device: wanted.into(),
+                message: e.to_string(),
+            })?
+            .find(|d| d.to_string() == wanted)
+            .ok_or_else(|| CaptureError::DeviceNotFound(wanted.into())),
+    }
+}
+
+fn build_stream<T>(
+    device: &cpal::Device,
+    config: &cpal::StreamConfig,
+    mut producer: rtrb::Producer<f32>,
+    errors: Sender<String>,
+) -> Result<cpal::Stream, cpal::Error>
+where
+    T: SizedSample + Send + 'static,
+    f32: FromSample<T>,
+{
+    device.build_input_stream::<T, _, _>(
+        *config,
+        move |data: &[T], _| {
+            // Real-time path: convert and push; drop samples if the consumer stalls.
+            for &s in data {
+                let _ = producer.push(s.to_sample::<f32>());
+            }
+        },
+        move |e| {
+            let _ = errors.try_send(e.to_string());
+        },
+        None,
+    )
+}
+
+fn run(
+    device_name: Option<String>,
+    ready: Sender<Result<CaptureInfo, CaptureError>>,
+    events: Sender<CaptureEvent>,
+    level: Arc<AtomicU32>,
+    stop: Arc<AtomicBool>,
+) {
+    let device = match pick_device(device_name.as_deref()) {
+        Ok(d) => d,
+        Err(e) => {
+            let _ = ready.send(Err(e));
+            return;
+        }
+    };
+    let name = device.to_string();
+    let open_error = |message: String| CaptureError::Open {
+        device: name.clone(),
+        message,
+    };
+    let supported = match device.default_input_config() {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = ready.send(Err(open_error(e.to_string())));
+            return;
+        }
+    };
+    let config = supported.config();
+    let channels = config.channels.max(1) as usize;
+    // Two seconds of headroom between the callback and this thread.
+    let (producer, mut consumer) =
+        rtrb::RingBuffer::<f32>::new(config.sample_rate as usize * channels * 2);
+    let (err_tx, err_rx) = bounded::<String>(4);
+    let stream = match supported.sample_format() {
+        SampleFormat::F32 => build_stream::<f32>(&device, &config, producer, err_tx),
+        SampleFormat::F64 => build_stream::<f64>(&device, &config, producer, err_tx),
+        SampleFormat::I8 => build_stream::<i8>(&device, &config, producer, err_tx),
+        SampleFormat::I16 => build_stream::<i16>(&device, &config, producer, err_tx),
+        SampleFormat::I32 => build_stream::<i32>(&device, &config, producer, err_tx),
+        SampleFormat::U8 => build_stream::<u8>(&device, &config, producer, err_tx),
+        SampleFormat::U16 => build_stream::<u16>(&device, &config, producer, err_tx),
+        other => {
+            let _ = ready.send(Err(open_error(format!(
+                "sample format {other} is not supported"
+            ))));
+            return;
+        }
+    };
+    let stream = match stream.and_then(|s| s.play().map(|_| s)) {
+        Ok(s) => s,
+        Err(e) => {
+            let _ = ready.send(Err(open_error(e.to_string())));
+            return;
+        }
+    };
+    let info = CaptureInfo {
+        device: name.clone(),
+        sample_rate: config.sample_rate,
+        channels: config.channels,
+        sample_format: supported.sample_format().to_string(),
+    };
+    tracing::info!(?info, "microphone opened");
+    let _ = ready.send(Ok(info));
+
+    let mut resampler = StreamResampler::new(config.sample_rate);
+    let (mut interleaved, mut mono) = (Vec::new(), Vec::new());
+    let mut drain = |consumer: &mut rtrb::Consumer<f32>, resampler: &mut StreamResampler| {
+        let n = consumer.slots() / channels * channels;
+        if n == 0 {
+            return;
+        }
+        interleaved.clear();
+        if let Ok(chunk) = consumer.read_chunk(n) {
+            let (a, b) = chunk.as_slices();
+            interleaved.extend_from_slice(a);
+            interleaved.extend_from_slice(b);
+            chunk.commit_all();
+        }
+        mono.clear();
+        downmix(&interleaved, channels, &mut mono);
+        let rms = (mono.iter().map(|s| s * s).sum::<f32>() / mono.len().max(1) as f32).sqrt();
+        level.store(rms.to_bits(), Ordering::Relaxed);
+        let mut out = Vec::with_capacity(mono.len());
+        resampler.push(&mono, &mut out);
+        if !out.is_empty() {
+            let _ = events.send(CaptureEvent::Audio(out));
+        }
+    };
+    while !stop.load(Ordering::Relaxed) {
+        std::thread::sleep(Duration::from_millis(10));
+        drain(&mut consumer, &mut resampler);
+        if let Ok(message) = err_rx.try_recv() {
+            tracing::warn!(%message, "input stream error");
+            let _ = events.send(CaptureEvent::Lost(CaptureError::Lost {
+                device: name.clone(),
+                message,
+            }));
+            break;
+        }
+    }
+    drop(stream);
+    drain(&mut consumer, &mut resampler);
+    level.store(0f32.to_bits(), Ordering::Relaxed);
+}

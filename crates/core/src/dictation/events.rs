@@ -1,0 +1,85 @@
+//! What a dictation reports as it goes, for UIs, tests and benchmarks
+//! (`utter dictate --events json` prints one per line).
+
+use std::sync::OnceLock;
+use std::time::Instant;
+
+use serde::Serialize;
+
+/// Milliseconds since the process started (monotonic).
+pub fn now_ms() -> f64 {
+    static START: OnceLock<Instant> = OnceLock::new();
+    START.get_or_init(Instant::now).elapsed().as_secs_f64() * 1000.0
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum DictationEvent {
+    Ready {
+        model: String,
+        mic: String,
+    },
+    RecordingStarted {
+        id: u64,
+        audio_path: String,
+    },
+    /// Speech closed by a pause; sent to the engine while the user still talks.
+    SegmentClosed {
+        id: u64,
+        index: usize,
+        start_ms: u64,
+        end_ms: u64,
+    },
+    SegmentTranscribed {
+        id: u64,
+        index: usize,
+        text: String,
+        engine_ms: f64,
+    },
+    /// The user released the key (or pressed stop).
+    RecordingStopped {
+        id: u64,
+        audio_ms: u64,
+    },
+    Latched {
+        id: u64,
+    },
+    Cancelled {
+        id: u64,
+    },
+    TextDelivered {
+        id: u64,
+        text: String,
+        output: String,
+        engine_ms: f64,
+        segments: usize,
+    },
+    /// A recording from an earlier run whose transcription never finished.
+    Recovered {
+        audio_path: String,
+        text: String,
+    },
+    Error {
+        message: String,
+    },
+    Level {
+        rms: f32,
+    },
+}
+
+/// An event stamped with [`now_ms`].
+#[derive(Debug, Clone, Serialize)]
+pub struct Stamped {
+    pub t_ms: f64,
+    #[serde(flatten)]
+    pub event: DictationEvent,
+}
+
+impl From<DictationEvent> for Stamped {
+    fn from(event: DictationEvent) -> Self {
+        Self {
+            t_ms: now_ms(),
+            event,
+        }
+    }
+}

@@ -1,0 +1,259 @@
+//! One dictation, from key press to text: audio goes to disk first, then to
+//! the VAD; each span closed by a pause is sent to the engine at once
+//! (eager), so on release only the tail is left to transcribe.
+
+use std::collections::VecDeque;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use crossbeam_channel::{Receiver, TryRecvError};
+
+use crate::audio::wav::WavRecorder;
+use crate::engine::{Engine, EngineError, RunParams, Utterance};
+use crate::text::join_dictation;
+use crate::vad::{Segmenter, SegmenterConfig, SpeechDetector, SpeechSpan};
+
+use super::events::DictationEvent;
+
+type Reply = Receiver<Result<Vec<Utterance>, EngineError>>;
+
+/// Settings of one dictation.
+#[derive(Debug, Clone)]
+pub struct DictationConfig {
+    pub segmenter: SegmenterConfig,
+    /// Transcribe segments while the user speaks (else the whole buffer on release).
+    pub eager: bool,
+    pub language: Option<String>,
+}
+
+impl DictationConfig {
+    pub fn defaults() -> Self {
+        Self {
+            segmenter: SegmenterConfig {
+                threshold: 0.5,
+                min_silence_ms: 600,
+                min_speech_ms: 150,
+                pad_ms: 300,
+                max_segment_ms: 25_000,
+                soft_max_ms: 15_000,
+                short_silence_ms: 200,
+            },
+            eager: true,
+            language: None,
+        }
+    }
+}
+
+pub struct Dictation {
+    pub id: u64,
+    config: DictationConfig,
+    audio: Vec<f32>,
+    recorder: Option<WavRecorder>,
+    audio_path: PathBuf,
+    segmenter: Segmenter,
+    spans: Vec<SpeechSpan>,
+    pending: VecDeque<(usize, Reply)>,
+    texts: Vec<Option<String>>,
+    engine_ms: f64,
+    /// When the user released the key.
+    pub stopped_at: Option<Instant>,
+    /// All audio is in; only engine work may remain.
+    pub audio_done: bool,
+    pub failed: Option<String>,
+}
+
+impl Dictation {
+    pub fn start(
+        id: u64,
+        path: &Path,
+        config: DictationConfig,
+        vad: &mut SpeechDetector,
+    ) -> std::io::Result<Self> {
+        let recorder = WavRecorder::create(path)?;
+        let _ = vad.flush(); // a fresh VAD stream
+        Ok(Self {
+            id,
+            segmenter: Segmenter::new(config.segmenter),
+            config,
+            audio: Vec::new(),
+            recorder: Some(recorder),
+            audio_path: path.to_path_buf(),
+            spans: Vec::new(),
+            pending: VecDeque::new(),
+            texts: Vec::new(),
+            engine_ms: 0.0,
+            stopped_at: None,
+            audio_done: false,
+            failed: None,
+        })
+    }
+
+    pub fn audio_path(&self) -> &Path {
+        &self.audio_path
+    }
+
+    pub fn audio_ms(&self) -> u64 {
+        self.audio.len() as u64 / 16
+    }
+
+    fn params(&self) -> RunParams {
+        RunParams {
+            language: self.config.language.clone(),
+        }
+    }
+
+    /// Disk first, then the VAD; closed spans go to the engine when eager.
+    pub fn push_audio(
+        &mut self,
+        pcm: &[f32],
+        vad: &mut SpeechDetector,
+        engine: &Engine,
+        emit: &mut dyn FnMut(DictationEvent),
+    ) {
+        if let Some(rec) = self.recorder.as_mut() {
+            if let Err(e) = rec.write(pcm) {
+                // Keep going in memory: losing the disk copy must not lose the dictation.
+                emit(DictationEvent::Error {
+                    message: format!(
+                        "{}: cannot write the recording: {e}",
+                        self.audio_path.display()
+                    ),
+                });
+                self.recorder = None;
+            }
+        }
+        self.audio.extend_from_slice(pcm);
+        match vad.feed(pcm) {
+            Ok(probs) => {
+                for p in probs {
+                    if let Some(span) = self.segmenter.push(p) {
+                        self.close_span(span, engine, emit);
+                    }
+                }
+            }
+            Err(e) => emit(DictationEvent::Error {
+                message: e.to_string(),
+            }),
+        }
+    }
+
+    fn close_span(
+        &mut self,
+        span: SpeechSpan,
+        engine: &Engine,
+        emit: &mut dyn FnMut(DictationEvent),
+    ) {
+        let end = span.end.min(self.audio.len() as u64);
+        let span = SpeechSpan {
+            start: span.start,
+            end,
+        };
+        if span.end <= span.start {
+            return;
+        }
+        let index = self.spans.len();
+        self.spans.push(span);
+        self.texts.push(None);
+        emit(DictationEvent::SegmentClosed {
+            id: self.id,
+            index,
+            start_ms: span.start / 16,
+            end_ms: span.end / 16,
+        });
+        if self.config.eager {
+            let pcm = self.audio[span.start as usize..span.end as usize].to_vec();
+            self.pending
+                .push_back((index, engine.submit(vec![pcm], self.params())));
+        }
+    }
+
+    /// All audio is in (post-roll included): close the last span and, when
+    /// not eager, send the whole speech region as one request.
+    pub fn finish_audio(
+        &mut self,
+        vad: &mut SpeechDetector,
+        engine: &Engine,
+        emit: &mut dyn FnMut(DictationEvent),
+    ) {
+        if self.audio_done {
+            return;
+        }
+        self.audio_done = true;
+        if let Some(mut rec) = self.recorder.take() {
+            let _ = rec.flush();
+            if let Err(e) = rec.finish() {
+                emit(DictationEvent::Error {
+                    message: format!(
+                        "{}: cannot finish the recording: {e}",
+                        self.audio_path.display()
+                    ),
+                });
+            }
+        }
+        if let Ok(probs) = vad.flush() {
+            for p in probs {
+                if let Some(span) = self.segmenter.push(p) {
+                    self.close_span(span, engine, emit);
+                }
+            }
+        }
+        if let Some(span) = self.segmenter.finish() {
+            self.close_span(span, engine, emit);
+        }
+        if !self.config.eager && !self.spans.is_empty() {
+            let start = self.spans[0].start as usize;
+            let end = (self.spans.last().expect("non-empty").end as usize).min(self.audio.len());
+            let pcm = self.audio[start..end].to_vec();
+            // One request whose text stands for every span.
+            self.texts = vec![None];
+            self.pending
+                .push_back((0, engine.submit(vec![pcm], self.params())));
+        }
+    }
+
+    /// Collects finished engine work, in order. True when everything is done.
+    pub fn poll(&mut self, emit: &mut dyn FnMut(DictationEvent)) -> bool {
+        while let Some((index, rx)) = self.pending.front() {
+            let index = *index;
+            let result = match rx.try_recv() {
+                Ok(r) => r,
+                Err(TryRecvError::Empty) => break,
+                Err(TryRecvError::Disconnected) => Err(EngineError::WorkerGone),
+            };
+            self.pending.pop_front();
+            match result {
+                Ok(mut utterances) => {
+                    let u = utterances.pop().unwrap_or_default();
+                    self.engine_ms += u.engine_ms;
+                    emit(DictationEvent::SegmentTranscribed {
+                        id: self.id,
+                        index,
+                        text: u.text.clone(),
+                        engine_ms: u.engine_ms,
+                    });
+                    self.texts[index] = Some(u.text);
+                }
+                Err(e) => {
+                    emit(DictationEvent::Error {
+                        message: e.to_string(),
+                    });
+                    self.failed = Some(e.to_string());
+                    self.texts[index] = Some(String::new());
+                }
+            }
+        }
+        self.audio_done && self.pending.is_empty()
+    }
+
+    pub fn text(&self) -> String {
+        join_dictation(self.texts.iter().filter_map(|t| t.as_deref()))
+    }
+
+    pub fn engine_ms(&self) -> f64 {
+        self.engine_ms
+    }
+
+    pub fn segments(&self) -> usize {
+        self.spans.len()
+    }
+}
