@@ -57,7 +57,9 @@ fn init_logging(verbose: u8) {
         _ => "debug",
     };
     let filter = tracing_subscriber::EnvFilter::try_from_env("UTTER_LOG").unwrap_or_else(|_| {
-        tracing_subscriber::EnvFilter::new(format!("{default},symphonia=off,arboard=error"))
+        tracing_subscriber::EnvFilter::new(format!(
+            "{default},symphonia=off,arboard=error,global_hotkey=error,enigo=error"
+        ))
     });
     tracing_subscriber::fmt()
         .with_env_filter(filter)

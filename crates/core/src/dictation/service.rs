@@ -18,7 +18,7 @@ use crate::vad::SpeechDetector;
 
 use super::events::DictationEvent;
 use super::record_log::{self, RecordingRecord, RecordingStatus};
-use super::session::{Dictation, DictationConfig};
+use super::session::{post_roll_done, Dictation, DictationConfig};
 use super::trigger::{parse_hotkey, Intent, Trigger, TriggerKey, TriggerMode};
 
 /// Everything the service needs to know, resolved at the edge.
@@ -358,11 +358,12 @@ pub fn run(
         }
 
         if let Some(d) = current.as_mut() {
-            // Post-roll over: close the mic (unless always open) and send the tail.
-            if !d.audio_done
-                && d.stopped_at
-                    .is_some_and(|t| t.elapsed() >= config.post_roll)
-            {
+            // Post-roll over (or the user had already stopped speaking, so the
+            // rest is silence): close the mic (unless always open) and send the tail.
+            let post_roll_done = d
+                .stopped_at
+                .is_some_and(|t| post_roll_done(t.elapsed(), config.post_roll, d.hearing_speech()));
+            if !d.audio_done && post_roll_done {
                 if !config.always_open_mic {
                     if let Some(m) = mic.take() {
                         let rx = m.events.clone();

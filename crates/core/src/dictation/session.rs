@@ -4,7 +4,7 @@
 
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, TryRecvError};
 
@@ -42,6 +42,13 @@ impl DictationConfig {
             language: None,
         }
     }
+}
+
+/// Whether to stop listening after the key was released `since_release`
+/// ago: at once when the user had already stopped speaking (what follows is
+/// silence), else after the post-roll, so the last word is never cut.
+pub fn post_roll_done(since_release: Duration, post_roll: Duration, hearing_speech: bool) -> bool {
+    since_release >= post_roll || !hearing_speech
 }
 
 pub struct Dictation {
@@ -86,6 +93,12 @@ impl Dictation {
             audio_done: false,
             failed: None,
         })
+    }
+
+    /// Whether the user is still speaking in the latest audio: only then is
+    /// the post-roll worth waiting for after the key is released.
+    pub fn hearing_speech(&self) -> bool {
+        self.segmenter.hearing_speech()
     }
 
     pub fn audio_path(&self) -> &Path {
@@ -255,5 +268,30 @@ impl Dictation {
 
     pub fn segments(&self) -> usize {
         self.spans.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn post_roll_waits_only_while_speech_continues() {
+        let post_roll = Duration::from_millis(400);
+        assert!(!post_roll_done(Duration::from_millis(100), post_roll, true));
+        assert!(post_roll_done(Duration::from_millis(400), post_roll, true));
+        assert!(
+            post_roll_done(Duration::ZERO, post_roll, false),
+            "a pause at release: nothing to wait for"
+        );
+    }
+
+    #[test]
+    fn dictation_defaults_keep_300_ms_pre_roll_and_cut_at_25_s() {
+        let c = DictationConfig::defaults().segmenter;
+        assert_eq!(
+            (c.pad_ms, c.min_silence_ms, c.max_segment_ms),
+            (300, 600, 25_000)
+        );
     }
 }

@@ -87,6 +87,17 @@ impl Segmenter {
         matches!(self.state, State::Speech { .. })
     }
 
+    /// True while the latest frames are speech (not a pause inside a span).
+    pub fn hearing_speech(&self) -> bool {
+        matches!(
+            self.state,
+            State::Speech {
+                silence_since: None,
+                ..
+            }
+        )
+    }
+
     fn padded_start(&self, start_frame: u64) -> u64 {
         (start_frame * FRAME_SAMPLES).saturating_sub(self.pad_samples())
     }
