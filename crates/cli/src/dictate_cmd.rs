@@ -107,6 +107,10 @@ pub fn run(store: &ModelStore, args: DictateArgs) -> Result<ExitCode> {
             return Ok(ExitCode::from(exit::NO_MODEL));
         }
     };
+    if let Err(e) = engine.info().check_language(args.language.as_deref()) {
+        eprintln!("error: {e}");
+        return Ok(ExitCode::from(exit::USAGE));
+    }
     let mut vad = SpeechDetector::load(&store.path_of(&vad_entry))?;
 
     let mut config = ServiceConfig::new(model_name.clone());
@@ -175,7 +179,13 @@ pub fn run(store: &ModelStore, args: DictateArgs) -> Result<ExitCode> {
     }
 }
 
-pub fn devices() -> Result<ExitCode> {
+pub fn devices(compute: bool) -> Result<ExitCode> {
+    if compute {
+        for (kind, name, description) in utter_core::engine::compute_devices() {
+            println!("{kind:<8} {name:<16} {description}");
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
     let devices = utter_core::audio::capture::input_devices();
     if devices.is_empty() {
         println!("No input devices found.");

@@ -43,8 +43,11 @@ enum Command {
     Transcribe(transcribe_cmd::TranscribeArgs),
     /// Live dictation: hold a hotkey, speak, release; the text lands in the focused app
     Dictate(Box<dictate_cmd::DictateArgs>),
-    /// List audio input devices (* = default)
-    Devices,
+    /// List audio input devices (* = default); --compute: the engine's compute devices
+    Devices {
+        #[arg(long)]
+        compute: bool,
+    },
     /// Manage speech and VAD models
     #[command(subcommand)]
     Models(models_cmd::ModelsCommand),
@@ -82,7 +85,7 @@ fn main() -> ExitCode {
         Command::Transcribe(args) => transcribe_cmd::run(&store, args),
         Command::Models(cmd) => models_cmd::run(&store, cmd),
         Command::Dictate(args) => dictate_cmd::run(&store, *args),
-        Command::Devices => dictate_cmd::devices(),
+        Command::Devices { compute } => dictate_cmd::devices(compute),
     };
     match result {
         Ok(code) => code,

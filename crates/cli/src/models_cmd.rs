@@ -3,14 +3,37 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use clap::Subcommand;
+use indicatif::{ProgressBar, ProgressStyle};
+use utter_core::models::download::DownloadOptions;
+use utter_core::models::Catalog;
 use utter_core::models::{self, ModelKind, ModelStore};
 
 #[derive(Subcommand)]
 pub enum ModelsCommand {
-    /// List installed models
-    List,
+    /// List installed models (--available: the catalog of downloadable models)
+    List {
+        #[arg(long)]
+        available: bool,
+    },
+    /// Download a model from the catalog (resumable, verified by sha256)
+    Download {
+        name: String,
+        /// Quantisation (e.g. Q8_0, Q5_K_M, F16) [default: the catalog's choice]
+        #[arg(long)]
+        quant: Option<String>,
+        /// Download from this base URL first (a company mirror), before the public hub; repeatable
+        #[arg(long)]
+        base_url: Vec<String>,
+        /// Never fall back to the public hub (air-gapped networks)
+        #[arg(long)]
+        no_hub: bool,
+    },
+    /// Remove an installed model
+    Remove { name: String },
+    /// Make an installed model the default for dictation and files
+    Use { name: String },
     /// Import a CTranslate2/faster-whisper model directory, a Silero .safetensors, a whisper.cpp .bin or a .gguf
     Import {
         path: PathBuf,
@@ -36,7 +59,22 @@ fn human_size(bytes: u64) -> String {
 
 pub fn run(store: &ModelStore, cmd: ModelsCommand) -> Result<ExitCode> {
     match cmd {
-        ModelsCommand::List => {
+        ModelsCommand::List { available: true } => list_available(store)?,
+        ModelsCommand::Download {
+            name,
+            quant,
+            base_url,
+            no_hub,
+        } => download(store, &name, quant.as_deref(), &base_url, !no_hub)?,
+        ModelsCommand::Remove { name } => {
+            let entry = store.remove(&name)?;
+            println!("Removed {} ({})", entry.name, human_size(entry.size));
+        }
+        ModelsCommand::Use { name } => {
+            store.set_default(&name)?;
+            println!("{name} is now the default speech model");
+        }
+        ModelsCommand::List { available: false } => {
             let list = store.list()?;
             if list.is_empty() {
                 println!("No models installed in {}.", store.dir().display());
@@ -101,4 +139,92 @@ pub fn run(store: &ModelStore, cmd: ModelsCommand) -> Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+fn list_available(store: &ModelStore) -> Result<()> {
+    let catalog = Catalog::builtin();
+    let installed: Vec<String> = store.list()?.into_iter().map(|m| m.name).collect();
+    println!(
+        "{:<34} {:<19} {:>9} {:>5} {:>5}  FEATURES",
+        "NAME", "ARCH", "SIZE", "SPEED", "ACC"
+    );
+    for m in &catalog.models {
+        let size = m.file(None).map_or(0, |f| f.size);
+        let mut features = Vec::new();
+        if m.streaming {
+            features.push("streaming".to_string());
+        }
+        if m.translate {
+            features.push("translate".into());
+        }
+        features.push(if m.languages.len() == 1 {
+            m.languages[0].clone()
+        } else {
+            format!("{} languages", m.languages.len())
+        });
+        let mark = if installed.contains(&m.name) {
+            " (installed)"
+        } else if m.recommended {
+            " *"
+        } else {
+            ""
+        };
+        println!(
+            "{:<34} {:<19} {:>9} {:>5} {:>5}  {}",
+            format!("{}{mark}", m.name),
+            m.arch,
+            human_size(size),
+            m.speed_score.map_or("-".into(), |v| v.to_string()),
+            m.accuracy_score.map_or("-".into(), |v| v.to_string()),
+            features.join(", ")
+        );
+    }
+    println!(
+        "(* = recommended; `utter models download NAME [--quant Q]`; {})",
+        catalog.source
+    );
+    Ok(())
+}
+
+fn download(
+    store: &ModelStore,
+    name: &str,
+    quant: Option<&str>,
+    base_urls: &[String],
+    hub: bool,
+) -> Result<()> {
+    let catalog = Catalog::builtin();
+    let model = catalog.find(name).with_context(|| {
+        format!("`{name}` is not in the catalog; `utter models list --available` shows what is")
+    })?;
+    let bases = models::download_bases(&catalog, base_urls, hub);
+    if bases.is_empty() {
+        anyhow::bail!("no download source: give --base-url or allow the hub");
+    }
+    let options = DownloadOptions::default();
+    let cancel = options.cancel.clone();
+    // Ctrl+C keeps the partial file so the next run resumes.
+    let _ = ctrlc::set_handler(move || cancel.store(true, std::sync::atomic::Ordering::Relaxed));
+    let bar = ProgressBar::new(model.file(quant).map_or(0, |f| f.size));
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{msg} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} eta {eta}",
+        )
+        .unwrap_or_else(|_| ProgressStyle::default_bar())
+        .progress_chars("=> "),
+    );
+    bar.set_message(name.to_string());
+    let result =
+        models::install_from_catalog(store, &catalog, model, quant, &bases, &options, |p| {
+            bar.set_position(p.downloaded)
+        });
+    bar.finish_and_clear();
+    let entry = result.map_err(|e| anyhow::anyhow!("cannot install {name}: {e}"))?;
+    println!(
+        "Installed {} ({}, {})",
+        entry.name,
+        entry.variant,
+        human_size(entry.size)
+    );
+    Ok(())
 }

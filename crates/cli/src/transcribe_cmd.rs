@@ -109,6 +109,10 @@ pub fn run(store: &ModelStore, args: TranscribeArgs) -> Result<ExitCode> {
             }
         }
     }
+    if let Err(e) = engines[0].info().check_language(args.language.as_deref()) {
+        eprintln!("error: {e}");
+        return Ok(ExitCode::from(exit::USAGE));
+    }
     let mut detector = if args.no_vad {
         None
     } else {

@@ -41,7 +41,15 @@ fn desktop() -> &'static Desktop {
         std::fs::create_dir_all(&fixtures).unwrap();
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&runtime_dir, std::fs::Permissions::from_mode(0o700)).unwrap();
-        let display = format!(":{}", 50 + std::process::id() % 200);
+        // A display number nobody uses (no lock file), so a stale server cannot interfere.
+        let display = (50..400)
+            .map(|n| (n + std::process::id() % 200) % 400 + 20)
+            .find(|n| {
+                !Path::new(&format!("/tmp/.X{n}-lock")).exists()
+                    && !Path::new(&format!("/tmp/.X11-unix/X{n}")).exists()
+            })
+            .map(|n| format!(":{n}"))
+            .expect("a free X display number");
         let xvfb = Command::new("Xvfb")
             .args([&display, "-screen", "0", "1280x800x24", "-nolisten", "tcp"])
             .stderr(Stdio::null())

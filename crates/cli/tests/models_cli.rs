@@ -241,3 +241,106 @@ fn install_default_from_the_wheel_cache_into_a_fresh_directory() {
         "{stdout}"
     );
 }
+
+/// Serves `size` zero bytes for any GET on loopback (a mirror with bad data).
+fn zero_mirror(size: usize) -> String {
+    use std::io::{BufRead, BufReader, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for stream in listener.incoming().take(8).flatten() {
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut line = String::new();
+            while reader.read_line(&mut line).unwrap_or(0) > 2 {
+                line.clear();
+            }
+            let mut out = stream;
+            let _ = write!(
+                out,
+                "HTTP/1.1 200 OK\r\nContent-Length: {size}\r\nConnection: close\r\n\r\n"
+            );
+            let zeros = vec![0u8; 1 << 20];
+            let mut left = size;
+            while left > 0 {
+                let n = left.min(zeros.len());
+                if out.write_all(&zeros[..n]).is_err() {
+                    break;
+                }
+                left -= n;
+            }
+        }
+    });
+    base
+}
+
+#[test]
+fn a_catalog_download_with_wrong_bytes_installs_nothing() {
+    let catalog = utter_core::models::Catalog::builtin();
+    let model = catalog.find("moonshine-tiny").expect("in the catalog");
+    let size = model.file(None).unwrap().size as usize;
+    let base = zero_mirror(size);
+    let tmp = tempfile::tempdir().unwrap();
+    let models = tmp.path().join("models");
+    let out = utter(
+        &models,
+        &[
+            "models",
+            "download",
+            "moonshine-tiny",
+            "--base-url",
+            &base,
+            "--no-hub",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("cannot install moonshine-tiny") && err.contains("checksum mismatch"),
+        "{err}"
+    );
+    let left: Vec<_> = std::fs::read_dir(&models)
+        .map(|d| d.flatten().map(|e| e.file_name()).collect())
+        .unwrap_or_default();
+    assert!(left.is_empty(), "nothing installed, no .part: {left:?}");
+
+    let out = utter(
+        &models,
+        &["models", "download", "no-such-model", "--no-hub"],
+    );
+    assert!(
+        text(&out.stderr).contains("not in the catalog"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = utter(
+        &models,
+        &[
+            "models",
+            "download",
+            "moonshine-tiny",
+            "--quant",
+            "Q1",
+            "--base-url",
+            &base,
+            "--no-hub",
+        ],
+    );
+    assert!(
+        text(&out.stderr).contains("has no Q1 quantisation (available: "),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn the_catalog_lists_models_with_sizes_and_features() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = utter(tmp.path(), &["models", "list", "--available"]);
+    assert!(out.status.success());
+    let list = text(&out.stdout);
+    assert!(list.lines().count() > 60, "{list}");
+    assert!(
+        list.contains("whisper-base.en") && list.contains("streaming") && list.contains("MB"),
+        "{list}"
+    );
+}

@@ -35,6 +35,57 @@ pub struct ModelInfo {
     pub load_ms: f64,
 }
 
+/// Loads a model on the best backend this build has (CUDA, Vulkan, Metal...);
+/// if that fails (no driver, out of GPU memory), warns and loads on the CPU
+/// instead of failing the dictation.
+fn load_with_cpu_fallback(path: &Path) -> transcribe_cpp::Result<Model> {
+    match Model::load(path) {
+        Ok(m) => Ok(m),
+        Err(e @ (transcribe_cpp::Error::Backend(_) | transcribe_cpp::Error::OutOfMemory(_))) => {
+            tracing::warn!("GPU load failed ({e}); falling back to the CPU");
+            let options = transcribe_cpp::ModelOptions {
+                backend: transcribe_cpp::Backend::Cpu,
+                ..Default::default()
+            };
+            Model::load_with(path, &options)
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// Compute devices the engine sees: (kind, name, description).
+pub fn compute_devices() -> Vec<(String, String, String)> {
+    transcribe_cpp::devices()
+        .into_iter()
+        .map(|d| (d.kind, d.name, d.description))
+        .collect()
+}
+
+impl ModelInfo {
+    /// Checks a requested language against the model's own list, so a user
+    /// gets a clear error instead of an engine failure mid-dictation.
+    pub fn check_language(&self, language: Option<&str>) -> Result<(), String> {
+        let Some(lang) = language else {
+            return Ok(());
+        };
+        if self.languages.is_empty() || self.languages.iter().any(|l| l == lang) {
+            return Ok(());
+        }
+        let mut list = self.languages.clone();
+        list.truncate(30);
+        Err(format!(
+            "`{}` does not support language `{lang}` (it supports: {}{})",
+            self.variant,
+            list.join(", "),
+            if self.languages.len() > 30 {
+                ", ..."
+            } else {
+                ""
+            }
+        ))
+    }
+}
+
 /// Loads a model file only to learn what it is (validation on import).
 pub fn probe(path: &Path) -> Result<ModelInfo, EngineError> {
     let started = Instant::now();
@@ -187,7 +238,7 @@ fn worker(
         path: config.model_path.clone(),
         message: e.to_string(),
     };
-    let model = match Model::load(&config.model_path) {
+    let model = match load_with_cpu_fallback(&config.model_path) {
         Ok(m) => m,
         Err(e) => {
             let _ = ready.send(Err(load_error(e)));

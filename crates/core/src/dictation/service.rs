@@ -272,7 +272,8 @@ pub fn run(
                 }
                 Err(_) => mic = None,
             },
-            default(Duration::from_millis(10)) => {}
+            // Busy only while a dictation is in flight; idle, wake rarely (CPU ≈ 0).
+            default(if current.is_some() { Duration::from_millis(10) } else { Duration::from_secs(1) }) => {}
         }
 
         match intent {

@@ -2,11 +2,14 @@
 //! models directory with a manifest, provisioning the defaults, and resolving
 //! what a command asked for (`--model NAME|PATH`) into a file.
 
+pub mod catalog;
 pub mod convert;
 pub mod defaults;
+pub mod download;
 pub mod import;
 pub mod store;
 
+pub use catalog::{Catalog, CatalogModel};
 pub use defaults::{install_default, DefaultInstall};
 pub use import::{import, ImportSource};
 pub use store::{ModelEntry, ModelKind, ModelStore};
@@ -29,6 +32,8 @@ pub enum ModelError {
     NotFound(String),
     #[error("{0}")]
     Provision(String),
+    #[error(transparent)]
+    Download(#[from] download::DownloadError),
 }
 
 impl ModelError {
@@ -43,3 +48,72 @@ impl ModelError {
 /// What to tell a user who has no speech model yet.
 pub const INSTALL_HINT: &str =
     "run `utter models install-default` to install the default model, or `utter models import PATH`";
+
+/// Where catalog downloads come from: the user's (or company's) base URLs
+/// first, then `UTTER_MODEL_BASE_URL`, then — unless `hub` is false, for
+/// air-gapped networks — the catalog's public hub.
+pub fn download_bases(catalog: &Catalog, user_bases: &[String], hub: bool) -> Vec<String> {
+    let env_base = std::env::var("UTTER_MODEL_BASE_URL")
+        .ok()
+        .filter(|s| !s.is_empty());
+    let mut bases: Vec<String> = user_bases.iter().cloned().chain(env_base).collect();
+    if hub {
+        bases.extend(catalog.default_bases.iter().cloned());
+    }
+    bases.dedup();
+    bases
+}
+
+/// Downloads a catalog model into the store, verifies it, loads it in the
+/// engine and records it. A file the engine cannot load is removed again.
+pub fn install_from_catalog(
+    store: &ModelStore,
+    catalog: &Catalog,
+    model: &CatalogModel,
+    quant: Option<&str>,
+    bases: &[String],
+    options: &download::DownloadOptions,
+    on_progress: impl FnMut(download::DownloadProgress),
+) -> Result<ModelEntry, ModelError> {
+    let file = model.file(quant).ok_or_else(|| {
+        let quants: Vec<&str> = model.files.iter().map(|f| f.quant.as_str()).collect();
+        ModelError::NotFound(format!(
+            "`{}` has no {} quantisation (available: {})",
+            model.name,
+            quant.unwrap_or(&model.default_quant),
+            quants.join(", ")
+        ))
+    })?;
+    let dest = store.dir().join(format!("{}.gguf", model.name));
+    let urls = catalog.urls(model, file, bases);
+    let spec = download::DownloadSpec {
+        urls: urls.clone(),
+        dest: dest.clone(),
+        size: file.size,
+        sha256: file.sha256.clone(),
+    };
+    download::download(&spec, options, on_progress)?;
+    let info = crate::engine::probe(&dest).map_err(|e| {
+        let _ = std::fs::remove_file(&dest);
+        ModelError::Invalid {
+            path: dest.clone(),
+            message: e.to_string(),
+        }
+    })?;
+    let entry = ModelEntry {
+        name: model.name.clone(),
+        kind: if info.is_vad {
+            ModelKind::Vad
+        } else {
+            ModelKind::Speech
+        },
+        arch: info.arch,
+        variant: info.variant,
+        file: format!("{}.gguf", model.name),
+        source: urls.first().cloned().unwrap_or_default(),
+        size: file.size,
+        sha256: file.sha256.clone(),
+    };
+    store.record(entry.clone())?;
+    Ok(entry)
+}

@@ -127,6 +127,43 @@ impl ModelStore {
         self.write_manifest(&manifest)
     }
 
+    /// Removes a model's file and manifest entry.
+    pub fn remove(&self, name: &str) -> Result<ModelEntry, ModelError> {
+        let mut manifest = self.read_manifest()?;
+        let index = manifest
+            .models
+            .iter()
+            .position(|m| m.name == name)
+            .ok_or_else(|| ModelError::NotFound(format!("no installed model named `{name}`")))?;
+        let entry = manifest.models.remove(index);
+        if manifest.default_speech.as_deref() == Some(name) {
+            manifest.default_speech = None;
+        }
+        let path = self.path_of(&entry);
+        match std::fs::remove_file(&path) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(ModelError::io(path, e)),
+        }
+        self.write_manifest(&manifest)?;
+        Ok(entry)
+    }
+
+    /// Makes `name` the speech model used when none is named.
+    pub fn set_default(&self, name: &str) -> Result<(), ModelError> {
+        let entry = self
+            .find(name)?
+            .ok_or_else(|| ModelError::NotFound(format!("no installed model named `{name}`")))?;
+        if entry.kind != ModelKind::Speech {
+            return Err(ModelError::NotFound(format!(
+                "`{name}` is a VAD model, not a speech model"
+            )));
+        }
+        let mut manifest = self.read_manifest()?;
+        manifest.default_speech = Some(name.to_string());
+        self.write_manifest(&manifest)
+    }
+
     /// The speech model to use when none is named: the chosen default, else
     /// the first installed one.
     pub fn default_speech(&self) -> Result<Option<ModelEntry>, ModelError> {
@@ -224,6 +261,19 @@ mod tests {
         assert_eq!(store.vad().unwrap().unwrap().name, "vad");
         let err = store.resolve_speech(Some("nope")).unwrap_err().to_string();
         assert!(err.contains("installed: a, b"), "{err}");
+
+        store.set_default("b").unwrap();
+        assert_eq!(store.resolve_speech(None).unwrap().0, "b");
+        assert!(store.set_default("vad").is_err());
+        store.remove("b").unwrap();
+        assert!(!dir.path().join("b.bin").exists());
+        assert_eq!(
+            store.resolve_speech(None).unwrap().0,
+            "a",
+            "default falls back"
+        );
+        std::fs::write(dir.path().join("b.bin"), b"x").unwrap();
+        store.record(entry("b", ModelKind::Speech)).unwrap();
 
         // A model whose file vanished is not listed.
         std::fs::remove_file(dir.path().join("a.bin")).unwrap();
