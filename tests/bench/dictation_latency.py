@@ -11,7 +11,9 @@ machine noise hits them alike. Prints a Markdown table for docs/benchmarks.md.
 """
 import json, os, queue, shutil, statistics, subprocess, sys, tempfile, threading, time
 
-ROUNDS = int(sys.argv[1]) if len(sys.argv) > 1 else 3
+IDLE_ONLY = "--idle-only" in sys.argv
+args = [a for a in sys.argv[1:] if a != "--idle-only"]
+ROUNDS = int(args[0]) if args else 3
 TARGET = os.environ.get("CARGO_TARGET_DIR", os.path.expanduser("~/.cache/utter/target"))
 UTTER = os.environ.get("UTTER_BIN", os.path.join(TARGET, "release", "utter"))
 LIBRIVOX = "/usr/share/pocketsphinx/test/data/librivox"
@@ -88,15 +90,18 @@ def main():
           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     time.sleep(2)
     run(["pactl", "set-default-source", "vmic"]); run(["pactl", "set-default-sink", "vspk"])
-    files = {s: speech(s) for s in (5, 15, 30, 60)}
     eager = Dictate("ctrl+shift+space", [])
-    baseline = Dictate("ctrl+alt+space", ["--no-eager"])
 
     # Idle CPU with the mic closed.
     time.sleep(2)
     c0, t0 = cpu_seconds(eager.p.pid), time.time()
-    time.sleep(20)
+    time.sleep(30)
     idle = (cpu_seconds(eager.p.pid) - c0) / (time.time() - t0) * 100
+    if IDLE_ONLY:
+        print(f"idle CPU of `utter dictate` (mic closed, 30 s): {idle:.2f} %")
+        return
+    files = {s: speech(s) for s in (5, 15, 30, 60)}
+    baseline = Dictate("ctrl+alt+space", ["--no-eager"])
 
     results = {s: {"eager": [], "baseline": [], "tail": []} for s in files}
     for r in range(ROUNDS):
@@ -115,7 +120,7 @@ def main():
     for s, (wav, dur) in files.items():
         e, b, t = (statistics.median(results[s][k]) for k in ("eager", "baseline", "tail"))
         print(f"| {dur:.1f} s | {e:.0f} ms | {b:.0f} ms | {e / b:.2f} | {t:.0f} ms | {e - t:.0f} ms |")
-    print(f"\nidle CPU of `utter dictate` (mic closed, 20 s): {idle:.2f} %")
+    print(f"\nidle CPU of `utter dictate` (mic closed, 30 s): {idle:.2f} %")
     print(f"peak RSS of `utter dictate` (eager) after all dictations: {int(hwm) / 1024:.0f} MB")
 
 try:
