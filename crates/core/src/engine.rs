@@ -3,6 +3,7 @@
 //! transcription requests reach it through a queue. Requests and replies are
 //! plain owned data, so the worker could move into its own process later.
 
+use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::thread::JoinHandle;
 use std::time::Instant;
@@ -32,6 +33,10 @@ pub struct ModelInfo {
     pub is_speech: bool,
     pub languages: Vec<String>,
     pub detects_language: bool,
+    /// The model has a native streaming decoder (moonshine_streaming,
+    /// parakeet streaming variants, voxtral_realtime): live dictation feeds
+    /// it audio directly instead of VAD segments.
+    pub streaming: bool,
     pub load_ms: f64,
 }
 
@@ -109,6 +114,7 @@ fn describe(model: &Model, started: Instant) -> ModelInfo {
             .map(|c| c.languages.clone())
             .unwrap_or_default(),
         detects_language: caps.as_ref().is_some_and(|c| c.supports_language_detect),
+        streaming: caps.as_ref().is_some_and(|c| c.supports_streaming),
         load_ms: started.elapsed().as_secs_f64() * 1000.0,
     }
 }
@@ -142,12 +148,30 @@ pub struct Utterance {
 
 type BatchReply = Result<Vec<Utterance>, EngineError>;
 
+/// What a streaming transcription reports.
+#[derive(Debug, Clone)]
+pub enum StreamEvent {
+    /// Text so far: `committed` will not change, `tentative` may.
+    Partial {
+        committed: String,
+        tentative: String,
+    },
+    Final(Result<Utterance, EngineError>),
+}
+
 enum Request {
     Batch {
         pcms: Vec<Vec<f32>>,
         params: RunParams,
         reply: Sender<BatchReply>,
     },
+    StreamBegin {
+        params: RunParams,
+        events: Sender<StreamEvent>,
+    },
+    StreamFeed(Vec<f32>),
+    StreamFinish,
+    StreamAbort,
 }
 
 /// Engine settings resolved at the edge.
@@ -212,6 +236,33 @@ impl Engine {
             .map_err(|_| EngineError::WorkerGone)?
     }
 
+    /// Starts a streaming transcription (only for models whose
+    /// [`ModelInfo::streaming`] is true); feed it with [`Engine::stream_feed`].
+    pub fn stream_begin(&self, params: RunParams) -> Receiver<StreamEvent> {
+        let (events, rx) = unbounded();
+        self.send(Request::StreamBegin { params, events });
+        rx
+    }
+
+    pub fn stream_feed(&self, pcm: Vec<f32>) {
+        self.send(Request::StreamFeed(pcm));
+    }
+
+    /// Flushes the stream; the final text arrives as `StreamEvent::Final`.
+    pub fn stream_finish(&self) {
+        self.send(Request::StreamFinish);
+    }
+
+    pub fn stream_abort(&self) {
+        self.send(Request::StreamAbort);
+    }
+
+    fn send(&self, request: Request) {
+        if let Some(tx) = &self.tx {
+            let _ = tx.send(request);
+        }
+    }
+
     /// Aborts the run in progress (its reply is `Cancelled`); later requests run normally.
     pub fn cancel(&self) {
         self.cancel.cancel();
@@ -270,7 +321,9 @@ fn worker(
     session.set_cancel_token(&cancel);
     let _ = ready.send(Ok(info));
 
-    for request in rx {
+    // Requests that arrive while a stream is open wait here (one compute at a time).
+    let mut backlog: VecDeque<Request> = VecDeque::new();
+    while let Some(request) = backlog.pop_front().or_else(|| rx.recv().ok()) {
         match request {
             Request::Batch {
                 pcms,
@@ -281,6 +334,57 @@ fn worker(
                 cancel.reset();
                 let _ = reply.send(result);
             }
+            Request::StreamBegin { params, events } => {
+                run_stream(&mut session, &params, &rx, &events, &mut backlog);
+                cancel.reset();
+            }
+            // Stray stream messages (after an abort or a failed begin).
+            Request::StreamFeed(_) | Request::StreamFinish | Request::StreamAbort => {}
+        }
+    }
+}
+
+/// Runs one stream until it is finished or aborted.
+fn run_stream(
+    session: &mut transcribe_cpp::Session,
+    params: &RunParams,
+    rx: &Receiver<Request>,
+    events: &Sender<StreamEvent>,
+    backlog: &mut VecDeque<Request>,
+) {
+    let options = RunOptions {
+        language: params.language.clone(),
+        ..Default::default()
+    };
+    let fail = |e: transcribe_cpp::Error| {
+        let _ = events.send(StreamEvent::Final(Err(EngineError::Run(e.to_string()))));
+    };
+    let mut stream = match session.stream(&options, &transcribe_cpp::StreamOptions::default()) {
+        Ok(s) => s,
+        Err(e) => return fail(e),
+    };
+    for request in rx.iter() {
+        match request {
+            Request::StreamFeed(pcm) => match stream.feed(&pcm) {
+                Ok(update) if update.result_changed => {
+                    let text = stream.text();
+                    let _ = events.send(StreamEvent::Partial {
+                        committed: text.committed,
+                        tentative: text.tentative,
+                    });
+                }
+                Ok(_) => {}
+                Err(e) => return fail(e),
+            },
+            Request::StreamFinish => {
+                if let Err(e) = stream.finalize() {
+                    return fail(e);
+                }
+                let _ = events.send(StreamEvent::Final(to_utterance(Ok(stream.snapshot()))));
+                return;
+            }
+            Request::StreamAbort => return,
+            other => backlog.push_back(other),
         }
     }
 }

@@ -136,3 +136,31 @@ fn a_cancelled_run_reports_cancelled_and_the_next_run_works() {
     let again = engine.transcribe(vec![pcm], RunParams::default()).unwrap();
     assert!(again[0].text.contains("Dashwood"), "{}", again[0].text);
 }
+
+#[test]
+fn whisper_has_no_streaming_decoder_so_a_stream_is_refused_and_the_worker_carries_on() {
+    use utter_core::engine::StreamEvent;
+    let engine = Engine::start(EngineConfig {
+        model_path: common::speech_model(),
+        threads: 0,
+    })
+    .unwrap();
+    // Dictation therefore uses VAD segments with this model.
+    assert!(!engine.info().streaming);
+    let events = engine.stream_begin(RunParams::default());
+    // Audio sent to a stream that never opened is dropped, not queued forever.
+    engine.stream_feed(vec![0.0; 16_000]);
+    engine.stream_finish();
+    match events
+        .recv_timeout(std::time::Duration::from_secs(10))
+        .unwrap()
+    {
+        StreamEvent::Final(Err(e)) => assert!(e.to_string().contains("not implemented"), "{e}"),
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+    let clips = common::librivox_clips();
+    let out = engine
+        .transcribe(vec![common::load_pcm(&clips[4].0)], RunParams::default())
+        .unwrap();
+    assert!(out[0].text.contains("amiable"), "{}", out[0].text);
+}

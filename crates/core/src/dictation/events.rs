@@ -36,6 +36,11 @@ pub enum DictationEvent {
         text: String,
         engine_ms: f64,
     },
+    /// Streaming models only: the text so far, while the user speaks.
+    PartialText {
+        id: u64,
+        text: String,
+    },
     /// The user released the key (or pressed stop).
     RecordingStopped {
         id: u64,

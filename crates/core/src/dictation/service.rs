@@ -283,7 +283,13 @@ pub fn run(
                 }
                 if mic.is_some() {
                     let path = record_log::new_recording_path(&config.recordings_dir);
-                    match Dictation::start(next_id, &path, config.dictation.clone(), &mut vad) {
+                    match Dictation::start(
+                        next_id,
+                        &path,
+                        config.dictation.clone(),
+                        &mut vad,
+                        &engine,
+                    ) {
                         Ok(mut d) => {
                             // Grab cancel/latch before announcing, so an immediate press is not lost.
                             keys.set_recording(true, config.mode);
@@ -326,7 +332,7 @@ pub fn run(
                 if let Some(mut d) = current.take() {
                     engine.cancel();
                     d.stopped_at = Some(Instant::now());
-                    d.finish_audio(&mut vad, &engine, &mut |_| {});
+                    d.abort(&engine);
                     emit(DictationEvent::Cancelled { id: d.id });
                     keys.set_recording(false, config.mode);
                     let _ = record_log::write_record(

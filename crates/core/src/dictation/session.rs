@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{Receiver, TryRecvError};
 
 use crate::audio::wav::WavRecorder;
-use crate::engine::{Engine, EngineError, RunParams, Utterance};
+use crate::engine::{Engine, EngineError, RunParams, StreamEvent, Utterance};
 use crate::text::join_dictation;
 use crate::vad::{Segmenter, SegmenterConfig, SpeechDetector, SpeechSpan};
 
@@ -67,6 +67,9 @@ pub struct Dictation {
     /// All audio is in; only engine work may remain.
     pub audio_done: bool,
     pub failed: Option<String>,
+    /// Streaming models get the audio directly (no VAD segments); `None`
+    /// once the final text is in, or for segment-based models.
+    stream: Option<Receiver<StreamEvent>>,
 }
 
 impl Dictation {
@@ -75,10 +78,17 @@ impl Dictation {
         path: &Path,
         config: DictationConfig,
         vad: &mut SpeechDetector,
+        engine: &Engine,
     ) -> std::io::Result<Self> {
         let recorder = WavRecorder::create(path)?;
         let _ = vad.flush(); // a fresh VAD stream
+        let stream = engine.info().streaming.then(|| {
+            engine.stream_begin(RunParams {
+                language: config.language.clone(),
+            })
+        });
         Ok(Self {
+            stream,
             id,
             segmenter: Segmenter::new(config.segmenter),
             config,
@@ -136,6 +146,10 @@ impl Dictation {
             }
         }
         self.audio.extend_from_slice(pcm);
+        if self.stream.is_some() {
+            engine.stream_feed(pcm.to_vec());
+            return;
+        }
         match vad.feed(pcm) {
             Ok(probs) => {
                 for p in probs {
@@ -203,6 +217,10 @@ impl Dictation {
                 });
             }
         }
+        if self.stream.is_some() {
+            engine.stream_finish();
+            return;
+        }
         if let Ok(probs) = vad.flush() {
             for p in probs {
                 if let Some(span) = self.segmenter.push(p) {
@@ -224,8 +242,65 @@ impl Dictation {
         }
     }
 
+    /// Stops engine work for a cancelled dictation.
+    pub fn abort(&mut self, engine: &Engine) {
+        if self.stream.take().is_some() {
+            engine.stream_abort();
+        }
+        if let Some(rec) = self.recorder.take() {
+            let _ = rec.finish(); // the audio is kept, per the retention setting
+        }
+        self.audio_done = true;
+    }
+
+    fn poll_stream(&mut self, emit: &mut dyn FnMut(DictationEvent)) {
+        let Some(rx) = &self.stream else { return };
+        let mut finished = false;
+        for event in rx.try_iter() {
+            match event {
+                StreamEvent::Partial {
+                    committed,
+                    tentative,
+                } => emit(DictationEvent::PartialText {
+                    id: self.id,
+                    text: crate::text::join_dictation([committed.as_str(), tentative.as_str()]),
+                }),
+                StreamEvent::Final(result) => {
+                    finished = true;
+                    let text = match result {
+                        Ok(u) => {
+                            self.engine_ms += u.engine_ms;
+                            u.text
+                        }
+                        Err(e) => {
+                            emit(DictationEvent::Error {
+                                message: e.to_string(),
+                            });
+                            self.failed = Some(e.to_string());
+                            String::new()
+                        }
+                    };
+                    emit(DictationEvent::SegmentTranscribed {
+                        id: self.id,
+                        index: 0,
+                        text: text.clone(),
+                        engine_ms: self.engine_ms,
+                    });
+                    self.texts = vec![Some(text)];
+                }
+            }
+        }
+        if finished {
+            self.stream = None;
+        }
+    }
+
     /// Collects finished engine work, in order. True when everything is done.
     pub fn poll(&mut self, emit: &mut dyn FnMut(DictationEvent)) -> bool {
+        if self.stream.is_some() {
+            self.poll_stream(emit);
+            return self.audio_done && self.stream.is_none();
+        }
         while let Some((index, rx)) = self.pending.front() {
             let index = *index;
             let result = match rx.try_recv() {
@@ -267,7 +342,7 @@ impl Dictation {
     }
 
     pub fn segments(&self) -> usize {
-        self.spans.len()
+        self.spans.len().max(self.texts.len())
     }
 }
 
