@@ -39,6 +39,9 @@ pub struct TranscribeArgs {
     /// Engine workers transcribing windows in parallel, each with `--threads` threads [default: 1]
     #[arg(long, default_value_t = 0)]
     workers: usize,
+    /// Translate the speech into English (multilingual models only)
+    #[arg(long)]
+    translate: bool,
     /// Do not split on speech: transcribe fixed 30 s windows
     #[arg(long)]
     no_vad: bool,
@@ -109,6 +112,13 @@ pub fn run(store: &ModelStore, args: TranscribeArgs) -> Result<ExitCode> {
             }
         }
     }
+    if args.translate && !engines[0].info().translates {
+        eprintln!(
+            "error: `{}` cannot translate (English-only or no translation head); download a multilingual model, e.g. `utter models download whisper-small`",
+            engines[0].info().variant
+        );
+        return Ok(ExitCode::from(exit::USAGE));
+    }
     if let Err(e) = engines[0].info().check_language(args.language.as_deref()) {
         eprintln!("error: {e}");
         return Ok(ExitCode::from(exit::USAGE));
@@ -133,6 +143,7 @@ pub fn run(store: &ModelStore, args: TranscribeArgs) -> Result<ExitCode> {
     }
     let options = FileOptions {
         language: args.language.clone(),
+        translate: args.translate,
         batch_size: args.batch_size,
         ..Default::default()
     };

@@ -513,3 +513,34 @@ fn a_killed_dictation_keeps_its_audio_and_is_transcribed_on_the_next_start() {
     let text = recovered["text"].as_str().unwrap().to_lowercase();
     assert!(text.contains("dashwood"), "{text}");
 }
+
+#[test]
+fn a_taken_or_unparsable_hotkey_is_a_clear_error() {
+    let _guard = serial();
+    let d = desktop();
+    let tmp = tempfile::tempdir().unwrap();
+    let first = Dictate::start(d, tmp.path(), &["--output", "stdout"]);
+    let second = d
+        .cmd(env!("CARGO_BIN_EXE_utter"))
+        .args(["dictate", "--output", "stdout", "--recordings-dir"])
+        .arg(tmp.path())
+        .output()
+        .unwrap();
+    assert_eq!(second.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&second.stderr);
+    assert!(
+        err.contains("cannot register hotkey `ctrl+shift+space`: it is already taken"),
+        "{err}"
+    );
+    first.stop();
+
+    let bad = d
+        .cmd(env!("CARGO_BIN_EXE_utter"))
+        .args(["dictate", "--hotkey", "ctrl+banana", "--recordings-dir"])
+        .arg(tmp.path())
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(err.contains("cannot parse hotkey `ctrl+banana`"), "{err}");
+}

@@ -314,3 +314,23 @@ fn no_vad_fixed_windows_give_the_same_words() {
         "{with_vad:?} vs {without:?}"
     );
 }
+
+#[test]
+fn languages_and_translation_are_checked_against_the_model() {
+    let out = utter(&["transcribe", "--language", "de", CLIP2]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("does not support language `de` (it supports: en)"),
+        "{}",
+        stderr(&out)
+    );
+    let out = utter(&["transcribe", "--translate", CLIP2]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("cannot translate"),
+        "{}",
+        stderr(&out)
+    );
+    let out = utter(&["transcribe", "--language", "en", CLIP2]);
+    assert!(out.status.success(), "{}", stderr(&out));
+}

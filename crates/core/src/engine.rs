@@ -9,7 +9,7 @@ use std::thread::JoinHandle;
 use std::time::Instant;
 
 use crossbeam_channel::{bounded, unbounded, Receiver, Sender};
-use transcribe_cpp::{CancelToken, Model, Role, RunOptions, SessionOptions, TimestampKind};
+use transcribe_cpp::{CancelToken, Model, Role, RunOptions, SessionOptions, Task, TimestampKind};
 
 /// Why the engine could not do what was asked. Worded for the user.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -37,6 +37,7 @@ pub struct ModelInfo {
     /// parakeet streaming variants, voxtral_realtime): live dictation feeds
     /// it audio directly instead of VAD segments.
     pub streaming: bool,
+    pub translates: bool,
     pub load_ms: f64,
 }
 
@@ -115,6 +116,7 @@ fn describe(model: &Model, started: Instant) -> ModelInfo {
             .unwrap_or_default(),
         detects_language: caps.as_ref().is_some_and(|c| c.supports_language_detect),
         streaming: caps.as_ref().is_some_and(|c| c.supports_streaming),
+        translates: caps.as_ref().is_some_and(|c| c.supports_translate),
         load_ms: started.elapsed().as_secs_f64() * 1000.0,
     }
 }
@@ -124,6 +126,8 @@ fn describe(model: &Model, started: Instant) -> ModelInfo {
 pub struct RunParams {
     /// ISO code, or `None` to let the model detect it (or use its only language).
     pub language: Option<String>,
+    /// Translate into English instead of transcribing (models that can).
+    pub translate: bool,
 }
 
 /// A piece of text with times relative to the audio it came from.
@@ -397,6 +401,12 @@ fn run_batch(
     let options = RunOptions {
         language: params.language.clone(),
         timestamps: TimestampKind::Segment,
+        task: if params.translate {
+            Task::Translate
+        } else {
+            Task::Transcribe
+        },
+        target_language: params.translate.then(|| "en".to_string()),
         ..Default::default()
     };
     let slices: Vec<&[f32]> = pcms.iter().map(Vec::as_slice).collect();

@@ -20,6 +20,8 @@ pub const WINDOW_SAMPLES: u64 = 30 * 16_000;
 #[derive(Debug, Clone)]
 pub struct FileOptions {
     pub language: Option<String>,
+    /// Translate into English (models that can).
+    pub translate: bool,
     /// Windows per engine call.
     pub batch_size: usize,
     pub segmenter: SegmenterConfig,
@@ -29,6 +31,7 @@ impl Default for FileOptions {
     fn default() -> Self {
         Self {
             language: None,
+            translate: false,
             // On CPU the engine runs a batch serially anyway; single windows
             // give finer-grained progress and spread across workers.
             batch_size: 1,
@@ -229,6 +232,7 @@ pub fn transcribe_file(
     };
     let params = RunParams {
         language: options.language.clone(),
+        translate: options.translate,
     };
     let mut source = WindowSource::new(splitter);
     let mut transcript = FileTranscript {

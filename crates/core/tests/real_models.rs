@@ -25,6 +25,7 @@ fn converted_tiny_en_transcribes_librivox_within_10_percent_wer() {
                 vec![pcm],
                 RunParams {
                     language: Some("en".into()),
+                    ..Default::default()
                 },
             )
             .unwrap();

@@ -85,6 +85,7 @@ impl Dictation {
         let stream = engine.info().streaming.then(|| {
             engine.stream_begin(RunParams {
                 language: config.language.clone(),
+                ..Default::default()
             })
         });
         Ok(Self {
@@ -122,6 +123,7 @@ impl Dictation {
     fn params(&self) -> RunParams {
         RunParams {
             language: self.config.language.clone(),
+            ..Default::default()
         }
     }
 
