@@ -266,7 +266,11 @@ pub fn run(
                     mic = None;
                     // The dictation keeps what was captured before the device went away.
                     if let Some(d) = current.as_mut() {
-                        d.stopped_at.get_or_insert_with(Instant::now);
+                        if d.stopped_at.is_none() {
+                            d.stopped_at = Some(Instant::now());
+                            emit(DictationEvent::RecordingStopped { id: d.id, audio_ms: d.audio_ms() });
+                            keys.set_recording(false, config.mode);
+                        }
                         d.finish_audio(&mut vad, &engine, &mut emit);
                     }
                 }
