@@ -4,7 +4,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/bootstrap.sh test
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/utter/target}"
-rustup component list --installed 2>/dev/null | grep -q rustfmt || rustup component add rustfmt clippy
+for component in rustfmt clippy; do
+  rustup component list --installed 2>/dev/null | grep -q "^$component" || rustup component add "$component"
+done
 echo "==> cargo fmt --check"
 cargo fmt --all -- --check
 echo "==> cargo clippy"
