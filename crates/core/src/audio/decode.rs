@@ -7,12 +7,12 @@ use std::fs::File;
 use std::path::Path;
 
 use symphonia::core::audio::SampleBuffer;
-use symphonia::core::codecs::{self, DecoderOptions, CODEC_TYPE_NULL};
+use symphonia::core::codecs::{self, CodecParameters, DecoderOptions, CODEC_TYPE_NULL};
 use symphonia::core::errors::Error as SymError;
-use symphonia::core::formats::FormatOptions;
+use symphonia::core::formats::{FormatOptions, FormatReader, Track};
 use symphonia::core::io::MediaSourceStream;
 use symphonia::core::meta::MetadataOptions;
-use symphonia::core::probe::Hint;
+use symphonia::core::probe::{Hint, ProbeResult};
 
 use super::resample::{downmix, StreamResampler};
 
@@ -108,6 +108,37 @@ fn codec_name(codec: codecs::CodecType) -> String {
         .unwrap_or_else(|| format!("{codec}"))
 }
 
+/// Probes the container, with the file extension as a hint.
+fn probe_format(path: &Path, file: File) -> symphonia::core::errors::Result<ProbeResult> {
+    let mut hint = Hint::new();
+    if let Some(ext) = path.extension().and_then(|e| e.to_str()) {
+        hint.with_extension(ext);
+    }
+    let mss = MediaSourceStream::new(Box::new(file), Default::default());
+    symphonia::default::get_probe().format(
+        &hint,
+        mss,
+        &FormatOptions::default(),
+        &MetadataOptions::default(),
+    )
+}
+
+/// The first track with a codec symphonia recognises.
+fn first_audio_track(format: &dyn FormatReader) -> Option<&Track> {
+    format
+        .tracks()
+        .iter()
+        .find(|t| t.codec_params.codec != CODEC_TYPE_NULL)
+}
+
+/// The duration the container declares for a track, when it declares one.
+fn declared_secs(params: &CodecParameters) -> Option<f64> {
+    match (params.n_frames, params.sample_rate) {
+        (Some(n), Some(rate)) if rate > 0 && n > 0 => Some(n as f64 / rate as f64),
+        _ => None,
+    }
+}
+
 /// Decodes `path` and calls `sink` with consecutive 16 kHz mono pieces.
 pub fn decode_file(path: &Path, mut sink: impl FnMut(&[f32])) -> Result<DecodeReport, AudioError> {
     let file = File::open(path).map_err(|e| match e.kind() {
@@ -118,30 +149,14 @@ pub fn decode_file(path: &Path, mut sink: impl FnMut(&[f32])) -> Result<DecodeRe
     if len == 0 {
         return Err(AudioError::Empty);
     }
-    let mut hint = Hint::new();
-    if let Some(ext) = path.extension().and_then(|e| e.to_str()) {
-        hint.with_extension(ext);
-    }
-    let mss = MediaSourceStream::new(Box::new(file), Default::default());
-    let probed = symphonia::default::get_probe()
-        .format(
-            &hint,
-            mss,
-            &FormatOptions::default(),
-            &MetadataOptions::default(),
-        )
-        .map_err(|e| match e {
-            SymError::IoError(io) if io.kind() != std::io::ErrorKind::UnexpectedEof => {
-                AudioError::Io(io)
-            }
-            _ => AudioError::UnknownFormat,
-        })?;
+    let probed = probe_format(path, file).map_err(|e| match e {
+        SymError::IoError(io) if io.kind() != std::io::ErrorKind::UnexpectedEof => {
+            AudioError::Io(io)
+        }
+        _ => AudioError::UnknownFormat,
+    })?;
     let mut format = probed.format;
-    let track = format
-        .tracks()
-        .iter()
-        .find(|t| t.codec_params.codec != CODEC_TYPE_NULL)
-        .ok_or(AudioError::NoAudioTrack)?;
+    let track = first_audio_track(format.as_ref()).ok_or(AudioError::NoAudioTrack)?;
     let params = track.codec_params.clone();
     let track_id = track.id;
     let mut decoder = codecs_registry()
@@ -152,10 +167,7 @@ pub fn decode_file(path: &Path, mut sink: impl FnMut(&[f32])) -> Result<DecodeRe
         source_rate: params.sample_rate.unwrap_or(0),
         channels: params.channels.map_or(0, |c| c.count()),
         codec: codec_name(params.codec),
-        declared_secs: match (params.n_frames, params.sample_rate) {
-            (Some(n), Some(rate)) if rate > 0 && n > 0 => Some(n as f64 / rate as f64),
-            _ => None,
-        },
+        declared_secs: declared_secs(&params),
         ..Default::default()
     };
     let mut resampler: Option<StreamResampler> = None;
@@ -241,28 +253,6 @@ pub fn decode_file(path: &Path, mut sink: impl FnMut(&[f32])) -> Result<DecodeRe
 
 /// The duration a file declares in its header, without decoding (for progress bars).
 pub fn probe_duration_secs(path: &Path) -> Option<f64> {
-    let file = File::open(path).ok()?;
-    let mut hint = Hint::new();
-    if let Some(ext) = path.extension().and_then(|e| e.to_str()) {
-        hint.with_extension(ext);
-    }
-    let mss = MediaSourceStream::new(Box::new(file), Default::default());
-    let probed = symphonia::default::get_probe()
-        .format(
-            &hint,
-            mss,
-            &FormatOptions::default(),
-            &MetadataOptions::default(),
-        )
-        .ok()?;
-    let track = probed
-        .format
-        .tracks()
-        .iter()
-        .find(|t| t.codec_params.codec != CODEC_TYPE_NULL)?;
-    let (n, rate) = (
-        track.codec_params.n_frames?,
-        track.codec_params.sample_rate?,
-    );
-    (rate > 0).then(|| n as f64 / rate as f64)
+    let probed = probe_format(path, File::open(path).ok()?).ok()?;
+    declared_secs(&first_audio_track(probed.format.as_ref())?.codec_params)
 }

