@@ -32,17 +32,21 @@ pub fn unix_ms() -> u64 {
         .map_or(0, |d| d.as_millis() as u64)
 }
 
-/// `~/.local/share/utter/recordings` (or `$UTTER_DATA_DIR/recordings`).
-pub fn default_recordings_dir() -> PathBuf {
-    let base = std::env::var_os("UTTER_DATA_DIR")
+/// `~/.local/share/utter` (or `$UTTER_DATA_DIR`): recordings and history.
+pub fn default_data_dir() -> PathBuf {
+    std::env::var_os("UTTER_DATA_DIR")
         .filter(|d| !d.is_empty())
         .map(PathBuf::from)
         .unwrap_or_else(|| {
             dirs::data_dir()
                 .unwrap_or_else(|| PathBuf::from("."))
                 .join("utter")
-        });
-    base.join("recordings")
+        })
+}
+
+/// `~/.local/share/utter/recordings` (or `$UTTER_DATA_DIR/recordings`).
+pub fn default_recordings_dir() -> PathBuf {
+    default_data_dir().join("recordings")
 }
 
 /// A new, unique recording path.

@@ -1,0 +1,475 @@
+//! What was said, kept in SQLite: every dictation and file transcription with
+//! its text, time, length, model, language and audio. WAL journal (a crash
+//! after a commit loses nothing), a schema version in `PRAGMA user_version`
+//! and forward-only migrations.
+
+use std::path::{Path, PathBuf};
+
+use rusqlite::{params, Connection, OptionalExtension, Row};
+use serde::{Deserialize, Serialize};
+
+/// Each step takes the schema from version `i` to `i + 1`. Never edit a
+/// released step: append a new one.
+const MIGRATIONS: &[&str] = &[
+    // 1: the first schema.
+    "CREATE TABLE entries (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        kind TEXT NOT NULL,
+        text TEXT NOT NULL,
+        created_ms INTEGER NOT NULL,
+        duration_ms INTEGER NOT NULL,
+        model TEXT NOT NULL,
+        language TEXT,
+        audio_path TEXT
+    );",
+    // 2: file transcriptions keep their source name and timed segments.
+    "ALTER TABLE entries ADD COLUMN source_name TEXT;
+     ALTER TABLE entries ADD COLUMN segments_json TEXT;
+     CREATE INDEX entries_created ON entries(created_ms);",
+];
+
+pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;
+
+#[derive(Debug, thiserror::Error)]
+pub enum HistoryError {
+    #[error("history database {path}: {source}")]
+    Open {
+        path: PathBuf,
+        source: rusqlite::Error,
+    },
+    #[error("history database was written by a newer Utter (schema {found}, this one knows {SCHEMA_VERSION})")]
+    TooNew { found: u32 },
+    #[error("history database: {0}")]
+    Sql(#[from] rusqlite::Error),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EntryKind {
+    Dictation,
+    File,
+}
+
+impl EntryKind {
+    fn as_str(self) -> &'static str {
+        match self {
+            Self::Dictation => "dictation",
+            Self::File => "file",
+        }
+    }
+}
+
+/// A piece of a transcript with its times in the source audio.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Segment {
+    pub start_ms: i64,
+    pub end_ms: i64,
+    pub text: String,
+}
+
+/// What to record.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewEntry {
+    pub kind: EntryKind,
+    pub text: String,
+    pub created_ms: i64,
+    pub duration_ms: i64,
+    pub model: String,
+    pub language: Option<String>,
+    pub audio_path: Option<PathBuf>,
+    pub source_name: Option<String>,
+    pub segments: Vec<Segment>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Entry {
+    pub id: i64,
+    pub kind: EntryKind,
+    pub text: String,
+    pub created_ms: i64,
+    pub duration_ms: i64,
+    pub model: String,
+    pub language: Option<String>,
+    pub audio_path: Option<String>,
+    pub source_name: Option<String>,
+}
+
+const COLUMNS: &str =
+    "id, kind, text, created_ms, duration_ms, model, language, audio_path, source_name";
+
+fn entry(row: &Row) -> rusqlite::Result<Entry> {
+    let kind: String = row.get(1)?;
+    Ok(Entry {
+        id: row.get(0)?,
+        kind: if kind == "file" {
+            EntryKind::File
+        } else {
+            EntryKind::Dictation
+        },
+        text: row.get(2)?,
+        created_ms: row.get(3)?,
+        duration_ms: row.get(4)?,
+        model: row.get(5)?,
+        language: row.get(6)?,
+        audio_path: row.get(7)?,
+        source_name: row.get(8)?,
+    })
+}
+
+pub struct History {
+    conn: Connection,
+}
+
+/// `history.sqlite3` in `$UTTER_DATA_DIR` or the platform data dir.
+pub fn default_path() -> PathBuf {
+    crate::dictation::record_log::default_data_dir().join("history.sqlite3")
+}
+
+impl History {
+    pub fn open(path: &Path) -> Result<Self, HistoryError> {
+        let open_err = |source| HistoryError::Open {
+            path: path.to_path_buf(),
+            source,
+        };
+        if let Some(dir) = path.parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        let mut conn = Connection::open(path).map_err(open_err)?;
+        // WAL + NORMAL: a committed transaction survives a crash of the app;
+        // readers never block the writer.
+        conn.pragma_update(None, "journal_mode", "WAL")
+            .map_err(open_err)?;
+        conn.pragma_update(None, "synchronous", "NORMAL")
+            .map_err(open_err)?;
+        conn.busy_timeout(std::time::Duration::from_secs(5))
+            .map_err(open_err)?;
+        migrate(&mut conn, SCHEMA_VERSION)?;
+        Ok(Self { conn })
+    }
+
+    pub fn schema_version(&self) -> Result<u32, HistoryError> {
+        Ok(self
+            .conn
+            .pragma_query_value(None, "user_version", |r| r.get(0))?)
+    }
+
+    pub fn add(&self, new: &NewEntry) -> Result<Entry, HistoryError> {
+        let segments = (!new.segments.is_empty())
+            .then(|| serde_json::to_string(&new.segments).expect("segments serialise"));
+        self.conn.execute(
+            "INSERT INTO entries (kind, text, created_ms, duration_ms, model, language, audio_path, source_name, segments_json)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+            params![
+                new.kind.as_str(),
+                new.text,
+                new.created_ms,
+                new.duration_ms,
+                new.model,
+                new.language,
+                new.audio_path.as_ref().map(|p| p.display().to_string()),
+                new.source_name,
+                segments,
+            ],
+        )?;
+        let id = self.conn.last_insert_rowid();
+        Ok(self.get(id)?.expect("just inserted"))
+    }
+
+    pub fn get(&self, id: i64) -> Result<Option<Entry>, HistoryError> {
+        Ok(self
+            .conn
+            .query_row(
+                &format!("SELECT {COLUMNS} FROM entries WHERE id = ?1"),
+                [id],
+                entry,
+            )
+            .optional()?)
+    }
+
+    pub fn segments(&self, id: i64) -> Result<Vec<Segment>, HistoryError> {
+        let json: Option<String> = self
+            .conn
+            .query_row(
+                "SELECT segments_json FROM entries WHERE id = ?1",
+                [id],
+                |r| r.get(0),
+            )
+            .optional()?
+            .flatten();
+        Ok(json
+            .and_then(|j| serde_json::from_str(&j).ok())
+            .unwrap_or_default())
+    }
+
+    /// Newest first. `query` matches anywhere in the text or the source name,
+    /// case-insensitively (ASCII).
+    pub fn list(
+        &self,
+        query: Option<&str>,
+        limit: u32,
+        offset: u32,
+    ) -> Result<Vec<Entry>, HistoryError> {
+        let pattern = query.filter(|q| !q.trim().is_empty()).map(|q| {
+            let escaped = q
+                .trim()
+                .replace('\\', "\\\\")
+                .replace('%', "\\%")
+                .replace('_', "\\_");
+            format!("%{escaped}%")
+        });
+        let mut stmt = self.conn.prepare(&format!(
+            "SELECT {COLUMNS} FROM entries
+             WHERE ?1 IS NULL OR text LIKE ?1 ESCAPE '\\' OR source_name LIKE ?1 ESCAPE '\\'
+             ORDER BY created_ms DESC, id DESC LIMIT ?2 OFFSET ?3"
+        ))?;
+        let rows = stmt.query_map(params![pattern, limit, offset], entry)?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Replaces an entry's text after a retry.
+    pub fn update_text(
+        &self,
+        id: i64,
+        text: &str,
+        model: &str,
+        segments: &[Segment],
+    ) -> Result<Option<Entry>, HistoryError> {
+        let segments =
+            (!segments.is_empty()).then(|| serde_json::to_string(segments).expect("serialise"));
+        self.conn.execute(
+            "UPDATE entries SET text = ?2, model = ?3, segments_json = ?4 WHERE id = ?1",
+            params![id, text, model, segments],
+        )?;
+        self.get(id)
+    }
+
+    /// Deletes an entry and its audio file.
+    pub fn delete(&self, id: i64) -> Result<Option<Entry>, HistoryError> {
+        let Some(found) = self.get(id)? else {
+            return Ok(None);
+        };
+        self.conn
+            .execute("DELETE FROM entries WHERE id = ?1", [id])?;
+        if let Some(audio) = &found.audio_path {
+            remove_audio(Path::new(audio));
+        }
+        Ok(Some(found))
+    }
+
+    /// Retention: deletes the audio of entries created before `cutoff_ms`
+    /// (their text stays). Returns how many audio files went.
+    pub fn prune_audio(&self, cutoff_ms: i64) -> Result<usize, HistoryError> {
+        let mut stmt = self.conn.prepare(
+            "SELECT id, audio_path FROM entries WHERE created_ms < ?1 AND audio_path IS NOT NULL AND kind = 'dictation'",
+        )?;
+        let old: Vec<(i64, String)> = stmt
+            .query_map([cutoff_ms], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .collect::<Result<_, _>>()?;
+        for (id, audio) in &old {
+            remove_audio(Path::new(audio));
+            self.conn
+                .execute("UPDATE entries SET audio_path = NULL WHERE id = ?1", [id])?;
+        }
+        Ok(old.len())
+    }
+}
+
+/// A dictation's WAV and its sidecar go together.
+fn remove_audio(path: &Path) {
+    let _ = std::fs::remove_file(path);
+    let _ = std::fs::remove_file(path.with_extension("json"));
+}
+
+/// Applies the migrations from the database's version up to `target` in one
+/// transaction each.
+fn migrate(conn: &mut Connection, target: u32) -> Result<(), HistoryError> {
+    let found: u32 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
+    if found > SCHEMA_VERSION {
+        return Err(HistoryError::TooNew { found });
+    }
+    for version in found..target {
+        let tx = conn.transaction()?;
+        tx.execute_batch(MIGRATIONS[version as usize])?;
+        tx.pragma_update(None, "user_version", version + 1)?;
+        tx.commit()?;
+        tracing::info!("history schema migrated to version {}", version + 1);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dictation(text: &str, created_ms: i64, audio: Option<PathBuf>) -> NewEntry {
+        NewEntry {
+            kind: EntryKind::Dictation,
+            text: text.into(),
+            created_ms,
+            duration_ms: 1500,
+            model: "tiny.en".into(),
+            language: Some("en".into()),
+            audio_path: audio,
+            source_name: None,
+            segments: vec![],
+        }
+    }
+
+    #[test]
+    fn add_list_search_delete() {
+        let dir = tempfile::tempdir().unwrap();
+        let h = History::open(&dir.path().join("h.sqlite3")).unwrap();
+        assert_eq!(h.schema_version().unwrap(), SCHEMA_VERSION);
+        let a = h.add(&dictation("Hello world", 1000, None)).unwrap();
+        let b = h.add(&dictation("100% sure_thing", 2000, None)).unwrap();
+        let file = h
+            .add(&NewEntry {
+                kind: EntryKind::File,
+                source_name: Some("Meeting.mp3".into()),
+                segments: vec![Segment {
+                    start_ms: 0,
+                    end_ms: 900,
+                    text: "Agenda".into(),
+                }],
+                ..dictation("Agenda", 3000, None)
+            })
+            .unwrap();
+        let all = h.list(None, 10, 0).unwrap();
+        assert_eq!(
+            all.iter().map(|e| e.id).collect::<Vec<_>>(),
+            [file.id, b.id, a.id]
+        );
+        assert_eq!(h.list(Some("HELLO"), 10, 0).unwrap(), vec![a.clone()]);
+        // LIKE wildcards in the query are literal.
+        assert_eq!(h.list(Some("0% s"), 10, 0).unwrap(), vec![b.clone()]);
+        assert!(h.list(Some("_"), 10, 0).unwrap().len() == 1);
+        assert_eq!(h.list(Some("meeting"), 10, 0).unwrap().len(), 1);
+        assert_eq!(h.list(None, 1, 1).unwrap(), vec![b.clone()]);
+        assert_eq!(h.segments(file.id).unwrap()[0].text, "Agenda");
+
+        let updated = h
+            .update_text(a.id, "Hello, world.", "base.en", &[])
+            .unwrap();
+        assert_eq!(updated.unwrap().text, "Hello, world.");
+        assert_eq!(h.delete(b.id).unwrap().unwrap().id, b.id);
+        assert!(h.get(b.id).unwrap().is_none());
+        assert!(h.delete(b.id).unwrap().is_none());
+    }
+
+    #[test]
+    fn retention_deletes_old_audio_but_keeps_text() {
+        let dir = tempfile::tempdir().unwrap();
+        let h = History::open(&dir.path().join("h.sqlite3")).unwrap();
+        let old_wav = dir.path().join("old.wav");
+        let new_wav = dir.path().join("new.wav");
+        std::fs::write(&old_wav, b"RIFF").unwrap();
+        std::fs::write(old_wav.with_extension("json"), b"{}").unwrap();
+        std::fs::write(&new_wav, b"RIFF").unwrap();
+        let old = h
+            .add(&dictation("old", 1_000, Some(old_wav.clone())))
+            .unwrap();
+        let new = h
+            .add(&dictation("new", 9_000, Some(new_wav.clone())))
+            .unwrap();
+        assert_eq!(h.prune_audio(5_000).unwrap(), 1);
+        assert!(!old_wav.exists() && !old_wav.with_extension("json").exists());
+        assert!(new_wav.exists());
+        let old = h.get(old.id).unwrap().unwrap();
+        assert_eq!((old.text.as_str(), old.audio_path), ("old", None));
+        assert!(h.get(new.id).unwrap().unwrap().audio_path.is_some());
+        // Deleting an entry takes its audio with it.
+        h.delete(new.id).unwrap();
+        assert!(!new_wav.exists());
+    }
+
+    #[test]
+    fn an_older_schema_is_migrated_keeping_its_rows() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("h.sqlite3");
+        {
+            // A database as the first release left it.
+            let mut conn = Connection::open(&path).unwrap();
+            migrate(&mut conn, 1).unwrap();
+            conn.execute(
+                "INSERT INTO entries (kind, text, created_ms, duration_ms, model, language, audio_path)
+                 VALUES ('dictation', 'from version one', 5, 700, 'tiny.en', 'en', NULL)",
+                [],
+            )
+            .unwrap();
+        }
+        let h = History::open(&path).unwrap();
+        assert_eq!(h.schema_version().unwrap(), SCHEMA_VERSION);
+        let rows = h.list(None, 10, 0).unwrap();
+        assert_eq!(rows.len(), 1);
+        assert_eq!(rows[0].text, "from version one");
+        assert_eq!(rows[0].source_name, None);
+        assert!(h.segments(rows[0].id).unwrap().is_empty());
+        // And the new columns work on the migrated file.
+        h.add(&NewEntry {
+            source_name: Some("a.wav".into()),
+            ..dictation("new", 6, None)
+        })
+        .unwrap();
+        assert_eq!(h.list(Some("a.wav"), 10, 0).unwrap().len(), 1);
+    }
+
+    #[test]
+    fn a_newer_schema_is_refused_not_clobbered() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("h.sqlite3");
+        Connection::open(&path)
+            .unwrap()
+            .pragma_update(None, "user_version", SCHEMA_VERSION + 1)
+            .unwrap();
+        let err = History::open(&path).err().expect("refused").to_string();
+        assert!(err.contains("newer Utter"), "{err}");
+    }
+
+    /// Not a test on its own: the child process of
+    /// `a_commit_survives_a_kill`, which writes one entry and then waits to be killed.
+    #[test]
+    #[ignore]
+    fn child_writer_waits_for_kill() {
+        let Some(path) = std::env::var_os("UTTER_HISTORY_CHILD_DB") else {
+            return;
+        };
+        let h = History::open(Path::new(&path)).unwrap();
+        h.add(&dictation("survives the kill", 42, None)).unwrap();
+        println!("COMMITTED");
+        std::thread::sleep(std::time::Duration::from_secs(60));
+    }
+
+    #[test]
+    fn a_commit_survives_a_kill() {
+        use std::io::BufRead;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("h.sqlite3");
+        let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "history::tests::child_writer_waits_for_kill",
+                "--ignored",
+                "--nocapture",
+            ])
+            .env("UTTER_HISTORY_CHILD_DB", &path)
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let committed = std::io::BufReader::new(stdout)
+            .lines()
+            .map_while(Result::ok)
+            .any(|l| l.contains("COMMITTED"));
+        assert!(committed, "the child never committed");
+        child.kill().unwrap(); // SIGKILL: no destructors, no checkpoint
+        child.wait().unwrap();
+        // The WAL still holds the commit; opening recovers it.
+        assert!(dir.path().join("h.sqlite3-wal").exists());
+        let h = History::open(&path).unwrap();
+        let rows = h.list(None, 10, 0).unwrap();
+        assert_eq!(rows.len(), 1);
+        assert_eq!(rows[0].text, "survives the kill");
+    }
+}

@@ -1,0 +1,351 @@
+//! The desktop app's settings: versioned JSON in the config dir, validated on
+//! load and on save. A file that cannot be read as valid settings is moved
+//! aside (never deleted) and replaced by defaults, with a notice for the UI.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::dictation::trigger::{parse_hotkey, TriggerMode};
+use crate::output::{OutputConfig, OutputMethod, PasteKeys};
+
+/// The schema version this build writes. Older versions are migrated on load.
+pub const SETTINGS_VERSION: u32 = 1;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Settings {
+    pub version: u32,
+    pub hotkey: String,
+    /// "push_to_talk" or "toggle".
+    pub mode: String,
+    pub input_device: Option<String>,
+    /// "auto" or a language code.
+    pub language: String,
+    pub model: Option<String>,
+    /// "paste", "type" or "clipboard".
+    pub output: String,
+    pub paste_keys: String,
+    pub restore_clipboard: bool,
+    pub trailing_space: bool,
+    pub sounds: bool,
+    pub autostart: bool,
+    pub show_overlay: bool,
+    pub vad_threshold: f32,
+    pub silence_ms: u32,
+    pub keep_audio_days: u32,
+    pub theme: String,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Self {
+            version: SETTINGS_VERSION,
+            hotkey: "ctrl+shift+space".into(),
+            mode: "push_to_talk".into(),
+            input_device: None,
+            language: "auto".into(),
+            model: None,
+            output: "paste".into(),
+            paste_keys: "ctrl+v".into(),
+            restore_clipboard: true,
+            trailing_space: true,
+            sounds: true,
+            autostart: false,
+            show_overlay: true,
+            vad_threshold: 0.5,
+            silence_ms: 600,
+            keep_audio_days: 30,
+            theme: "system".into(),
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum SettingsError {
+    #[error("invalid setting `{field}`: {why}")]
+    Invalid { field: &'static str, why: String },
+    #[error("cannot write settings to {path}: {source}")]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+fn invalid(field: &'static str, why: impl Into<String>) -> SettingsError {
+    SettingsError::Invalid {
+        field,
+        why: why.into(),
+    }
+}
+
+impl Settings {
+    /// Checks every field; the first problem is returned with its field name.
+    pub fn validate(&self) -> Result<(), SettingsError> {
+        if self.version != SETTINGS_VERSION {
+            return Err(invalid(
+                "version",
+                format!("expected {SETTINGS_VERSION}, found {}", self.version),
+            ));
+        }
+        parse_hotkey(&self.hotkey).map_err(|e| invalid("hotkey", e))?;
+        self.trigger_mode()?;
+        let is_code = (2..=3).contains(&self.language.len())
+            && self.language.chars().all(|c| c.is_ascii_lowercase());
+        if self.language != "auto" && !is_code {
+            return Err(invalid(
+                "language",
+                format!("`{}` is not `auto` or a language code", self.language),
+            ));
+        }
+        self.output_config()?;
+        if !(0.05..=0.95).contains(&self.vad_threshold) {
+            return Err(invalid("vadThreshold", "must be between 0.05 and 0.95"));
+        }
+        if !(200..=3000).contains(&self.silence_ms) {
+            return Err(invalid("silenceMs", "must be between 200 and 3000 ms"));
+        }
+        if self.keep_audio_days > 3650 {
+            return Err(invalid("keepAudioDays", "must be 0 (forever) to 3650"));
+        }
+        if !["system", "light", "dark"].contains(&self.theme.as_str()) {
+            return Err(invalid("theme", "must be system, light or dark"));
+        }
+        if self.input_device.as_deref().is_some_and(str::is_empty) {
+            return Err(invalid(
+                "inputDevice",
+                "empty name (use null for the default)",
+            ));
+        }
+        Ok(())
+    }
+
+    pub fn trigger_mode(&self) -> Result<TriggerMode, SettingsError> {
+        match self.mode.as_str() {
+            "push_to_talk" => Ok(TriggerMode::PushToTalk),
+            "toggle" => Ok(TriggerMode::Toggle),
+            other => Err(invalid(
+                "mode",
+                format!("`{other}` (expected push_to_talk or toggle)"),
+            )),
+        }
+    }
+
+    /// The language to pass to the engine (`None` = detect).
+    pub fn engine_language(&self) -> Option<String> {
+        (self.language != "auto").then(|| self.language.clone())
+    }
+
+    pub fn output_config(&self) -> Result<OutputConfig, SettingsError> {
+        let method: OutputMethod = self.output.parse().map_err(|e| invalid("output", e))?;
+        if method == OutputMethod::Stdout {
+            return Err(invalid("output", "stdout is for the command line"));
+        }
+        let paste_keys: PasteKeys = self
+            .paste_keys
+            .parse()
+            .map_err(|e| invalid("pasteKeys", e))?;
+        Ok(OutputConfig {
+            method,
+            paste_keys,
+            restore_clipboard: self.restore_clipboard,
+            trailing_space: self.trailing_space,
+            ..OutputConfig::default()
+        })
+    }
+}
+
+/// Settings as loaded, with what the user should be told about the file.
+#[derive(Debug, Clone)]
+pub struct Loaded {
+    pub settings: Settings,
+    pub notice: Option<String>,
+}
+
+/// `settings.json` in `$UTTER_CONFIG_DIR` or the platform config dir.
+pub fn default_path() -> PathBuf {
+    std::env::var_os("UTTER_CONFIG_DIR")
+        .filter(|d| !d.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            dirs::config_dir()
+                .unwrap_or_else(|| PathBuf::from("."))
+                .join("utter")
+        })
+        .join("settings.json")
+}
+
+/// Loads settings; a missing file gives defaults, an unreadable or invalid
+/// one is backed up next to itself and replaced by defaults (with a notice).
+pub fn load(path: &Path) -> Loaded {
+    let bytes = match std::fs::read(path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Loaded {
+                settings: Settings::default(),
+                notice: None,
+            }
+        }
+        Err(e) => return reset(path, &format!("it could not be read ({e})")),
+    };
+    let parsed = serde_json::from_slice::<serde_json::Value>(&bytes)
+        .map_err(|e| format!("it is not valid JSON ({e})"))
+        .and_then(|value| migrate(value).map_err(|e| format!("{e}")))
+        .and_then(|value| serde_json::from_value::<Settings>(value).map_err(|e| format!("{e}")))
+        .and_then(|s| s.validate().map(|()| s).map_err(|e| e.to_string()));
+    match parsed {
+        Ok(settings) => Loaded {
+            settings,
+            notice: None,
+        },
+        Err(why) => reset(path, &why),
+    }
+}
+
+/// Brings an older file up to [`SETTINGS_VERSION`]. Version 0 is a file
+/// without a `version` field (written before versioning): same fields.
+fn migrate(mut value: serde_json::Value) -> Result<serde_json::Value, String> {
+    let obj = value
+        .as_object_mut()
+        .ok_or("the top level is not an object")?;
+    let version = match obj.get("version") {
+        None => 0,
+        Some(v) => v.as_u64().ok_or("`version` is not a number")?,
+    };
+    if version > SETTINGS_VERSION as u64 {
+        return Err(format!(
+            "it was written by a newer Utter (settings version {version}, this one knows {SETTINGS_VERSION})"
+        ));
+    }
+    obj.insert("version".into(), SETTINGS_VERSION.into());
+    Ok(value)
+}
+
+fn reset(path: &Path, why: &str) -> Loaded {
+    let backup = path.with_extension(format!(
+        "invalid-{}.json",
+        crate::dictation::record_log::unix_ms()
+    ));
+    let moved = std::fs::rename(path, &backup);
+    tracing::warn!("settings file {} unusable: {why}", path.display());
+    let notice = match moved {
+        Ok(()) => format!(
+            "Your settings file could not be used because {why}. It was kept as {} and the defaults were restored.",
+            backup.display()
+        ),
+        Err(e) => format!(
+            "Your settings file {} could not be used because {why}, and could not be moved aside ({e}). Defaults are in use.",
+            path.display()
+        ),
+    };
+    Loaded {
+        settings: Settings::default(),
+        notice: Some(notice),
+    }
+}
+
+/// Validates, then writes atomically (temp file + rename) so a crash never
+/// leaves half a file.
+pub fn save(path: &Path, settings: &Settings) -> Result<(), SettingsError> {
+    settings.validate()?;
+    let write_err = |source| SettingsError::Write {
+        path: path.to_path_buf(),
+        source,
+    };
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(write_err)?;
+    }
+    let tmp = path.with_extension("json.tmp");
+    let json = serde_json::to_vec_pretty(settings).expect("settings serialise");
+    std::fs::write(&tmp, json).map_err(write_err)?;
+    std::fs::rename(&tmp, path).map_err(write_err)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn missing_file_gives_defaults_without_notice() {
+        let dir = tempfile::tempdir().unwrap();
+        let loaded = load(&dir.path().join("settings.json"));
+        assert_eq!(loaded.settings, Settings::default());
+        assert!(loaded.notice.is_none());
+    }
+
+    #[test]
+    fn saved_settings_load_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sub/settings.json");
+        let s = Settings {
+            hotkey: "alt+f9".into(),
+            mode: "toggle".into(),
+            language: "de".into(),
+            ..Settings::default()
+        };
+        save(&path, &s).unwrap();
+        let loaded = load(&path);
+        assert_eq!(loaded.settings, s);
+        assert!(loaded.notice.is_none());
+    }
+
+    #[test]
+    fn corrupt_file_is_backed_up_and_defaults_restored() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("settings.json");
+        std::fs::write(&path, b"{\"hotkey\": \"ctrl+").unwrap();
+        let loaded = load(&path);
+        assert_eq!(loaded.settings, Settings::default());
+        let notice = loaded.notice.expect("a notice");
+        assert!(notice.contains("not valid JSON"), "{notice}");
+        let backups: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .filter(|n| n.starts_with("settings.invalid-"))
+            .collect();
+        assert_eq!(backups.len(), 1, "{backups:?}");
+        let kept = std::fs::read(dir.path().join(&backups[0])).unwrap();
+        assert_eq!(kept, b"{\"hotkey\": \"ctrl+");
+        assert!(!path.exists());
+    }
+
+    #[test]
+    fn invalid_values_are_rejected_with_the_field_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("settings.json");
+        for (field, json) in [
+            ("hotkey", r#"{"version":1,"hotkey":"ctrl+nosuchkey"}"#),
+            ("vadThreshold", r#"{"version":1,"vadThreshold":7}"#),
+            ("mode", r#"{"version":1,"mode":"sometimes"}"#),
+            ("output", r#"{"version":1,"output":"stdout"}"#),
+        ] {
+            std::fs::write(&path, json).unwrap();
+            let loaded = load(&path);
+            let notice = loaded.notice.expect("a notice");
+            assert!(notice.contains(field), "{field}: {notice}");
+            assert_eq!(loaded.settings, Settings::default());
+        }
+        let bad = Settings {
+            silence_ms: 10,
+            ..Settings::default()
+        };
+        let err = save(&path, &bad).unwrap_err().to_string();
+        assert!(err.contains("silenceMs"), "{err}");
+    }
+
+    #[test]
+    fn unversioned_file_is_migrated_and_newer_versions_are_not_trusted() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("settings.json");
+        std::fs::write(&path, r#"{"hotkey":"alt+f8","sounds":false}"#).unwrap();
+        let loaded = load(&path);
+        assert!(loaded.notice.is_none());
+        assert_eq!(loaded.settings.hotkey, "alt+f8");
+        assert!(!loaded.settings.sounds);
+        assert_eq!(loaded.settings.version, SETTINGS_VERSION);
+
+        std::fs::write(&path, r#"{"version":99}"#).unwrap();
+        let notice = load(&path).notice.expect("a notice");
+        assert!(notice.contains("newer Utter"), "{notice}");
+    }
+}
