@@ -1,0 +1,94 @@
+// App-wide state shared by every page: the shell's Status, the default-model
+// install, the live mic level and the theme. Pages hold their own page state.
+
+import { api, errorText, on, subscribeAll } from './api';
+import { applyTheme } from './theme';
+import type { InstallProgress, Status } from './types';
+
+class AppStore {
+  status = $state<Status | null>(null);
+  /** get_status itself failed (the shell is not answering). */
+  loadError = $state<string | null>(null);
+  install = $state<InstallProgress | null>(null);
+  installing = $state(false);
+  installError = $state<string | null>(null);
+  level = $state(0);
+  /** Streaming models: the text so far while the user speaks. */
+  partial = $state<string | null>(null);
+
+  /** Loads status and theme and subscribes to shell events; returns the teardown. */
+  start(): () => void {
+    const stop = subscribeAll([
+      on('status', (s) => this.setStatus(s)),
+      on('level', (l) => (this.level = l.rms)),
+      on('install-progress', (p) => this.onInstall(p)),
+      on('settings-changed', (s) => applyTheme(s.theme)),
+      on('dictation', (d) => {
+        if (d.event === 'partial_text' && typeof d.text === 'string') this.partial = d.text;
+        if (d.event === 'recording_started' || d.event === 'text_delivered' || d.event === 'cancelled') {
+          this.partial = null;
+        }
+      }),
+    ]);
+    void this.refresh();
+    api
+      .getSettings()
+      .then((s) => applyTheme(s.theme))
+      .catch(() => applyTheme('system'));
+    return stop;
+  }
+
+  async refresh() {
+    try {
+      this.setStatus(await api.getStatus());
+      this.loadError = null;
+    } catch (e) {
+      this.loadError = errorText(e);
+    }
+  }
+
+  setStatus(s: Status) {
+    this.status = s;
+    if (s.state !== 'recording') this.level = 0;
+  }
+
+  onInstall(p: InstallProgress) {
+    this.install = p;
+    if (p.error) {
+      this.installing = false;
+      this.installError = p.error;
+    } else if (p.done) {
+      this.installing = false;
+      this.installError = null;
+      void this.refresh();
+    } else {
+      this.installing = true;
+    }
+  }
+
+  async installDefault() {
+    this.installing = true;
+    this.installError = null;
+    this.install = { stage: 'Starting…', fraction: null, done: false, error: null };
+    try {
+      await api.installDefaultModel();
+      // The command may resolve only once the install has finished.
+      await this.refresh();
+      if (this.status && this.status.state !== 'no_model') this.installing = false;
+    } catch (e) {
+      this.installing = false;
+      this.installError = errorText(e);
+    }
+  }
+
+  async dismissNotice() {
+    if (this.status) this.status = { ...this.status, notice: null };
+    try {
+      await api.dismissNotice();
+    } catch {
+      // The banner is gone either way; the next status event re-shows it if the shell kept it.
+    }
+  }
+}
+
+export const app = new AppStore();

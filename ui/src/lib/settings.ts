@@ -1,0 +1,87 @@
+// Settings logic the UI needs before asking the shell: a mirror of the
+// shell's validation (so mistakes show beside the field at once; the shell
+// still has the last word), the language list, and the sensitivity scale.
+
+import type { Settings, Status } from './types';
+
+export interface FieldError {
+  field: keyof Settings;
+  message: string;
+}
+
+const HOTKEY_RE = /^((ctrl|shift|alt|super)\+)*[a-z0-9]+$/;
+
+/** The first problem, or null. Ranges follow crates/core/src/settings.rs. */
+export function validateSettings(s: Settings): FieldError | null {
+  if (!s.hotkey || !HOTKEY_RE.test(s.hotkey)) {
+    return { field: 'hotkey', message: 'Record a shortcut: modifiers plus one key, e.g. Ctrl+Shift+Space.' };
+  }
+  if (s.mode !== 'push_to_talk' && s.mode !== 'toggle') {
+    return { field: 'mode', message: 'Choose push-to-talk or toggle.' };
+  }
+  if (s.language !== 'auto' && !/^[a-z]{2,3}$/.test(s.language)) {
+    return { field: 'language', message: `“${s.language}” is not a language code.` };
+  }
+  if (!['paste', 'type', 'clipboard'].includes(s.output)) {
+    return { field: 'output', message: 'Choose how text is delivered.' };
+  }
+  if (!['ctrl+v', 'ctrl+shift+v', 'shift+insert'].includes(s.pasteKeys)) {
+    return { field: 'pasteKeys', message: 'Choose a paste keystroke.' };
+  }
+  if (!(s.vadThreshold >= 0.05 && s.vadThreshold <= 0.95)) {
+    return { field: 'vadThreshold', message: 'Sensitivity is out of range.' };
+  }
+  if (!Number.isInteger(s.silenceMs) || s.silenceMs < 200 || s.silenceMs > 3000) {
+    return { field: 'silenceMs', message: 'Pause length must be 200 to 3000 ms.' };
+  }
+  if (!Number.isInteger(s.keepAudioDays) || s.keepAudioDays < 0 || s.keepAudioDays > 3650) {
+    return { field: 'keepAudioDays', message: 'Keep audio for 0 (forever) to 3650 days.' };
+  }
+  if (s.inputDevice === '') {
+    return { field: 'inputDevice', message: 'Choose a microphone.' };
+  }
+  return null;
+}
+
+/** The shell rejects with e.g. "invalid setting `silenceMs`: must be between 200 and 3000 ms".
+ *  Pull out the field so the message can sit beside it; unknown shapes stay general. */
+export function parseShellError(message: string): { field: keyof Settings | null; message: string } {
+  const m = /setting `([A-Za-z]+)`/.exec(message);
+  return { field: (m?.[1] as keyof Settings | undefined) ?? null, message };
+}
+
+const NAMES: Record<string, string> = {
+  en: 'English', de: 'German', fr: 'French', es: 'Spanish', it: 'Italian', pt: 'Portuguese',
+  nl: 'Dutch', pl: 'Polish', ru: 'Russian', uk: 'Ukrainian', cs: 'Czech', sv: 'Swedish',
+  da: 'Danish', no: 'Norwegian', fi: 'Finnish', tr: 'Turkish', el: 'Greek', hu: 'Hungarian',
+  ro: 'Romanian', ar: 'Arabic', he: 'Hebrew', hi: 'Hindi', ja: 'Japanese', ko: 'Korean',
+  zh: 'Chinese', vi: 'Vietnamese', th: 'Thai', id: 'Indonesian', ca: 'Catalan', fa: 'Persian',
+};
+
+/** Shown when the model does not say which languages it accepts. */
+export const COMMON_LANGUAGES = ['en', 'de', 'fr', 'es', 'it', 'pt', 'nl', 'pl', 'ru', 'uk', 'ja', 'zh'];
+
+export function languageName(code: string): string {
+  if (code === 'auto') return 'Detect automatically';
+  const name = NAMES[code];
+  return name ? `${name} (${code})` : code;
+}
+
+/** Options for the language select: "auto" only when the model detects
+ *  languages; the current value is always kept so saving never drops it. */
+export function languageOptions(status: Pick<Status, 'languages' | 'detectsLanguage'> | null, current: string): string[] {
+  const langs = status && status.languages.length > 0 ? [...status.languages] : [...COMMON_LANGUAGES];
+  langs.sort((a, b) => languageName(a).localeCompare(languageName(b)));
+  const out = status?.detectsLanguage || (!status && current === 'auto') ? ['auto', ...langs] : langs;
+  if (current && !out.includes(current)) out.unshift(current);
+  return out;
+}
+
+/** Slider position (10..90, higher = more sensitive) ⇄ the VAD threshold (lower = more sensitive). */
+export function sensitivityFromThreshold(threshold: number): number {
+  return Math.round((1 - threshold) * 100);
+}
+
+export function thresholdFromSensitivity(sensitivity: number): number {
+  return Math.round((100 - sensitivity)) / 100;
+}

@@ -1,0 +1,110 @@
+// Types of the IPC contract between the UI and the Tauri shell (docs/ipc.md).
+// Keep these in step with that document: field names are camelCase JSON.
+
+export type AppState = 'loading' | 'no_model' | 'idle' | 'recording' | 'transcribing' | 'error';
+export type Mode = 'push_to_talk' | 'toggle';
+
+export interface Status {
+  state: AppState;
+  model: string | null;
+  modelArch: string | null;
+  languages: string[];
+  detectsLanguage: boolean;
+  hotkey: string;
+  mode: Mode;
+  lastText: string | null;
+  error: string | null;
+  notice: string | null;
+}
+
+export type OutputMethod = 'paste' | 'type' | 'clipboard';
+export type PasteKeys = 'ctrl+v' | 'ctrl+shift+v' | 'shift+insert';
+export type Theme = 'system' | 'light' | 'dark';
+
+export interface Settings {
+  version: number;
+  hotkey: string;
+  mode: Mode;
+  inputDevice: string | null;
+  language: string;
+  model: string | null;
+  output: OutputMethod;
+  pasteKeys: PasteKeys;
+  restoreClipboard: boolean;
+  trailingSpace: boolean;
+  sounds: boolean;
+  autostart: boolean;
+  showOverlay: boolean;
+  vadThreshold: number;
+  silenceMs: number;
+  keepAudioDays: number;
+  theme: Theme;
+}
+
+export interface Device {
+  name: string;
+  isDefault: boolean;
+}
+
+export interface Model {
+  name: string;
+  kind: 'speech' | 'vad';
+  arch: string;
+  variant: string | null;
+  sizeBytes: number;
+  isDefault: boolean;
+  languages: string[];
+}
+
+export interface HistoryEntry {
+  id: number;
+  kind: 'dictation' | 'file';
+  text: string;
+  createdMs: number;
+  durationMs: number;
+  model: string;
+  language: string | null;
+  audioPath: string | null;
+  sourceName: string | null;
+}
+
+export interface Segment {
+  startMs: number;
+  endMs: number;
+  text: string;
+}
+
+export type FileJobState = 'queued' | 'running' | 'done' | 'failed' | 'cancelled';
+
+export interface FileJob {
+  id: number;
+  path: string;
+  name: string;
+  state: FileJobState;
+  fraction: number;
+  error: string | null;
+  durationMs: number | null;
+  segments: Segment[];
+  historyId: number | null;
+}
+
+export type ExportFormat = 'txt' | 'srt' | 'vtt' | 'json';
+
+export interface InstallProgress {
+  stage: string;
+  fraction: number | null;
+  done: boolean;
+  error: string | null;
+}
+
+export interface Level {
+  rms: number;
+}
+
+/** One dictation event (`tag = "event"`); only the fields the UI reads are typed. */
+export interface DictationEvent {
+  event: string;
+  text?: string;
+  message?: string;
+  [field: string]: unknown;
+}
