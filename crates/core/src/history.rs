@@ -252,7 +252,8 @@ impl History {
         };
         self.conn
             .execute("DELETE FROM entries WHERE id = ?1", [id])?;
-        if let Some(audio) = &found.audio_path {
+        // A dictation's audio is ours; a transcribed file is the user's.
+        if let (EntryKind::Dictation, Some(audio)) = (found.kind, &found.audio_path) {
             remove_audio(Path::new(audio));
         }
         Ok(Some(found))

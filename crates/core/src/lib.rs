@@ -6,6 +6,7 @@
 //! [`transcribe`] strings these together for files; [`models`] provisions,
 //! converts and resolves the model files the engine loads.
 
+pub mod app;
 pub mod audio;
 pub mod dictation;
 pub mod engine;

@@ -190,7 +190,7 @@ pub fn load(path: &Path) -> Loaded {
     };
     let parsed = serde_json::from_slice::<serde_json::Value>(&bytes)
         .map_err(|e| format!("it is not valid JSON ({e})"))
-        .and_then(|value| migrate(value).map_err(|e| format!("{e}")))
+        .and_then(migrate)
         .and_then(|value| serde_json::from_value::<Settings>(value).map_err(|e| format!("{e}")))
         .and_then(|s| s.validate().map(|()| s).map_err(|e| e.to_string()));
     match parsed {

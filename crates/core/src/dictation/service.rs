@@ -40,6 +40,8 @@ pub struct ServiceConfig {
     /// Finished recordings whose audio is kept.
     pub keep_recordings: usize,
     pub model_name: String,
+    /// Report the mic level (~20 per second) while recording, for level meters.
+    pub emit_levels: bool,
 }
 
 impl ServiceConfig {
@@ -58,6 +60,7 @@ impl ServiceConfig {
             recordings_dir: record_log::default_recordings_dir(),
             keep_recordings: 500,
             model_name,
+            emit_levels: false,
         }
     }
 }
@@ -208,6 +211,7 @@ pub fn run(
     // With an always-open mic, the moments before the press are kept as pre-roll.
     let mut preroll: VecDeque<f32> = VecDeque::new();
     const PREROLL_SAMPLES: usize = 16 * 300;
+    let mut level_sent = Instant::now();
 
     let open_mic =
         |emit: &mut dyn FnMut(DictationEvent)| match Capture::open(config.device.as_deref()) {
@@ -278,6 +282,13 @@ pub fn run(
             },
             // Busy only while a dictation is in flight; idle, wake rarely (CPU ≈ 0).
             default(if current.is_some() { Duration::from_millis(10) } else { Duration::from_secs(1) }) => {}
+        }
+
+        if config.emit_levels && recording && level_sent.elapsed() >= Duration::from_millis(50) {
+            if let Some(m) = &mic {
+                emit(DictationEvent::Level { rms: m.level() });
+                level_sent = Instant::now();
+            }
         }
 
         match intent {

@@ -1,0 +1,382 @@
+//! The file queue: files dropped on the window (or picked) are transcribed
+//! one after another on a worker thread, each with progress, cancel and a
+//! history entry when done.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use super::{load_models, lock, AppError, AppEvent, LoadFailure, Loaded, Shared};
+use crate::engine::Engine;
+use crate::history::{EntryKind, NewEntry, Segment};
+use crate::transcribe::{transcribe_file, FileError, FileOptions, FileTranscript};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum JobState {
+    Queued,
+    Running,
+    Done,
+    Failed,
+    Cancelled,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FileJob {
+    pub id: u64,
+    pub path: String,
+    pub name: String,
+    pub state: JobState,
+    pub fraction: f32,
+    pub error: Option<String>,
+    pub duration_ms: Option<i64>,
+    pub segments: Vec<Segment>,
+    pub history_id: Option<i64>,
+}
+
+struct Slot {
+    job: FileJob,
+    transcript: Option<FileTranscript>,
+}
+
+#[derive(Default)]
+struct Inner {
+    slots: Vec<Slot>,
+    next_id: u64,
+    worker_running: bool,
+    /// The engine of the job in progress, so a cancel can interrupt it.
+    engine: Option<Arc<Engine>>,
+}
+
+#[derive(Default)]
+pub(super) struct FileQueue {
+    inner: Mutex<Inner>,
+}
+
+impl FileQueue {
+    pub fn jobs(&self) -> Vec<FileJob> {
+        lock(&self.inner)
+            .slots
+            .iter()
+            .map(|s| s.job.clone())
+            .collect()
+    }
+
+    pub fn busy(&self) -> bool {
+        lock(&self.inner)
+            .slots
+            .iter()
+            .any(|s| matches!(s.job.state, JobState::Queued | JobState::Running))
+    }
+
+    pub fn transcript(&self, id: u64) -> Option<FileTranscript> {
+        lock(&self.inner)
+            .slots
+            .iter()
+            .find(|s| s.job.id == id)
+            .and_then(|s| s.transcript.clone())
+    }
+
+    pub fn clear_finished(&self) {
+        lock(&self.inner)
+            .slots
+            .retain(|s| matches!(s.job.state, JobState::Queued | JobState::Running));
+    }
+
+    pub fn cancel_all(&self) {
+        let mut inner = lock(&self.inner);
+        for s in &mut inner.slots {
+            if matches!(s.job.state, JobState::Queued | JobState::Running) {
+                s.job.state = JobState::Cancelled;
+            }
+        }
+        if let Some(e) = &inner.engine {
+            e.cancel();
+        }
+    }
+
+    /// Applies `change` to job `id` and returns the job as it now is.
+    fn update(&self, id: u64, change: impl FnOnce(&mut Slot)) -> Option<FileJob> {
+        let mut inner = lock(&self.inner);
+        let slot = inner.slots.iter_mut().find(|s| s.job.id == id)?;
+        change(slot);
+        Some(slot.job.clone())
+    }
+
+    fn is_cancelled(&self, id: u64) -> bool {
+        lock(&self.inner)
+            .slots
+            .iter()
+            .any(|s| s.job.id == id && s.job.state == JobState::Cancelled)
+    }
+}
+
+pub(super) fn enqueue(shared: &Arc<Shared>, paths: &[PathBuf]) -> Vec<FileJob> {
+    let (jobs, start_worker) = {
+        let mut inner = lock(&shared.files.inner);
+        let mut jobs = vec![];
+        for path in paths {
+            inner.next_id += 1;
+            let job = FileJob {
+                id: inner.next_id,
+                path: path.display().to_string(),
+                name: path.file_name().map_or_else(
+                    || path.display().to_string(),
+                    |n| n.to_string_lossy().into_owned(),
+                ),
+                state: JobState::Queued,
+                fraction: 0.0,
+                error: None,
+                duration_ms: None,
+                segments: vec![],
+                history_id: None,
+            };
+            inner.slots.push(Slot {
+                job: job.clone(),
+                transcript: None,
+            });
+            jobs.push(job);
+        }
+        let start = !inner.worker_running && !jobs.is_empty();
+        inner.worker_running |= start;
+        (jobs, start)
+    };
+    for job in &jobs {
+        shared.emit(AppEvent::FileJob(job.clone()));
+    }
+    shared.update_status(|_| {});
+    if start_worker {
+        let shared = shared.clone();
+        std::thread::Builder::new()
+            .name("utter-files".into())
+            .spawn(move || worker(&shared))
+            .expect("spawn the file worker");
+    }
+    jobs
+}
+
+pub(super) fn cancel(shared: &Shared, id: u64) {
+    let job = shared.files.update(id, |s| {
+        if matches!(s.job.state, JobState::Queued | JobState::Running) {
+            s.job.state = JobState::Cancelled;
+        }
+    });
+    if let Some(job) = job {
+        if let Some(e) = &lock(&shared.files.inner).engine {
+            e.cancel();
+        }
+        shared.emit(AppEvent::FileJob(job));
+    }
+    shared.update_status(|_| {});
+}
+
+/// Takes queued jobs one by one until none is left. The model stays loaded
+/// between jobs of one batch and is dropped when the queue runs dry.
+fn worker(shared: &Arc<Shared>) {
+    let mut loaded: Option<(
+        Option<String>,
+        Arc<Engine>,
+        crate::vad::SpeechDetector,
+        String,
+    )> = None;
+    loop {
+        let next = {
+            let mut inner = lock(&shared.files.inner);
+            let next = inner
+                .slots
+                .iter_mut()
+                .find(|s| s.job.state == JobState::Queued)
+                .map(|s| {
+                    s.job.state = JobState::Running;
+                    s.job.clone()
+                });
+            if next.is_none() {
+                inner.worker_running = false;
+                inner.engine = None;
+            }
+            next
+        };
+        let Some(job) = next else {
+            break;
+        };
+        shared.emit(AppEvent::FileJob(job.clone()));
+        shared.update_status(|_| {});
+
+        let settings = shared.settings();
+        if loaded.as_ref().is_none_or(|l| l.0 != settings.model) {
+            loaded = None; // free the old model before loading the new one
+            match load_models(shared, settings.model.as_deref()) {
+                Ok(Loaded {
+                    model_name,
+                    engine,
+                    vad,
+                }) => loaded = Some((settings.model.clone(), Arc::new(engine), vad, model_name)),
+                Err(failure) => {
+                    let message = match failure {
+                        LoadFailure::NoModel => {
+                            "no speech model is installed; install the default model first"
+                                .to_string()
+                        }
+                        LoadFailure::Error(m) => m,
+                    };
+                    finish(shared, job.id, Err(message));
+                    continue;
+                }
+            }
+        }
+        let (_, engine, vad, model_name) = loaded.as_mut().expect("loaded above");
+        lock(&shared.files.inner).engine = Some(engine.clone());
+        let result = run_job(
+            shared,
+            &job,
+            engine,
+            vad,
+            model_name,
+            settings.engine_language(),
+        );
+        lock(&shared.files.inner).engine = None;
+        finish(shared, job.id, result);
+    }
+    shared.update_status(|_| {});
+}
+
+fn run_job(
+    shared: &Shared,
+    job: &FileJob,
+    engine: &Arc<Engine>,
+    vad: &mut crate::vad::SpeechDetector,
+    model_name: &str,
+    language: Option<String>,
+) -> Result<FileTranscript, String> {
+    let path = Path::new(&job.path);
+    let duration_ms = crate::audio::decode::probe_duration_secs(path).map(|s| (s * 1000.0) as i64);
+    let options = FileOptions {
+        language,
+        ..FileOptions::default()
+    };
+    let mut last_report = Instant::now();
+    let result = transcribe_file(
+        std::slice::from_ref(engine.as_ref()),
+        Some(vad),
+        path,
+        model_name,
+        &options,
+        |p| {
+            if shared.files.is_cancelled(job.id) {
+                engine.cancel(); // every further batch stops at once
+                return;
+            }
+            if last_report.elapsed() < Duration::from_millis(100) {
+                return;
+            }
+            last_report = Instant::now();
+            let fraction = duration_ms.filter(|d| *d > 0).map_or(0.0, |d| {
+                (p.transcribed_ms as f32 / d as f32).clamp(0.0, 0.99)
+            });
+            if let Some(job) = shared.files.update(job.id, |s| {
+                s.job.fraction = fraction;
+                s.job.duration_ms = duration_ms;
+            }) {
+                shared.emit(AppEvent::FileJob(job));
+            }
+        },
+    );
+    match result {
+        Ok(t) => Ok(t),
+        // Part of the file is unreadable: keep what was transcribed, say so.
+        Err(FileError::Partial {
+            transcript, source, ..
+        }) => {
+            let mut t = *transcript;
+            t.warnings.push(source.to_string());
+            Ok(t)
+        }
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+fn finish(shared: &Shared, id: u64, result: Result<FileTranscript, String>) {
+    if shared.files.is_cancelled(id) {
+        shared.update_status(|_| {});
+        return;
+    }
+    let job = match result {
+        Ok(t) => {
+            let segments = segments_of(&t);
+            let entry = shared.add_history(&NewEntry {
+                kind: EntryKind::File,
+                text: t.text(),
+                created_ms: crate::dictation::record_log::unix_ms() as i64,
+                duration_ms: t.duration_ms,
+                model: t.model.clone(),
+                language: t.language.clone(),
+                audio_path: Some(t.file.clone()),
+                source_name: t.file.file_name().map(|n| n.to_string_lossy().into_owned()),
+                segments: segments.clone(),
+            });
+            shared.files.update(id, |s| {
+                s.job.state = JobState::Done;
+                s.job.fraction = 1.0;
+                s.job.duration_ms = Some(t.duration_ms);
+                s.job.segments = segments;
+                s.job.history_id = entry.map(|e| e.id);
+                s.job.error = (!t.warnings.is_empty()).then(|| t.warnings.join("; "));
+                s.transcript = Some(t);
+            })
+        }
+        Err(message) => shared.files.update(id, |s| {
+            s.job.state = JobState::Failed;
+            s.job.error = Some(message);
+        }),
+    };
+    if let Some(job) = job {
+        shared.emit(AppEvent::FileJob(job));
+    }
+    shared.update_status(|_| {});
+}
+
+pub(super) fn segments_of(t: &FileTranscript) -> Vec<Segment> {
+    t.segments
+        .iter()
+        .map(|s| Segment {
+            start_ms: s.start_ms,
+            end_ms: s.end_ms,
+            text: s.text.trim().to_string(),
+        })
+        .collect()
+}
+
+/// One transcription outside the queue (history retry), with its own engine.
+pub(super) fn transcribe_once(
+    shared: &Shared,
+    path: &Path,
+    model: Option<&str>,
+) -> Result<FileTranscript, AppError> {
+    let Loaded {
+        model_name,
+        engine,
+        mut vad,
+    } = load_models(shared, model).map_err(|f| match f {
+        LoadFailure::NoModel => AppError::Other("no speech model is installed".into()),
+        LoadFailure::Error(m) => AppError::Other(m),
+    })?;
+    let options = FileOptions {
+        language: shared.settings().engine_language(),
+        ..FileOptions::default()
+    };
+    match transcribe_file(
+        std::slice::from_ref(&engine),
+        Some(&mut vad),
+        path,
+        &model_name,
+        &options,
+        |_| {},
+    ) {
+        Ok(t) => Ok(t),
+        Err(FileError::Partial { transcript, .. }) => Ok(*transcript),
+        Err(e) => Err(AppError::Other(e.to_string())),
+    }
+}

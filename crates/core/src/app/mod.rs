@@ -1,0 +1,555 @@
+//! The desktop app's behaviour, without any GUI: settings, the dictation
+//! service's lifecycle, history, the file queue and model management. The
+//! Tauri shell turns UI commands into calls here and [`AppEvent`]s into UI
+//! events; nothing here knows about windows.
+
+mod files;
+mod service_host;
+pub mod sounds;
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use serde::Serialize;
+
+pub use files::{FileJob, JobState};
+
+use crate::dictation::events::Stamped;
+use crate::dictation::service::Control;
+use crate::history::{self, Entry, History, HistoryError};
+use crate::models::store::{ModelEntry, ModelKind, ModelStore};
+use crate::settings::{self, Settings, SettingsError};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AppState {
+    Loading,
+    NoModel,
+    Idle,
+    Recording,
+    Transcribing,
+    Error,
+}
+
+/// Everything the home screen, tray and overlay show.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Status {
+    pub state: AppState,
+    pub model: Option<String>,
+    pub model_arch: Option<String>,
+    pub languages: Vec<String>,
+    pub detects_language: bool,
+    pub hotkey: String,
+    pub mode: String,
+    pub last_text: Option<String>,
+    pub error: Option<String>,
+    pub notice: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InstallProgress {
+    pub stage: String,
+    pub fraction: Option<f32>,
+    pub done: bool,
+    pub error: Option<String>,
+}
+
+/// A model as the UI lists it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelSummary {
+    pub name: String,
+    pub kind: ModelKind,
+    pub arch: String,
+    pub variant: Option<String>,
+    pub size_bytes: u64,
+    pub is_default: bool,
+    pub languages: Vec<String>,
+}
+
+/// What the app reports; the shell forwards each to the UI.
+#[derive(Debug, Clone)]
+pub enum AppEvent {
+    Status(Status),
+    Level(f32),
+    Dictation(Stamped),
+    FileJob(FileJob),
+    Install(InstallProgress),
+    HistoryChanged,
+    SettingsChanged(Settings),
+}
+
+/// Where the app keeps its files.
+#[derive(Debug, Clone)]
+pub struct Paths {
+    pub settings: PathBuf,
+    pub history: PathBuf,
+    pub recordings: PathBuf,
+    pub models: PathBuf,
+    pub cache: PathBuf,
+}
+
+impl Paths {
+    /// The platform locations, overridable with `UTTER_CONFIG_DIR`,
+    /// `UTTER_DATA_DIR`, `UTTER_MODELS_DIR` and `UTTER_CACHE_DIR`.
+    pub fn from_env() -> Self {
+        Self {
+            settings: settings::default_path(),
+            history: history::default_path(),
+            recordings: crate::dictation::record_log::default_recordings_dir(),
+            models: ModelStore::default_dir(),
+            cache: crate::models::defaults::default_cache_dir(),
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum AppError {
+    #[error(transparent)]
+    History(#[from] HistoryError),
+    #[error(transparent)]
+    Settings(#[from] SettingsError),
+    #[error(transparent)]
+    Model(#[from] crate::models::ModelError),
+    #[error("{0}")]
+    Other(String),
+}
+
+type Emit = Box<dyn Fn(AppEvent) + Send + Sync>;
+
+struct Shared {
+    paths: Paths,
+    emit: Emit,
+    settings: Mutex<Settings>,
+    status: Mutex<Status>,
+    history: Mutex<History>,
+    store: ModelStore,
+    service: service_host::ServiceHost,
+    files: files::FileQueue,
+    clipboard: Mutex<Option<arboard::Clipboard>>,
+    installing: AtomicBool,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // A panic elsewhere must not take the whole app down with poisoned locks.
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Shared {
+    fn emit(&self, event: AppEvent) {
+        (self.emit)(event);
+    }
+
+    fn settings(&self) -> Settings {
+        lock(&self.settings).clone()
+    }
+
+    /// Changes the status and reports it if anything changed.
+    fn update_status(&self, change: impl FnOnce(&mut Status)) {
+        let snapshot = {
+            let mut status = lock(&self.status);
+            let before = status.clone();
+            change(&mut status);
+            // File work shows as transcribing while dictation is idle.
+            if status.state == AppState::Idle && self.files.busy() {
+                status.state = AppState::Transcribing;
+            } else if status.state == AppState::Transcribing
+                && !self.files.busy()
+                && !self.service.transcribing()
+            {
+                status.state = AppState::Idle;
+            }
+            (*status != before).then(|| status.clone())
+        };
+        if let Some(s) = snapshot {
+            self.emit(AppEvent::Status(s));
+        }
+    }
+
+    fn add_history(&self, entry: &history::NewEntry) -> Option<Entry> {
+        match lock(&self.history).add(entry) {
+            Ok(e) => {
+                self.emit(AppEvent::HistoryChanged);
+                Some(e)
+            }
+            Err(e) => {
+                tracing::error!("{e}");
+                self.update_status(|s| s.error = Some(e.to_string()));
+                None
+            }
+        }
+    }
+}
+
+/// The running app. Cheap to clone; every method may be called from any thread.
+#[derive(Clone)]
+pub struct App {
+    shared: Arc<Shared>,
+}
+
+impl App {
+    /// Loads settings (an unusable file is backed up; the notice is in the
+    /// status), opens the history, applies audio retention and starts the
+    /// dictation service in the background.
+    pub fn start(
+        paths: Paths,
+        emit: impl Fn(AppEvent) + Send + Sync + 'static,
+    ) -> Result<Self, AppError> {
+        let loaded = settings::load(&paths.settings);
+        let history = History::open(&paths.history)?;
+        let s = &loaded.settings;
+        let status = Status {
+            state: AppState::Loading,
+            model: None,
+            model_arch: None,
+            languages: vec![],
+            detects_language: false,
+            hotkey: s.hotkey.clone(),
+            mode: s.mode.clone(),
+            last_text: None,
+            error: None,
+            notice: loaded.notice.clone(),
+        };
+        let shared = Arc::new(Shared {
+            store: ModelStore::new(&paths.models),
+            paths,
+            emit: Box::new(emit),
+            settings: Mutex::new(loaded.settings),
+            status: Mutex::new(status),
+            history: Mutex::new(history),
+            service: service_host::ServiceHost::default(),
+            files: files::FileQueue::default(),
+            clipboard: Mutex::new(None),
+            installing: AtomicBool::new(false),
+        });
+        let app = Self { shared };
+        app.apply_retention();
+        service_host::restart(&app.shared);
+        Ok(app)
+    }
+
+    pub fn status(&self) -> Status {
+        lock(&self.shared.status).clone()
+    }
+
+    pub fn settings(&self) -> Settings {
+        self.shared.settings()
+    }
+
+    pub fn paths(&self) -> &Paths {
+        &self.shared.paths
+    }
+
+    /// Validates and stores new settings, then applies them (hotkey, device,
+    /// model, VAD, output) by restarting the dictation service.
+    pub fn save_settings(&self, new: Settings) -> Result<Settings, AppError> {
+        settings::save(&self.shared.paths.settings, &new)?;
+        *lock(&self.shared.settings) = new.clone();
+        self.shared.update_status(|s| {
+            s.hotkey = new.hotkey.clone();
+            s.mode = new.mode.clone();
+        });
+        self.shared.emit(AppEvent::SettingsChanged(new.clone()));
+        self.apply_retention();
+        service_host::restart(&self.shared);
+        Ok(new)
+    }
+
+    pub fn dismiss_notice(&self) {
+        self.shared.update_status(|s| {
+            s.notice = None;
+            if s.state != AppState::Error {
+                s.error = None;
+            }
+        });
+    }
+
+    /// Start / stop / cancel a dictation, as the hotkey would.
+    pub fn control(&self, control: Control) -> Result<(), AppError> {
+        self.shared.service.send(control).map_err(AppError::Other)
+    }
+
+    /// Stops the service (finishing a dictation in progress) and the file queue.
+    pub fn shutdown(&self) {
+        self.shared.files.cancel_all();
+        self.shared.service.stop();
+    }
+
+    // ---- models ----
+
+    pub fn models(&self) -> Result<Vec<ModelSummary>, AppError> {
+        let store = &self.shared.store;
+        let default = store.default_speech()?.map(|e| e.name);
+        Ok(store
+            .list()?
+            .into_iter()
+            .map(|e| summarize(&e, default.as_deref()))
+            .collect())
+    }
+
+    /// Installs the default models in the background; progress is reported
+    /// as [`AppEvent::Install`]. Then the dictation service restarts on it.
+    pub fn install_default_model(&self) -> Result<(), AppError> {
+        if self.shared.installing.swap(true, Ordering::SeqCst) {
+            return Err(AppError::Other(
+                "the default model is already being installed".into(),
+            ));
+        }
+        let shared = self.shared.clone();
+        std::thread::spawn(move || {
+            let progress = |stage: &str, fraction, done, error| {
+                shared.emit(AppEvent::Install(InstallProgress {
+                    stage: stage.to_string(),
+                    fraction,
+                    done,
+                    error,
+                }))
+            };
+            progress("starting", Some(0.0), false, None);
+            let steps = crate::models::defaults::DEFAULT_WHEELS.len() as f32 * 3.0;
+            let mut step = 0.0;
+            let result = crate::models::defaults::install_default(
+                &shared.store,
+                &shared.paths.cache,
+                |stage| {
+                    step += 1.0;
+                    progress(stage, Some((step / steps).min(0.95)), false, None);
+                },
+            );
+            shared.installing.store(false, Ordering::SeqCst);
+            match result {
+                Ok(_) => {
+                    progress("installed", Some(1.0), true, None);
+                    service_host::restart(&shared);
+                }
+                Err(e) => progress("failed", None, true, Some(e.to_string())),
+            }
+        });
+        Ok(())
+    }
+
+    pub fn import_model(&self, path: &Path) -> Result<ModelSummary, AppError> {
+        let entry = crate::models::import::import(&self.shared.store, path, None, None)?;
+        let default = self.shared.store.default_speech()?.map(|e| e.name);
+        if self.status().state == AppState::NoModel && entry.kind == ModelKind::Speech {
+            service_host::restart(&self.shared);
+        }
+        Ok(summarize(&entry, default.as_deref()))
+    }
+
+    pub fn set_default_model(&self, name: &str) -> Result<(), AppError> {
+        self.shared.store.set_default(name)?;
+        if self.settings().model.is_none() {
+            service_host::restart(&self.shared);
+        }
+        Ok(())
+    }
+
+    pub fn remove_model(&self, name: &str) -> Result<(), AppError> {
+        if self.status().model.as_deref() == Some(name) {
+            return Err(AppError::Other(format!(
+                "`{name}` is in use; choose another model in Settings first"
+            )));
+        }
+        self.shared.store.remove(name)?;
+        Ok(())
+    }
+
+    // ---- history ----
+
+    pub fn history(
+        &self,
+        query: Option<&str>,
+        limit: u32,
+        offset: u32,
+    ) -> Result<Vec<Entry>, AppError> {
+        Ok(lock(&self.shared.history).list(query, limit, offset)?)
+    }
+
+    pub fn history_entry(&self, id: i64) -> Result<Entry, AppError> {
+        lock(&self.shared.history)
+            .get(id)?
+            .ok_or_else(|| AppError::Other(format!("history entry {id} no longer exists")))
+    }
+
+    pub fn delete_history(&self, id: i64) -> Result<(), AppError> {
+        lock(&self.shared.history).delete(id)?;
+        self.shared.emit(AppEvent::HistoryChanged);
+        Ok(())
+    }
+
+    /// Transcribes an entry's saved audio again (with `model`, or the current one).
+    pub fn retry_history(&self, id: i64, model: Option<&str>) -> Result<Entry, AppError> {
+        let entry = self.history_entry(id)?;
+        let audio = entry.audio_path.clone().ok_or_else(|| {
+            AppError::Other(
+                "the audio of this entry was deleted (retention); it cannot be retried".into(),
+            )
+        })?;
+        let settings = self.settings();
+        let model = model.map(str::to_owned).or(settings.model.clone());
+        let transcript = files::transcribe_once(&self.shared, Path::new(&audio), model.as_deref())?;
+        let segments = files::segments_of(&transcript);
+        let text = match entry.kind {
+            history::EntryKind::Dictation => {
+                crate::text::join_dictation(transcript.segments.iter().map(|s| s.text.as_str()))
+            }
+            history::EntryKind::File => transcript.text(),
+        };
+        let updated = lock(&self.shared.history)
+            .update_text(id, &text, &transcript.model, &segments)?
+            .ok_or_else(|| AppError::Other(format!("history entry {id} no longer exists")))?;
+        self.shared.emit(AppEvent::HistoryChanged);
+        Ok(updated)
+    }
+
+    /// The WAV bytes of an entry's audio, for playback in the UI.
+    pub fn history_audio(&self, id: i64) -> Result<Vec<u8>, AppError> {
+        let entry = self.history_entry(id)?;
+        let path = entry.audio_path.ok_or_else(|| {
+            AppError::Other("the audio of this entry was deleted (retention)".into())
+        })?;
+        std::fs::read(&path).map_err(|e| AppError::Other(format!("{path}: {e}")))
+    }
+
+    fn apply_retention(&self) {
+        let days = self.settings().keep_audio_days;
+        if days == 0 {
+            return;
+        }
+        let cutoff = crate::dictation::record_log::unix_ms() as i64 - i64::from(days) * 86_400_000;
+        match lock(&self.shared.history).prune_audio(cutoff) {
+            Ok(0) => {}
+            Ok(n) => tracing::info!(
+                "retention: deleted the audio of {n} dictations older than {days} days"
+            ),
+            Err(e) => tracing::warn!("retention: {e}"),
+        }
+    }
+
+    // ---- text out ----
+
+    /// Puts text on the clipboard (kept alive by the app, as X11 requires).
+    pub fn copy_text(&self, text: &str) -> Result<(), AppError> {
+        let mut slot = lock(&self.shared.clipboard);
+        if slot.is_none() {
+            *slot = Some(
+                arboard::Clipboard::new()
+                    .map_err(|e| AppError::Other(format!("clipboard unavailable: {e}")))?,
+            );
+        }
+        slot.as_mut()
+            .expect("set above")
+            .set_text(text)
+            .map_err(|e| AppError::Other(format!("clipboard: {e}")))
+    }
+
+    /// Delivers text to the focused app with the configured output method.
+    pub fn paste_text(&self, text: &str) -> Result<(), AppError> {
+        let config = self.settings().output_config()?;
+        let mut output =
+            crate::output::Output::new(config).map_err(|e| AppError::Other(e.to_string()))?;
+        output
+            .deliver(text)
+            .map_err(|e| AppError::Other(e.to_string()))
+    }
+
+    // ---- files ----
+
+    pub fn transcribe_files(&self, paths: &[PathBuf]) -> Vec<FileJob> {
+        files::enqueue(&self.shared, paths)
+    }
+
+    pub fn file_jobs(&self) -> Vec<FileJob> {
+        self.shared.files.jobs()
+    }
+
+    pub fn cancel_file_job(&self, id: u64) {
+        files::cancel(&self.shared, id);
+    }
+
+    pub fn clear_file_jobs(&self) {
+        self.shared.files.clear_finished();
+    }
+
+    pub fn render_transcript(
+        &self,
+        id: u64,
+        format: crate::export::Format,
+    ) -> Result<String, AppError> {
+        let t =
+            self.shared.files.transcript(id).ok_or_else(|| {
+                AppError::Other(format!("file job {id} has no finished transcript"))
+            })?;
+        Ok(crate::export::render(&t, format))
+    }
+
+    pub fn export_transcript(
+        &self,
+        id: u64,
+        format: crate::export::Format,
+        path: &Path,
+    ) -> Result<(), AppError> {
+        let text = self.render_transcript(id, format)?;
+        std::fs::write(path, text)
+            .map_err(|e| AppError::Other(format!("cannot write {}: {e}", path.display())))
+    }
+}
+
+fn summarize(e: &ModelEntry, default: Option<&str>) -> ModelSummary {
+    ModelSummary {
+        name: e.name.clone(),
+        kind: e.kind,
+        arch: e.arch.clone(),
+        variant: (!e.variant.is_empty()).then(|| e.variant.clone()),
+        size_bytes: e.size,
+        is_default: default == Some(e.name.as_str()),
+        languages: if e.name.ends_with(".en") {
+            vec!["en".into()]
+        } else {
+            vec![]
+        },
+    }
+}
+
+/// A loaded speech engine with the VAD that segments for it.
+struct Loaded {
+    model_name: String,
+    engine: crate::engine::Engine,
+    vad: crate::vad::SpeechDetector,
+}
+
+/// Why no model could be loaded: none installed (offer the default), or a
+/// real error.
+enum LoadFailure {
+    NoModel,
+    Error(String),
+}
+
+/// Loads `model` (or the store's default speech model) and the VAD.
+fn load_models(shared: &Shared, model: Option<&str>) -> Result<Loaded, LoadFailure> {
+    let store = &shared.store;
+    let err = |e: &dyn std::fmt::Display| LoadFailure::Error(e.to_string());
+    if model.is_none() && store.default_speech().map_err(|e| err(&e))?.is_none() {
+        return Err(LoadFailure::NoModel);
+    }
+    let vad_entry = store
+        .vad()
+        .map_err(|e| err(&e))?
+        .ok_or(LoadFailure::NoModel)?;
+    let (model_name, model_path) = store.resolve_speech(model).map_err(|e| err(&e))?;
+    let engine = crate::engine::Engine::start(crate::engine::EngineConfig {
+        model_path,
+        threads: 0,
+    })
+    .map_err(|e| err(&e))?;
+    let vad = crate::vad::SpeechDetector::load(&store.path_of(&vad_entry)).map_err(|e| err(&e))?;
+    Ok(Loaded {
+        model_name,
+        engine,
+        vad,
+    })
+}

@@ -1,0 +1,103 @@
+//! Short start/stop cues, synthesised (no sound files to ship) and played on
+//! the default output device on a throwaway thread. A missing or broken
+//! output device only costs the cue.
+
+use std::time::Duration;
+
+use cpal::traits::{DeviceTrait, HostTrait, StreamTrait};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cue {
+    Start,
+    Stop,
+}
+
+impl Cue {
+    /// Rising pair of notes to start, falling to stop.
+    fn notes(self) -> [f32; 2] {
+        match self {
+            Cue::Start => [660.0, 880.0],
+            Cue::Stop => [880.0, 660.0],
+        }
+    }
+}
+
+const NOTE_MS: f32 = 60.0;
+const VOLUME: f32 = 0.12;
+
+/// The cue's samples at `rate`, mono, with short fades (no clicks).
+pub fn samples(cue: Cue, rate: u32) -> Vec<f32> {
+    let per_note = (rate as f32 * NOTE_MS / 1000.0) as usize;
+    let fade = per_note / 6;
+    let mut out = Vec::with_capacity(per_note * 2);
+    for freq in cue.notes() {
+        for i in 0..per_note {
+            let envelope = (i.min(per_note - 1 - i) as f32 / fade as f32).min(1.0);
+            let t = i as f32 / rate as f32;
+            out.push((t * freq * std::f32::consts::TAU).sin() * VOLUME * envelope);
+        }
+    }
+    out
+}
+
+pub fn play(cue: Cue) {
+    let _ = std::thread::Builder::new()
+        .name("utter-cue".into())
+        .spawn(move || {
+            if let Err(e) = play_blocking(cue) {
+                tracing::debug!("cue not played: {e}");
+            }
+        });
+}
+
+fn play_blocking(cue: Cue) -> Result<(), String> {
+    let device = cpal::default_host()
+        .default_output_device()
+        .ok_or("no output device")?;
+    let supported = device.default_output_config().map_err(|e| e.to_string())?;
+    if supported.sample_format() != cpal::SampleFormat::F32 {
+        return Err(format!(
+            "output format {:?} not supported for cues",
+            supported.sample_format()
+        ));
+    }
+    let config = supported.config();
+    let channels = config.channels.max(1) as usize;
+    let samples = samples(cue, config.sample_rate);
+    let total = samples.len();
+    let mut pos = 0usize;
+    let stream = device
+        .build_output_stream::<f32, _, _>(
+            config,
+            move |out: &mut [f32], _| {
+                for frame in out.chunks_mut(channels) {
+                    let s = samples.get(pos).copied().unwrap_or(0.0);
+                    frame.fill(s);
+                    pos += 1;
+                }
+            },
+            |e| tracing::debug!("cue stream: {e}"),
+            None,
+        )
+        .map_err(|e| e.to_string())?;
+    stream.play().map_err(|e| e.to_string())?;
+    std::thread::sleep(Duration::from_millis(
+        (total as u64 * 1000) / config.sample_rate as u64 + 80,
+    ));
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cues_are_short_quiet_and_start_and_end_silent() {
+        let s = samples(Cue::Start, 48_000);
+        assert_eq!(s.len(), 2 * 2880);
+        let peak = s.iter().fold(0f32, |m, v| m.max(v.abs()));
+        assert!(peak > 0.1 && peak <= VOLUME, "{peak}");
+        assert!(s[0].abs() < 1e-3 && s[s.len() - 1].abs() < 0.01);
+        assert_ne!(samples(Cue::Stop, 48_000), s);
+    }
+}
