@@ -1,0 +1,218 @@
+// Whole-window behaviour: navigation, banners, theme, the Home page.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { calls, emit, open, shot, start, waitForCall, type Harness } from './harness';
+import { baseFixture } from './fixture';
+
+let h: Harness;
+beforeAll(async () => {
+  h = await start();
+});
+afterAll(async () => {
+  await h?.close();
+});
+
+describe('navigation', () => {
+  for (const scheme of ['light', 'dark'] as const) {
+    it(`reaches every page from the sidebar (${scheme}) without errors`, async () => {
+      const f = baseFixture();
+      f.settings.theme = 'system';
+      f.fileJobs = [];
+      const { page, problems, close } = await open(h, f, { colorScheme: scheme });
+      await page.getByTestId('home-state').waitFor();
+      for (const [id, title] of [
+        ['history', 'History'],
+        ['files', 'Files'],
+        ['models', 'Models'],
+        ['settings', 'Settings'],
+        ['home', 'Home'],
+      ]) {
+        await page.getByTestId(`nav-${id}`).click();
+        await page.locator('h1', { hasText: title }).waitFor();
+        expect(await page.getByTestId(`nav-${id}`).getAttribute('aria-current')).toBe('page');
+        expect(page.url()).toContain(`#/${id}`);
+        await page.waitForTimeout(150);
+        await shot(page, `${id}-${scheme}`);
+      }
+      expect(await page.evaluate(() => document.documentElement.dataset.theme)).toBe(scheme);
+      expect(problems).toEqual([]);
+      await close();
+    });
+  }
+
+  it('is keyboard reachable: Tab reaches the sidebar links and Enter follows them', async () => {
+    const { page, close } = await open(h, baseFixture());
+    await page.getByTestId('home-state').waitFor();
+    await page.getByTestId('nav-settings').focus();
+    await page.keyboard.press('Enter');
+    await page.locator('h1', { hasText: 'Settings' }).waitFor();
+    await close();
+  });
+});
+
+describe('theme', () => {
+  it('uses the saved theme over the system preference', async () => {
+    const f = baseFixture();
+    f.settings.theme = 'dark';
+    const { page, close } = await open(h, f, { colorScheme: 'light' });
+    await page.waitForFunction(() => document.documentElement.dataset.theme === 'dark');
+    const bg = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+    expect(bg).toBe('rgb(22, 24, 28)');
+    // A change from another window applies at once.
+    await emit(page, 'settings-changed', { ...f.settings, theme: 'light' });
+    await page.waitForFunction(() => document.documentElement.dataset.theme === 'light');
+    await close();
+  });
+});
+
+describe('first run', () => {
+  it('offers the default model on every page and shows install progress and errors', async () => {
+    const f = baseFixture();
+    f.status = { ...f.status, state: 'no_model', model: null, modelArch: null, lastText: null };
+    const { page, problems, close } = await open(h, f, { hash: 'history' });
+    const banner = page.getByTestId('first-run');
+    await banner.waitFor();
+    expect(await banner.textContent()).toContain('No speech model installed');
+    for (const p of ['files', 'models', 'settings', 'home']) {
+      await page.getByTestId(`nav-${p}`).click();
+      await banner.waitFor();
+    }
+    await shot(page, 'first-run');
+    await page.getByTestId('install-default').click();
+    await waitForCall(page, 'install_default_model');
+
+    await emit(page, 'install-progress', { stage: 'Downloading whisper-base', fraction: 0.42, done: false, error: null });
+    const progress = page.getByTestId('install-progress');
+    await page.waitForFunction(() => document.querySelector('[data-testid=install-progress]')?.textContent?.includes('42%'));
+    expect(await progress.textContent()).toContain('Downloading whisper-base');
+    expect(await page.getByTestId('install-default').isDisabled()).toBe(true);
+    await shot(page, 'first-run-progress');
+
+    await emit(page, 'install-progress', { stage: 'Downloading', fraction: 0.5, done: true, error: 'network unreachable: check your connection' });
+    await page.getByTestId('install-error').waitFor();
+    expect(await page.getByTestId('install-error').textContent()).toContain('network unreachable');
+    expect(await page.getByTestId('install-default').textContent()).toContain('Retry');
+
+    await page.getByTestId('install-default').click();
+    await waitForCall(page, 'install_default_model', 2);
+    await emit(page, 'install-progress', { stage: 'Verifying', fraction: 1, done: false, error: null });
+    await page.evaluate(() => {
+      window.__shell.state.status = { ...window.__shell.state.status, state: 'idle', model: 'whisper-base' };
+    });
+    await emit(page, 'install-progress', { stage: 'Done', fraction: 1, done: true, error: null });
+    await page.getByTestId('first-run').waitFor({ state: 'detached' });
+    await page.waitForFunction(() => document.querySelector('[data-testid=home-state]')?.textContent === 'Ready');
+    expect(problems).toEqual([]);
+    await close();
+  });
+
+  it('shows a rejected install command readably', async () => {
+    const f = baseFixture();
+    f.status = { ...f.status, state: 'no_model', model: null };
+    f.fail = { install_default_model: 'not enough disk space: 120 MB free, 150 MB needed' };
+    const { page, close } = await open(h, f);
+    await page.getByTestId('install-default').click();
+    await page.getByTestId('install-error').waitFor();
+    expect(await page.getByTestId('install-error').textContent()).toContain('not enough disk space');
+    await close();
+  });
+});
+
+describe('notice', () => {
+  it('shows the shell notice until dismissed', async () => {
+    const f = baseFixture();
+    f.status.notice = 'settings.json was invalid (line 3); it was backed up to settings.json.bad and defaults restored';
+    const { page, close } = await open(h, f);
+    await page.getByTestId('notice').waitFor();
+    expect(await page.getByTestId('notice-text').textContent()).toContain('backed up');
+    await shot(page, 'notice');
+    await page.getByTestId('notice-dismiss').click();
+    await page.getByTestId('notice').waitFor({ state: 'detached' });
+    expect(await calls(page, 'dismiss_notice')).toHaveLength(1);
+    await close();
+  });
+
+  it('appears when a status event brings one', async () => {
+    const f = baseFixture();
+    const { page, close } = await open(h, f);
+    await page.getByTestId('home-state').waitFor();
+    expect(await page.getByTestId('notice').count()).toBe(0);
+    await emit(page, 'status', { ...f.status, notice: 'Microphone “USB Headset” is gone; using the system default' });
+    await page.getByTestId('notice').waitFor();
+    await close();
+  });
+});
+
+describe('home', () => {
+  it('shows state, hint, model and last text with working buttons', async () => {
+    const f = baseFixture();
+    const { page, close } = await open(h, f);
+    await page.waitForFunction(() => document.querySelector('[data-testid=home-state]')?.textContent === 'Ready');
+    expect(await page.getByTestId('home-detail').textContent()).toBe('Hold Ctrl+Shift+Space to dictate');
+    expect(await page.getByTestId('home-model').textContent()).toContain('whisper-base');
+    expect(await page.getByTestId('last-text').textContent()).toBe(f.status.lastText);
+
+    await page.getByTestId('last-copy').click();
+    expect((await waitForCall(page, 'copy_text'))[0].args).toEqual({ text: f.status.lastText });
+    await page.getByTestId('toast').waitFor();
+    await page.getByTestId('last-paste').click();
+    expect((await waitForCall(page, 'paste_text'))[0].args).toEqual({ text: f.status.lastText });
+
+    await page.getByTestId('dictation-toggle').click();
+    await waitForCall(page, 'start_dictation');
+    await emit(page, 'status', { ...f.status, state: 'recording' });
+    await page.waitForFunction(() => document.querySelector('[data-testid=home-state]')?.getAttribute('data-state') === 'recording');
+    for (const rms of [0.05, 0.12, 0.2]) await emit(page, 'level', { rms });
+    await page.waitForFunction(() => Number(document.querySelector('[data-testid=level-meter]')?.getAttribute('data-lit')) > 10);
+    await emit(page, 'dictation', { event: 'partial_text', id: 1, text: 'Meet me at' });
+    await page.getByTestId('partial-text').waitFor();
+    await shot(page, 'home-recording');
+    await page.getByTestId('dictation-toggle').click();
+    await waitForCall(page, 'stop_dictation');
+
+    await emit(page, 'status', { ...f.status, state: 'transcribing' });
+    await page.waitForFunction(() => document.querySelector('[data-testid=home-state]')?.textContent === 'Transcribing…');
+    await emit(page, 'status', { ...f.status, state: 'idle', lastText: 'A brand new sentence.' });
+    await page.waitForFunction(() => document.querySelector('[data-testid=last-text]')?.textContent === 'A brand new sentence.');
+    await close();
+  });
+
+  it('words toggle mode and shows errors readably', async () => {
+    const f = baseFixture();
+    f.status = { ...f.status, mode: 'toggle', hotkey: 'alt+f9', state: 'error', error: 'Microphone “USB Headset” disconnected' };
+    f.fail = { start_dictation: 'no microphone found' };
+    const { page, close } = await open(h, f);
+    await page.waitForFunction(() => document.querySelector('[data-testid=home-state]')?.getAttribute('data-state') === 'error');
+    expect(await page.getByTestId('home-detail').textContent()).toContain('USB Headset” disconnected');
+    await shot(page, 'home-error');
+    await page.getByTestId('dictation-toggle').click();
+    await page.getByTestId('home-error').waitFor();
+    expect(await page.getByTestId('home-error').textContent()).toBe('no microphone found');
+    await emit(page, 'status', { ...f.status, state: 'idle', error: null });
+    await page.waitForFunction(
+      () => document.querySelector('[data-testid=home-detail]')?.textContent === 'Press Alt+F9 to start, press again to stop',
+    );
+    await close();
+  });
+});
+
+describe('overlay', () => {
+  it('shows a live level while recording and a spinner while transcribing', async () => {
+    const f = baseFixture();
+    f.settings.theme = 'dark';
+    const { page, problems, close } = await open(h, f, { path: 'overlay.html', viewport: { width: 220, height: 56 } });
+    await page.getByTestId('overlay').waitFor();
+    await emit(page, 'status', { ...f.status, state: 'recording' });
+    for (const rms of [0.02, 0.1, 0.3, 0.15, 0.05, 0.2]) await emit(page, 'level', { rms });
+    await page.waitForFunction(() => document.querySelector('[data-testid=overlay]')?.getAttribute('data-state') === 'recording');
+    const heights = await page.$$eval('[data-testid=overlay-bars] > span', (els) => els.map((e) => (e as HTMLElement).style.height));
+    expect(heights.filter((x) => x !== '12%').length).toBeGreaterThan(3);
+    await shot(page, 'overlay-recording');
+    await emit(page, 'status', { ...f.status, state: 'transcribing' });
+    await page.getByText('Transcribing…').waitFor();
+    await shot(page, 'overlay-transcribing');
+    expect(await page.evaluate(() => document.activeElement === document.body)).toBe(true);
+    expect(await page.locator('button, input, select, a').count()).toBe(0);
+    expect(problems).toEqual([]);
+    await close();
+  });
+});

@@ -1,0 +1,168 @@
+// A fake Tauri shell for page tests, bundled to one IIFE and loaded into the
+// page as an init script, so it is in place before the app's first invoke or
+// listen. It answers docs/ipc.md commands from a fixture, records every call
+// for the tests to inspect, and lets tests emit shell events.
+
+import { mockIPC, mockWindows } from '@tauri-apps/api/mocks';
+import { emit } from '@tauri-apps/api/event';
+import type { FileJob, HistoryEntry, Model, Settings, Status, Device } from '../../src/lib/types';
+
+export interface Fixture {
+  status: Status;
+  settings: Settings;
+  devices: Device[];
+  models: Model[];
+  history: HistoryEntry[];
+  fileJobs: FileJob[];
+  /** Commands that reject, with their message. */
+  fail?: Record<string, string>;
+  /** What the open dialog answers (null = cancelled). */
+  dialogOpen?: string | string[] | null;
+}
+
+export interface Call {
+  cmd: string;
+  args: Record<string, unknown>;
+}
+
+declare global {
+  interface Window {
+    __UTTER_FIXTURE__: Fixture;
+    __shell: {
+      calls: Call[];
+      state: Fixture;
+      emit: (event: string, payload: unknown) => Promise<void>;
+    };
+  }
+}
+
+const state: Fixture = window.__UTTER_FIXTURE__;
+const calls: Call[] = [];
+let nextJobId = 100;
+
+function wav(): ArrayBuffer {
+  // 0.1 s of silence, 16 kHz mono 16-bit: enough for <audio> to accept it.
+  const samples = 1600;
+  const buf = new ArrayBuffer(44 + samples * 2);
+  const v = new DataView(buf);
+  const text = (o: number, s: string) => [...s].forEach((c, i) => v.setUint8(o + i, c.charCodeAt(0)));
+  text(0, 'RIFF');
+  v.setUint32(4, 36 + samples * 2, true);
+  text(8, 'WAVE');
+  text(12, 'fmt ');
+  v.setUint32(16, 16, true);
+  v.setUint16(20, 1, true);
+  v.setUint16(22, 1, true);
+  v.setUint32(24, 16000, true);
+  v.setUint32(28, 32000, true);
+  v.setUint16(32, 2, true);
+  v.setUint16(34, 16, true);
+  text(36, 'data');
+  v.setUint32(40, samples * 2, true);
+  return buf;
+}
+
+function baseName(p: string) {
+  return p.split(/[\\/]/).pop() ?? p;
+}
+
+function handle(cmd: string, args: Record<string, unknown>): unknown {
+  const fail = state.fail?.[cmd];
+  if (fail) throw fail;
+  switch (cmd) {
+    case 'get_status':
+      return state.status;
+    case 'get_settings':
+      return state.settings;
+    case 'save_settings':
+      state.settings = args.settings as Settings;
+      return state.settings;
+    case 'dismiss_notice':
+      state.status = { ...state.status, notice: null };
+      return null;
+    case 'start_dictation':
+    case 'stop_dictation':
+    case 'cancel_dictation':
+    case 'install_default_model':
+    case 'copy_text':
+    case 'paste_text':
+    case 'cancel_file_job':
+    case 'clear_file_jobs':
+    case 'export_transcript':
+      return null;
+    case 'list_devices':
+      return state.devices;
+    case 'list_models':
+      return state.models;
+    case 'import_model': {
+      const m: Model = {
+        name: baseName(String(args.path)),
+        kind: 'speech',
+        arch: 'whisper',
+        variant: null,
+        sizeBytes: 1000,
+        isDefault: false,
+        languages: [],
+      };
+      state.models = [...state.models, m];
+      return m;
+    }
+    case 'set_default_model':
+      state.models = state.models.map((m) => ({ ...m, isDefault: m.kind === 'speech' ? m.name === args.name : m.isDefault }));
+      return null;
+    case 'remove_model':
+      state.models = state.models.filter((m) => m.name !== args.name);
+      return null;
+    case 'history_list': {
+      const q = (args.query as string | null)?.toLowerCase() ?? null;
+      const hits = state.history.filter((h) => q == null || h.text.toLowerCase().includes(q));
+      const offset = args.offset as number;
+      return hits.slice(offset, offset + (args.limit as number));
+    }
+    case 'history_delete':
+      state.history = state.history.filter((h) => h.id !== args.id);
+      return null;
+    case 'history_retry': {
+      const h = state.history.find((x) => x.id === args.id)!;
+      return { ...h, text: `retried with ${args.model ?? h.model}`, model: (args.model as string | null) ?? h.model };
+    }
+    case 'history_audio':
+      return wav();
+    case 'transcribe_files':
+      return (args.paths as string[]).map<FileJob>((p) => ({
+        id: nextJobId++,
+        path: p,
+        name: baseName(p),
+        state: 'queued',
+        fraction: 0,
+        error: null,
+        durationMs: null,
+        segments: [],
+        historyId: null,
+      }));
+    case 'list_file_jobs':
+      return state.fileJobs;
+    case 'render_transcript':
+      return '';
+    case 'plugin:dialog|open':
+      return state.dialogOpen ?? null;
+    case 'plugin:dialog|save': {
+      const o = args.options as { defaultPath?: string };
+      return `/home/user/${o.defaultPath ?? 'out'}`;
+    }
+    default:
+      throw `fake shell: unknown command ${cmd}`;
+  }
+}
+
+mockWindows('main');
+mockIPC(
+  (cmd, payload) => {
+    const args = (payload ?? {}) as Record<string, unknown>;
+    calls.push({ cmd, args: JSON.parse(JSON.stringify(args)) });
+    return handle(cmd, args);
+  },
+  { shouldMockEvents: true },
+);
+
+window.__shell = { calls, state, emit: (event, payload) => emit(event, payload) };

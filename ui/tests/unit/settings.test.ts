@@ -1,0 +1,89 @@
+import { describe, expect, it } from 'vitest';
+import {
+  COMMON_LANGUAGES,
+  languageName,
+  languageOptions,
+  parseShellError,
+  sensitivityFromThreshold,
+  thresholdFromSensitivity,
+  validateSettings,
+} from '../../src/lib/settings';
+import type { Settings } from '../../src/lib/types';
+
+const defaults: Settings = {
+  version: 1,
+  hotkey: 'ctrl+shift+space',
+  mode: 'push_to_talk',
+  inputDevice: null,
+  language: 'auto',
+  model: null,
+  output: 'paste',
+  pasteKeys: 'ctrl+v',
+  restoreClipboard: true,
+  trailingSpace: true,
+  sounds: true,
+  autostart: false,
+  showOverlay: true,
+  vadThreshold: 0.5,
+  silenceMs: 600,
+  keepAudioDays: 30,
+  theme: 'system',
+};
+
+describe('validateSettings (mirror of the shell)', () => {
+  it('accepts the defaults', () => {
+    expect(validateSettings(defaults)).toBeNull();
+  });
+
+  it.each([
+    [{ hotkey: '' }, 'hotkey'],
+    [{ hotkey: 'ctrl+' }, 'hotkey'],
+    [{ language: 'English' }, 'language'],
+    [{ vadThreshold: 0.99 }, 'vadThreshold'],
+    [{ silenceMs: 100 }, 'silenceMs'],
+    [{ silenceMs: 3001 }, 'silenceMs'],
+    [{ silenceMs: 650.5 }, 'silenceMs'],
+    [{ keepAudioDays: -1 }, 'keepAudioDays'],
+    [{ keepAudioDays: 4000 }, 'keepAudioDays'],
+    [{ inputDevice: '' }, 'inputDevice'],
+  ] as [Partial<Settings>, keyof Settings][])('rejects %o in %s', (change, field) => {
+    expect(validateSettings({ ...defaults, ...change })?.field).toBe(field);
+  });
+
+  it('accepts the range edges', () => {
+    expect(validateSettings({ ...defaults, silenceMs: 200, keepAudioDays: 0, vadThreshold: 0.1 })).toBeNull();
+    expect(validateSettings({ ...defaults, silenceMs: 3000, keepAudioDays: 3650, vadThreshold: 0.9 })).toBeNull();
+  });
+
+  it('finds the field in a shell rejection', () => {
+    expect(parseShellError('invalid setting `silenceMs`: must be between 200 and 3000 ms').field).toBe('silenceMs');
+    expect(parseShellError('disk full').field).toBeNull();
+  });
+});
+
+describe('languages', () => {
+  it('offers auto only when the model detects languages', () => {
+    expect(languageOptions({ languages: ['en', 'de'], detectsLanguage: true }, 'auto')[0]).toBe('auto');
+    const noDetect = languageOptions({ languages: ['en', 'de'], detectsLanguage: false }, 'en');
+    expect(noDetect).not.toContain('auto');
+    expect(noDetect).toEqual(['de', 'en'].sort((a, b) => languageName(a).localeCompare(languageName(b))));
+  });
+
+  it('falls back to common languages and keeps the current value', () => {
+    const opts = languageOptions({ languages: [], detectsLanguage: false }, 'auto');
+    expect(opts[0]).toBe('auto');
+    expect(opts).toEqual(expect.arrayContaining(COMMON_LANGUAGES));
+    expect(languageOptions({ languages: ['en'], detectsLanguage: false }, 'xx')).toContain('xx');
+    expect(languageName('de')).toBe('German (de)');
+    expect(languageName('qq')).toBe('qq');
+  });
+});
+
+describe('sensitivity scale', () => {
+  it('is the inverse of the threshold', () => {
+    expect(sensitivityFromThreshold(0.5)).toBe(50);
+    expect(sensitivityFromThreshold(0.3)).toBe(70);
+    expect(thresholdFromSensitivity(70)).toBe(0.3);
+    expect(thresholdFromSensitivity(sensitivityFromThreshold(0.65))).toBe(0.65);
+  });
+});
