@@ -39,7 +39,7 @@ describe('navigation', () => {
     });
   }
 
-  it('is keyboard reachable: Tab reaches the sidebar links and Enter follows them', async () => {
+  it('sidebar links are keyboard operable (focus, Enter)', async () => {
     const { page, close } = await open(h, baseFixture());
     await page.getByTestId('home-state').waitFor();
     await page.getByTestId('nav-settings').focus();

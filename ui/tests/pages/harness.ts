@@ -105,6 +105,7 @@ export async function open(h: Harness, fixture: Fixture, opts: OpenOptions = {})
   await context.addInitScript({
     content: `document.addEventListener('securitypolicyviolation', (e) => console.error('CSP violation: ' + e.violatedDirective + ' ' + e.blockedURI));`,
   });
+  context.setDefaultTimeout(5000);
   const page = await context.newPage();
   const problems: string[] = [];
   page.on('console', (m) => {

@@ -1,0 +1,128 @@
+// The Settings page: every field round-trips through save_settings.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { calls, emit, open, shot, start, waitForCall, type Harness } from './harness';
+import { baseFixture } from './fixture';
+import type { Settings } from '../../src/lib/types';
+
+let h: Harness;
+beforeAll(async () => {
+  h = await start();
+});
+afterAll(async () => {
+  await h?.close();
+});
+
+describe('settings', () => {
+  it('records a hotkey, edits fields and saves the edited values', async () => {
+    const f = baseFixture();
+    const { page, problems, close } = await open(h, f, { hash: 'settings' });
+    const hotkey = page.getByTestId('hotkey-input');
+    await hotkey.waitFor();
+    expect(await hotkey.inputValue()).toBe('Ctrl+Shift+Space');
+
+    await hotkey.focus();
+    expect(await hotkey.inputValue()).toBe('Press a shortcut…');
+    await page.keyboard.press('Control+Shift+KeyK');
+    expect(await hotkey.getAttribute('data-combo')).toBe('ctrl+shift+k');
+    expect(await hotkey.inputValue()).toBe('Ctrl+Shift+K');
+
+    // Escape puts back what was there before this recording.
+    await page.getByTestId('mode-select').focus();
+    await hotkey.focus();
+    await page.keyboard.press('Escape');
+    expect(await hotkey.getAttribute('data-combo')).toBe('ctrl+shift+k');
+
+    // A bare letter is refused with a reason.
+    await page.getByTestId('mode-select').focus();
+    await hotkey.focus();
+    await page.keyboard.press('KeyJ');
+    await page.getByTestId('hotkey-problem').waitFor();
+    await page.keyboard.press('Alt+F9');
+    expect(await hotkey.getAttribute('data-combo')).toBe('alt+f9');
+
+    await page.getByTestId('mode-select').selectOption('toggle');
+    await page.getByTestId('device-select').selectOption('USB Headset');
+    await page.getByTestId('language-select').selectOption('de');
+    await page.getByTestId('output-select').selectOption('paste');
+    await page.getByTestId('paste-keys-select').selectOption('ctrl+shift+v');
+    await page.getByTestId('restore-clipboard').uncheck();
+    await page.getByTestId('trailing-space').uncheck();
+    await page.getByTestId('sounds').uncheck();
+    await page.getByTestId('autostart').check();
+    await page.getByTestId('show-overlay').uncheck();
+    await page.getByTestId('vad-sensitivity').fill('70');
+    await page.getByTestId('silence-ms').fill('900');
+    await page.getByTestId('keep-audio-days').fill('0');
+    await page.getByTestId('theme-select').selectOption('dark');
+    await shot(page, 'settings-edited');
+
+    await page.getByTestId('settings-save').click();
+    const [save] = await waitForCall(page, 'save_settings');
+    const expected: Settings = {
+      ...f.settings,
+      hotkey: 'alt+f9',
+      mode: 'toggle',
+      inputDevice: 'USB Headset',
+      language: 'de',
+      pasteKeys: 'ctrl+shift+v',
+      restoreClipboard: false,
+      trailingSpace: false,
+      sounds: false,
+      autostart: true,
+      showOverlay: false,
+      vadThreshold: 0.3,
+      silenceMs: 900,
+      keepAudioDays: 0,
+      theme: 'dark',
+    };
+    expect(save.args).toEqual({ settings: expected });
+    await page.getByTestId('toast').waitFor();
+    await page.waitForFunction(() => document.documentElement.dataset.theme === 'dark');
+    expect(await page.getByTestId('settings-save').isDisabled()).toBe(true);
+
+    // "System default" is sent as null.
+    await page.getByTestId('device-select').selectOption('');
+    await page.getByTestId('settings-save').click();
+    const saves = await waitForCall(page, 'save_settings', 2);
+    expect((saves[1].args.settings as Settings).inputDevice).toBeNull();
+    expect(problems).toEqual([]);
+    await close();
+  });
+
+  it('shows the shell rejection beside its field', async () => {
+    const f = baseFixture();
+    f.fail = { save_settings: 'invalid setting `hotkey`: cannot parse hotkey `alt+f9`: already taken by the system' };
+    const { page, close } = await open(h, f, { hash: 'settings' });
+    await page.getByTestId('mode-select').selectOption('toggle');
+    await page.getByTestId('settings-save').click();
+    await page.getByTestId('error-hotkey').waitFor();
+    expect(await page.getByTestId('error-hotkey').textContent()).toContain('already taken');
+    expect(await page.getByTestId('settings-error').textContent()).toContain('invalid setting `hotkey`');
+    await shot(page, 'settings-rejected');
+    await close();
+  });
+
+  it('catches out-of-range values before asking the shell', async () => {
+    const { page, close } = await open(h, baseFixture(), { hash: 'settings' });
+    await page.getByTestId('silence-ms').fill('100');
+    await page.getByTestId('settings-save').click();
+    await page.getByTestId('error-silence').waitFor();
+    expect(await calls(page, 'save_settings')).toHaveLength(0);
+    await close();
+  });
+
+  it('follows settings-changed and offers Auto only when the model detects languages', async () => {
+    const f = baseFixture();
+    f.status.detectsLanguage = false;
+    f.status.languages = ['en', 'de'];
+    f.settings.language = 'en';
+    const { page, close } = await open(h, f, { hash: 'settings' });
+    await page.getByTestId('language-select').waitFor();
+    const langs = await page.$$eval('[data-testid=language-select] option', (o) => o.map((x) => (x as HTMLOptionElement).value));
+    expect(langs).toEqual(['en', 'de']);
+    await emit(page, 'settings-changed', { ...f.settings, mode: 'toggle', silenceMs: 1200 });
+    await page.waitForFunction(() => (document.querySelector('[data-testid=silence-ms]') as HTMLInputElement).value === '1200');
+    expect(await page.getByTestId('mode-select').inputValue()).toBe('toggle');
+    await close();
+  });
+});
