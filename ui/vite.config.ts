@@ -13,7 +13,8 @@ export default defineConfig({
   base: './',
   plugins: [svelte({ emitCss: true, compilerOptions: { css: 'external' } })],
   clearScreen: false,
-  server: { port: 1420, strictPort: true, host: '127.0.0.1' },
+  // Tauri's devUrl points here (http://localhost:1420).
+  server: { port: 1420, strictPort: true },
   build: {
     outDir: resolve(root, 'dist'),
     emptyOutDir: true,
