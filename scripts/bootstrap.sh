@@ -1,18 +1,24 @@
 #!/usr/bin/env bash
-# Idempotent setup for a fresh Debian/Ubuntu machine: system packages, the
-# Rust build, and the default models. Usage: scripts/bootstrap.sh [run|test]
-#   run  (default)  what the app needs to build and run
-#   test            also what the test suite needs (sox, ffmpeg, speech clips, Xvfb, PulseAudio, zenity)
+# Idempotent setup for a fresh Debian/Ubuntu machine: system packages, npm
+# packages, the web UI, the Rust builds (CLI + desktop app), and the default
+# models. Usage: scripts/bootstrap.sh [run|test]
+#   run  (default)  what the app needs to build and run (release build)
+#   test            also what the test suite needs (speech clips, Xvfb, PulseAudio, zenity,
+#                   WebKitWebDriver + tauri-driver, Chromium), debug build
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mode="${1:-run}"
 
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/utter/target}"
 
-run_packages=(build-essential pkg-config cmake libssl-dev libasound2-dev libxdo-dev libxkbcommon0 python3 python3-pip)
-# The desktop tests: an X server, a PulseAudio virtual microphone, key presses, a paste target.
+run_packages=(build-essential pkg-config cmake libssl-dev libasound2-dev libxdo-dev libxkbcommon0 python3 python3-pip
+  # the desktop app (Tauri 2: WebKitGTK, GTK, tray)
+  libwebkit2gtk-4.1-dev libgtk-3-dev libayatana-appindicator3-dev librsvg2-dev libsoup-3.0-dev
+  libjavascriptcoregtk-4.1-dev)
+# The desktop tests: an X server, a PulseAudio virtual microphone, key presses, a paste target,
+# WebDriver for the real app, Chromium for the UI's page tests.
 test_packages=(sox libsox-fmt-mp3 ffmpeg pocketsphinx-testdata xvfb xauth x11-utils xdotool xclip zenity
-  pulseaudio pulseaudio-utils libasound2-plugins alsa-utils)
+  pulseaudio pulseaudio-utils libasound2-plugins alsa-utils webkit2gtk-driver chromium imagemagick)
 
 missing=()
 wanted=("${run_packages[@]}")
@@ -27,15 +33,30 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-if ! command -v cargo >/dev/null; then
-  echo "error: Rust is not installed; get it from https://rustup.rs and re-run" >&2
-  exit 1
+for tool in cargo npm; do
+  if ! command -v "$tool" >/dev/null; then
+    echo "error: $tool is not installed (Rust: https://rustup.rs, Node.js 20+: https://nodejs.org); re-run after installing it" >&2
+    exit 1
+  fi
+done
+
+echo "==> npm packages"
+# Skip the install when package-lock.json has not changed since the last one.
+if ! cmp -s package-lock.json node_modules/.package-lock.json 2>/dev/null; then
+  npm ci --no-audit --no-fund --loglevel=error
 fi
+echo "==> building the web UI"
+npm run --silent ui:build >/dev/null
 
 profile_flag=(--release); bin_dir="$CARGO_TARGET_DIR/release"
 [[ "$mode" == test ]] && { profile_flag=(); bin_dir="$CARGO_TARGET_DIR/debug"; }
-echo "==> building utter (${profile_flag[*]:-debug})"
-cargo build --locked "${profile_flag[@]}" -p utter-cli
+echo "==> building utter and the desktop app (${profile_flag[*]:-debug})"
+cargo build --locked "${profile_flag[@]}" -p utter-cli -p utter-app
+
+if [[ "$mode" == test ]] && ! command -v tauri-driver >/dev/null; then
+  echo "==> installing tauri-driver (WebDriver for the end-to-end tests)"
+  cargo install --locked tauri-driver --version '^2' --root "$HOME/.cargo" >/dev/null
+fi
 
 echo "==> provisioning the default models"
 "$bin_dir/utter" models install-default

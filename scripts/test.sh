@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# `npm test`: set everything up, then run lints and the whole test suite.
+# `npm test`: set everything up, then run lints and the whole test suite:
+# Rust (fmt, clippy, unit + real-model + desktop tests), the UI (lint, unit,
+# page tests in headless Chromium) and the real app end to end (WebDriver).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/bootstrap.sh test
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/utter/target}"
+export PATH="$HOME/.cargo/bin:$PATH"
 for component in rustfmt clippy; do
   rustup component list --installed 2>/dev/null | grep -q "^$component" || rustup component add "$component"
 done
@@ -11,5 +14,13 @@ echo "==> cargo fmt --check"
 cargo fmt --all -- --check
 echo "==> cargo clippy"
 cargo clippy --locked --workspace --all-targets -- -D warnings
+echo "==> UI lint"
+npm run --silent ui:lint
+echo "==> UI unit tests"
+npm run --silent ui:test
+echo "==> UI page tests (headless Chromium)"
+npm run --silent ui:pages
 echo "==> cargo test"
 cargo test --locked --workspace
+echo "==> end-to-end tests of the desktop app (Xvfb, PulseAudio, WebDriver)"
+node --test --test-concurrency=1 tests/e2e/app.test.mjs

@@ -1,0 +1,211 @@
+//! The UI's commands (docs/ipc.md): each is a thin call into
+//! `utter_core::app::App`. Anything that can take more than a moment runs on
+//! a blocking worker thread, never on the UI's main thread.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::Serialize;
+use tauri::ipc::Response;
+use tauri::{AppHandle, Manager, State};
+use tauri_plugin_autostart::ManagerExt;
+use utter_core::app::{App, FileJob, ModelSummary, Status};
+use utter_core::dictation::service::Control;
+use utter_core::export::Format;
+use utter_core::history::Entry;
+use utter_core::settings::Settings;
+
+type Result<T> = std::result::Result<T, String>;
+
+/// Runs `f` with the core app off the main thread; errors become one line.
+async fn blocking<T, E>(
+    app: &AppHandle,
+    f: impl FnOnce(App) -> std::result::Result<T, E> + Send + 'static,
+) -> Result<T>
+where
+    T: Send + 'static,
+    E: std::fmt::Display,
+{
+    let core = app.state::<App>().inner().clone();
+    tauri::async_runtime::spawn_blocking(move || f(core).map_err(|e| e.to_string()))
+        .await
+        .map_err(|e| format!("internal error: {e}"))?
+}
+
+#[tauri::command]
+pub fn get_status(core: State<App>) -> Status {
+    core.status()
+}
+
+#[tauri::command]
+pub fn get_settings(core: State<App>) -> Settings {
+    core.settings()
+}
+
+#[tauri::command]
+pub async fn save_settings(app: AppHandle, settings: Settings) -> Result<Settings> {
+    let autostart = settings.autostart;
+    let saved = blocking(&app, move |core| core.save_settings(settings)).await?;
+    let launcher = app.autolaunch();
+    if launcher.is_enabled().unwrap_or(false) != autostart {
+        let result = if autostart {
+            launcher.enable()
+        } else {
+            launcher.disable()
+        };
+        if let Err(e) = result {
+            return Err(format!(
+                "settings saved, but autostart could not be changed: {e}"
+            ));
+        }
+    }
+    Ok(saved)
+}
+
+#[tauri::command]
+pub fn dismiss_notice(core: State<App>) {
+    core.dismiss_notice();
+}
+
+#[tauri::command]
+pub fn start_dictation(core: State<App>) -> Result<()> {
+    core.control(Control::Start).map_err(|e| e.to_string())
+}
+
+#[tauri::command]
+pub fn stop_dictation(core: State<App>) -> Result<()> {
+    core.control(Control::Stop).map_err(|e| e.to_string())
+}
+
+#[tauri::command]
+pub fn cancel_dictation(core: State<App>) -> Result<()> {
+    core.control(Control::Cancel).map_err(|e| e.to_string())
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Device {
+    name: String,
+    is_default: bool,
+}
+
+#[tauri::command]
+pub async fn list_devices() -> Result<Vec<Device>> {
+    tauri::async_runtime::spawn_blocking(|| {
+        utter_core::audio::capture::input_devices()
+            .into_iter()
+            .map(|(name, is_default)| Device { name, is_default })
+            .collect()
+    })
+    .await
+    .map_err(|e| e.to_string())
+}
+
+#[tauri::command]
+pub async fn list_models(app: AppHandle) -> Result<Vec<ModelSummary>> {
+    blocking(&app, |core| core.models()).await
+}
+
+#[tauri::command]
+pub fn install_default_model(core: State<App>) -> Result<()> {
+    core.install_default_model().map_err(|e| e.to_string())
+}
+
+#[tauri::command]
+pub async fn import_model(app: AppHandle, path: PathBuf) -> Result<ModelSummary> {
+    blocking(&app, move |core| core.import_model(&path)).await
+}
+
+#[tauri::command]
+pub async fn set_default_model(app: AppHandle, name: String) -> Result<()> {
+    blocking(&app, move |core| core.set_default_model(&name)).await
+}
+
+#[tauri::command]
+pub async fn remove_model(app: AppHandle, name: String) -> Result<()> {
+    blocking(&app, move |core| core.remove_model(&name)).await
+}
+
+#[tauri::command]
+pub async fn history_list(
+    app: AppHandle,
+    query: Option<String>,
+    limit: u32,
+    offset: u32,
+) -> Result<Vec<Entry>> {
+    blocking(&app, move |core| {
+        core.history(query.as_deref(), limit, offset)
+    })
+    .await
+}
+
+#[tauri::command]
+pub async fn history_delete(app: AppHandle, id: i64) -> Result<()> {
+    blocking(&app, move |core| core.delete_history(id)).await
+}
+
+#[tauri::command]
+pub async fn history_retry(app: AppHandle, id: i64, model: Option<String>) -> Result<Entry> {
+    blocking(&app, move |core| core.retry_history(id, model.as_deref())).await
+}
+
+#[tauri::command]
+pub async fn history_audio(app: AppHandle, id: i64) -> Result<Response> {
+    // Raw bytes: the UI gets an ArrayBuffer, not a JSON array of numbers.
+    blocking(&app, move |core| core.history_audio(id).map(Response::new)).await
+}
+
+#[tauri::command]
+pub fn copy_text(core: State<App>, text: String) -> Result<()> {
+    core.copy_text(&text).map_err(|e| e.to_string())
+}
+
+/// Hides Utter so the app the user came from gets focus back, then pastes there.
+#[tauri::command]
+pub async fn paste_text(app: AppHandle, text: String) -> Result<()> {
+    if let Some(w) = app.get_webview_window("main") {
+        let _ = w.minimize();
+    }
+    blocking(&app, move |core| {
+        std::thread::sleep(Duration::from_millis(300));
+        core.paste_text(&text)
+    })
+    .await
+}
+
+#[tauri::command]
+pub fn transcribe_files(core: State<App>, paths: Vec<PathBuf>) -> Vec<FileJob> {
+    core.transcribe_files(&paths)
+}
+
+#[tauri::command]
+pub fn list_file_jobs(core: State<App>) -> Vec<FileJob> {
+    core.file_jobs()
+}
+
+#[tauri::command]
+pub fn cancel_file_job(core: State<App>, id: u64) {
+    core.cancel_file_job(id);
+}
+
+#[tauri::command]
+pub fn clear_file_jobs(core: State<App>) {
+    core.clear_file_jobs();
+}
+
+#[tauri::command]
+pub async fn export_transcript(
+    app: AppHandle,
+    id: u64,
+    format: String,
+    path: PathBuf,
+) -> Result<()> {
+    let format: Format = format.parse()?;
+    blocking(&app, move |core| core.export_transcript(id, format, &path)).await
+}
+
+#[tauri::command]
+pub async fn render_transcript(app: AppHandle, id: u64, format: String) -> Result<String> {
+    let format: Format = format.parse()?;
+    blocking(&app, move |core| core.render_transcript(id, format)).await
+}

@@ -1,0 +1,27 @@
+//! Core events → UI events (names and payloads of docs/ipc.md), plus the
+//! tray and overlay, which follow the status.
+
+use serde_json::json;
+use tauri::{AppHandle, Emitter};
+use utter_core::app::AppEvent;
+
+use crate::{overlay, tray};
+
+pub fn event(app: &AppHandle, event: AppEvent) {
+    let sent = match event {
+        AppEvent::Status(status) => {
+            tray::update(app, &status);
+            overlay::follow(app, &status);
+            app.emit("status", status)
+        }
+        AppEvent::Level(rms) => app.emit("level", json!({ "rms": rms })),
+        AppEvent::Dictation(e) => app.emit("dictation", e),
+        AppEvent::FileJob(job) => app.emit("file-job", job),
+        AppEvent::Install(p) => app.emit("install-progress", p),
+        AppEvent::HistoryChanged => app.emit("history-changed", json!({})),
+        AppEvent::SettingsChanged(s) => app.emit("settings-changed", s),
+    };
+    if let Err(e) = sent {
+        tracing::warn!("cannot send an event to the UI: {e}");
+    }
+}

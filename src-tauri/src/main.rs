@@ -1,0 +1,100 @@
+//! Utter's desktop shell: windows, tray, overlay and the bridge between the
+//! web UI and `utter_core::app`. No business logic lives here.
+
+// No console window on Windows release builds.
+#![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
+
+mod commands;
+mod forward;
+mod logging;
+mod overlay;
+mod tray;
+
+use tauri::Manager;
+use utter_core::app::{App, Paths};
+
+fn main() {
+    let started = std::time::Instant::now();
+    tauri::Builder::default()
+        // A second launch focuses the running app instead of fighting it for the hotkey.
+        .plugin(tauri_plugin_single_instance::init(|app, _args, _cwd| {
+            show_main(app);
+        }))
+        .plugin(tauri_plugin_autostart::init(
+            tauri_plugin_autostart::MacosLauncher::LaunchAgent,
+            Some(vec!["--hidden"]),
+        ))
+        .plugin(tauri_plugin_dialog::init())
+        .setup(move |app| {
+            logging::init(app.path().app_log_dir().ok());
+            utter_core::quiet_native_logs();
+            let handle = app.handle().clone();
+            let core = App::start(Paths::from_env(), move |event| {
+                forward::event(&handle, event)
+            })?;
+            app.manage(core);
+            tray::create(app.handle())?;
+            if std::env::args().any(|a| a == "--hidden") {
+                if let Some(w) = app.get_webview_window("main") {
+                    w.hide()?;
+                }
+            }
+            tracing::info!(
+                "tray ready {} ms after start",
+                started.elapsed().as_millis()
+            );
+            Ok(())
+        })
+        .on_window_event(|window, event| {
+            // Closing the main window keeps Utter in the tray (quit from the tray menu).
+            if let tauri::WindowEvent::CloseRequested { api, .. } = event {
+                if window.label() == "main" && tray::available(window.app_handle()) {
+                    api.prevent_close();
+                    let _ = window.hide();
+                }
+            }
+        })
+        .invoke_handler(tauri::generate_handler![
+            commands::get_status,
+            commands::get_settings,
+            commands::save_settings,
+            commands::dismiss_notice,
+            commands::start_dictation,
+            commands::stop_dictation,
+            commands::cancel_dictation,
+            commands::list_devices,
+            commands::list_models,
+            commands::install_default_model,
+            commands::import_model,
+            commands::set_default_model,
+            commands::remove_model,
+            commands::history_list,
+            commands::history_delete,
+            commands::history_retry,
+            commands::history_audio,
+            commands::copy_text,
+            commands::paste_text,
+            commands::transcribe_files,
+            commands::list_file_jobs,
+            commands::cancel_file_job,
+            commands::clear_file_jobs,
+            commands::export_transcript,
+            commands::render_transcript,
+        ])
+        .build(tauri::generate_context!())
+        .expect("error while building the Tauri application")
+        .run(|app, event| {
+            if let tauri::RunEvent::Exit = event {
+                // Finish a dictation in progress before the process goes.
+                app.state::<App>().shutdown();
+            }
+        });
+}
+
+pub fn show_main(app: &tauri::AppHandle) {
+    if let Some(w) = app.get_webview_window("main") {
+        let _ = w.unminimize();
+        let _ = w.show();
+        let _ = w.set_focus();
+    }
+}

@@ -1,0 +1,188 @@
+// End-to-end tests of the REAL app binary (src-tauri, built with the UI
+// embedded) under Xvfb + PulseAudio, driven through tauri-driver and
+// WebKitWebDriver. Run by `npm test` (scripts/test.sh).
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { spawn } from 'node:child_process';
+import {
+  APP_BIN, LIBRIVOX, appDirs, byTestId, desktop, invoke, launch, librivoxTruth, sleep, waitFor, wordErrorRate,
+} from './harness.mjs';
+
+const SHOTS = process.env.UTTER_SCREENSHOTS; // set to save page screenshots (docs/screenshots)
+let d;
+
+before(async () => {
+  assert.ok(existsSync(APP_BIN), `the app is built (${APP_BIN}); run npm test`);
+  d = await desktop();
+});
+after(() => {});
+
+async function nav(browser, page) {
+  await (await byTestId(browser, `nav-${page}`)).click();
+}
+
+async function homeState(browser) {
+  return (await byTestId(browser, 'home-state')).getAttribute('data-state');
+}
+
+async function waitReady(browser) {
+  await waitFor('the app to load its model', async () => {
+    const s = await homeState(browser);
+    return s === 'idle' ? s : false;
+  }, 30000);
+}
+
+test('a changed setting persists across a restart', async () => {
+  const dirs = appDirs(d, 'persist');
+  let app = await launch(d, dirs);
+  try {
+    await waitReady(app.browser);
+    await nav(app.browser, 'settings');
+    const mode = await byTestId(app.browser, 'mode-select');
+    await mode.waitForDisplayed();
+    assert.equal(await mode.getValue(), 'push_to_talk');
+    await mode.selectByAttribute('value', 'toggle');
+    await (await byTestId(app.browser, 'settings-save')).click();
+    await waitFor('settings.json to be written', () => {
+      const p = join(dirs.config, 'settings.json');
+      return existsSync(p) && JSON.parse(readFileSync(p, 'utf8')).mode === 'toggle';
+    });
+  } finally {
+    await app.close();
+  }
+  app = await launch(d, dirs);
+  try {
+    await nav(app.browser, 'settings');
+    const mode = await byTestId(app.browser, 'mode-select');
+    await waitFor('the saved mode', async () => (await mode.getValue()) === 'toggle');
+    // The home page's hint follows the mode.
+    await nav(app.browser, 'home');
+    await waitFor('toggle hint', async () => /press/i.test(await (await byTestId(app.browser, 'home-detail')).getText()));
+  } finally {
+    await app.close();
+  }
+});
+
+test('a corrupt settings file: the app starts on defaults and says so', async () => {
+  const dirs = appDirs(d, 'corrupt');
+  writeFileSync(join(dirs.config, 'settings.json'), '{"hotkey": "ctrl+shift+space", "mode": ');
+  const app = await launch(d, dirs);
+  try {
+    const notice = await byTestId(app.browser, 'notice-text');
+    await notice.waitForDisplayed({ timeout: 15000 });
+    const text = await notice.getText();
+    assert.match(text, /could not be used/);
+    assert.match(text, /defaults were restored/);
+    await nav(app.browser, 'settings');
+    assert.equal(await (await byTestId(app.browser, 'mode-select')).getValue(), 'push_to_talk');
+    await (await byTestId(app.browser, 'notice-dismiss')).click();
+    await waitFor('the notice to go', async () => !(await (await byTestId(app.browser, 'notice')).isExisting()));
+  } finally {
+    await app.close();
+  }
+});
+
+test('a speech file transcribed through the Files page, exported as SRT', async () => {
+  const dirs = appDirs(d, 'files');
+  const truth = librivoxTruth();
+  const ids = Object.keys(truth).slice(0, 2);
+  const clips = ids.map((id) => join(LIBRIVOX, `${id}.wav`));
+  const app = await launch(d, dirs);
+  try {
+    await waitReady(app.browser);
+    await nav(app.browser, 'files');
+    // The same command the drop zone and the file picker call.
+    const jobs = await invoke(app.browser, 'transcribe_files', { paths: clips });
+    assert.equal(jobs.length, 2);
+    const rows = () => app.browser.$$('[data-testid="file-job"]');
+    await waitFor('both jobs done', async () => {
+      const states = await Promise.all((await rows()).map((r) => r.getAttribute('data-state')));
+      return states.length === 2 && states.every((s) => s === 'done');
+    }, 90000);
+    const first = (await rows())[0];
+    await (await first.$('[data-testid="file-job-open"]')).click();
+    const transcript = await byTestId(app.browser, 'transcript');
+    await transcript.waitForDisplayed();
+    assert.match(await transcript.getText(), /\d\d:\d\d/); // timestamps shown
+    const out = join(dirs.cache, 'first.srt');
+    await invoke(app.browser, 'export_transcript', { id: jobs[0].id, format: 'srt', path: out });
+    const srt = readFileSync(out, 'utf8');
+    assert.match(srt, /^1\n\d\d:\d\d:\d\d,\d{3} --> \d\d:\d\d:\d\d,\d{3}\n/);
+    const text = srt.split('\n').filter((l) => l && !/^\d+$/.test(l) && !l.includes('-->')).join(' ');
+    const wer = wordErrorRate(truth[ids[0]], text);
+    assert.ok(wer <= 0.15, `WER ${wer}: ${text}`);
+    // And both are in the history.
+    await nav(app.browser, 'history');
+    await waitFor('two history entries', async () => (await app.browser.$$('[data-testid="history-item"]')).length === 2);
+  } finally {
+    await app.close();
+  }
+});
+
+test('hotkey dictation with the app running pastes into another window and lands in History', async () => {
+  const dirs = appDirs(d, 'dictate');
+  const truth = librivoxTruth();
+  const id = Object.keys(truth)[2];
+  const app = await launch(d, dirs);
+  const zenity = spawn('zenity', ['--entry', '--title=PasteTarget', '--text=dictate here'], {
+    env: d.env,
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
+  let pasted = '';
+  zenity.stdout.on('data', (b) => (pasted += b));
+  try {
+    await waitReady(app.browser);
+    const target = await waitFor('the zenity window', () => d.xdotool('search', '--name', 'PasteTarget').split('\n')[0]);
+    await sleep(500);
+    d.xdotool('windowfocus', '--sync', target);
+
+    d.xdotool('keydown', 'ctrl+shift+space');
+    await waitFor('recording', async () => (await homeState(app.browser)) === 'recording', 5000, 50);
+    // The overlay is up, and the focus is still on the target window.
+    const overlay = await waitFor('the overlay window', () => d.xdotool('search', '--onlyvisible', '--name', 'Utter overlay'));
+    assert.ok(overlay);
+    assert.equal(d.xdotool('getwindowfocus'), target, 'the overlay must not take focus');
+    d.speak(join(LIBRIVOX, `${id}.wav`));
+    d.xdotool('keyup', 'ctrl+shift+space');
+    await waitFor('idle again', async () => (await homeState(app.browser)) === 'idle', 60000, 100);
+    assert.equal(d.xdotool('getwindowfocus'), target, 'focus stayed on the target');
+
+    d.xdotool('key', 'Return');
+    await waitFor('zenity to print the entry', () => pasted.trim().length > 0, 10000);
+    const wer = wordErrorRate(truth[id], pasted);
+    assert.ok(wer <= 0.15, `WER ${wer}: ${pasted}`);
+
+    await nav(app.browser, 'history');
+    const item = await byTestId(app.browser, 'history-item');
+    await item.waitForDisplayed({ timeout: 10000 });
+    const shown = await (await item.$('[data-testid="history-text"]')).getText();
+    assert.equal(shown.trim(), pasted.trim());
+  } finally {
+    zenity.kill();
+    await app.close();
+  }
+});
+
+test('screenshots of every page', { skip: !SHOTS }, async () => {
+  mkdirSync(SHOTS, { recursive: true });
+  const dirs = appDirs(d, 'shots');
+  const app = await launch(d, dirs);
+  try {
+    await waitReady(app.browser);
+    await invoke(app.browser, 'transcribe_files', { paths: [join(LIBRIVOX, `${Object.keys(librivoxTruth())[0]}.wav`)] });
+    for (const page of ['home', 'settings', 'history', 'files', 'models']) {
+      await nav(app.browser, page);
+      await sleep(page === 'files' ? 8000 : 800);
+      if (page === 'files') {
+        const open = await byTestId(app.browser, 'file-job-open');
+        if (await open.isExisting()) await open.click();
+        await sleep(500);
+      }
+      await app.browser.saveScreenshot(join(SHOTS, `${page}.png`));
+    }
+  } finally {
+    await app.close();
+  }
+});

@@ -1,0 +1,209 @@
+// The real desktop for end-to-end tests of the real app: an Xvfb display, a
+// PulseAudio virtual microphone, tauri-driver + WebKitWebDriver driving the
+// app binary, xdotool for keys, zenity as the app being dictated into.
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, chmodSync } from 'node:fs';
+import { tmpdir, homedir } from 'node:os';
+import { join } from 'node:path';
+import { createServer } from 'node:net';
+import { remote } from 'webdriverio';
+
+export const APP_BIN =
+  process.env.UTTER_APP_BIN ??
+  join(process.env.CARGO_TARGET_DIR ?? join(homedir(), '.cache/utter/target'), 'debug/utter-app');
+export const MODELS_DIR = process.env.UTTER_MODELS_DIR || join(homedir(), '.local/share/utter/models');
+export const LIBRIVOX = '/usr/share/pocketsphinx/test/data/librivox';
+
+const children = [];
+process.on('exit', () => children.forEach((c) => c.kill('SIGKILL')));
+
+export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+export async function waitFor(what, fn, timeoutMs = 15000, everyMs = 100) {
+  const deadline = Date.now() + timeoutMs;
+  let last;
+  while (Date.now() < deadline) {
+    try {
+      last = await fn();
+      if (last) return last;
+    } catch (e) {
+      last = e;
+    }
+    await sleep(everyMs);
+  }
+  throw new Error(`timed out waiting for ${what} (last: ${last})`);
+}
+
+function freePort() {
+  return new Promise((resolve) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+function start(cmd, args, env, opts = {}) {
+  const child = spawn(cmd, args, { env, stdio: opts.stdio ?? 'ignore' });
+  children.push(child);
+  return child;
+}
+
+/** Reference transcript of each LibriVox clip, by clip id. */
+export function librivoxTruth() {
+  const truth = {};
+  for (const line of readFileSync(join(LIBRIVOX, 'transcription'), 'utf8').split('\n')) {
+    const m = line.match(/^(.*) \(([^)]+)\)$/);
+    if (m) truth[m[2]] = m[1].replace(/<\/?s>/g, '').trim();
+  }
+  return truth;
+}
+
+export function wordErrorRate(reference, hypothesis) {
+  const norm = (s) => s.toLowerCase().replace(/[^a-z0-9' ]/g, ' ').split(/\s+/).filter(Boolean);
+  const r = norm(reference);
+  const h = norm(hypothesis);
+  let prev = Array.from({ length: h.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= r.length; i++) {
+    const cur = [i];
+    for (let j = 1; j <= h.length; j++) {
+      cur[j] = Math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (r[i - 1] === h[j - 1] ? 0 : 1));
+    }
+    prev = cur;
+  }
+  return prev[h.length] / Math.max(r.length, 1);
+}
+
+/** One X display + PulseAudio virtual mic for the whole test file. */
+export async function desktop() {
+  const root = mkdtempSync(join(tmpdir(), 'utter-e2e-'));
+  const runtime = join(root, 'runtime');
+  mkdirSync(runtime);
+  chmodSync(runtime, 0o700);
+  let n = 120 + (process.pid % 200);
+  while (existsSync(`/tmp/.X${n}-lock`) || existsSync(`/tmp/.X11-unix/X${n}`)) n++;
+  const display = `:${n}`;
+  const env = { ...process.env, DISPLAY: display, XDG_RUNTIME_DIR: runtime };
+  start('Xvfb', [display, '-screen', '0', '1280x800x24', '-nolisten', 'tcp'], env);
+  await waitFor('Xvfb', () => spawnSync('xdpyinfo', [], { env }).status === 0);
+  start(
+    'pulseaudio',
+    [
+      '--daemonize=no', '--exit-idle-time=-1', '--disallow-exit', '-n',
+      '--load=module-native-protocol-unix auth-anonymous=1',
+      '--load=module-null-sink sink_name=vspk',
+      '--load=module-null-sink sink_name=vmic_sink norewinds=1 rate=48000 channels=1',
+      '--load=module-remap-source master=vmic_sink.monitor source_name=vmic',
+      '--load=module-always-sink',
+    ],
+    env,
+  );
+  await waitFor('PulseAudio', () => spawnSync('pactl', ['info'], { env }).status === 0);
+  spawnSync('pactl', ['set-default-source', 'vmic'], { env });
+  spawnSync('pactl', ['set-default-sink', 'vspk'], { env });
+
+  const run = (cmd, args) => {
+    const r = spawnSync(cmd, args, { env, encoding: 'utf8' });
+    if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')}: ${r.stderr}`);
+    return r.stdout.trim();
+  };
+  return {
+    root,
+    display,
+    env,
+    run,
+    xdotool: (...args) => run('xdotool', args),
+    /** Plays a file into the virtual microphone (returns when played). */
+    speak: (file) => run('paplay', ['--latency-msec=200', '--device=vmic_sink', file]),
+    screenshot: (file) => run('import', ['-window', 'root', file]),
+    start: (cmd, args, opts) => start(cmd, args, env, opts),
+  };
+}
+
+/** Fresh app dirs (config, data, cache, XDG homes) under the desktop's root. */
+export function appDirs(d, name) {
+  const base = join(d.root, name);
+  const dirs = {
+    config: join(base, 'config'),
+    data: join(base, 'data'),
+    cache: join(base, 'cache'),
+    xdgData: join(base, 'xdg-data'),
+    xdgConfig: join(base, 'xdg-config'),
+  };
+  Object.values(dirs).forEach((p) => mkdirSync(p, { recursive: true }));
+  return dirs;
+}
+
+/** Starts the real app under tauri-driver and connects a WebDriver session. */
+export async function launch(d, dirs, { models = MODELS_DIR } = {}) {
+  const port = await freePort();
+  const nativePort = await freePort();
+  const env = {
+    ...d.env,
+    UTTER_CONFIG_DIR: dirs.config,
+    UTTER_DATA_DIR: dirs.data,
+    UTTER_CACHE_DIR: dirs.cache,
+    UTTER_MODELS_DIR: models,
+    XDG_DATA_HOME: dirs.xdgData,
+    XDG_CONFIG_HOME: dirs.xdgConfig,
+    RUST_LOG: 'info',
+  };
+  const started = Date.now();
+  const driver = spawn('tauri-driver', ['--port', String(port), '--native-port', String(nativePort)], {
+    env,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  children.push(driver);
+  let driverLog = '';
+  driver.stderr.on('data', (b) => (driverLog += b));
+  await waitFor('tauri-driver', () => new Promise((resolve) => {
+    const s = createServer();
+    s.once('error', () => resolve(true));
+    s.listen(port, '127.0.0.1', () => s.close(() => resolve(false)));
+  }));
+  const browser = await remote({
+    hostname: '127.0.0.1',
+    port,
+    logLevel: 'error',
+    connectionRetryCount: 0,
+    capabilities: {
+      'tauri:options': { application: APP_BIN },
+      'wdio:enforceWebDriverClassic': true,
+    },
+  });
+  return {
+    browser,
+    env,
+    started,
+    driverLog: () => driverLog,
+    async close() {
+      try {
+        await browser.deleteSession();
+      } catch {
+        /* the app may already be gone */
+      }
+      driver.kill();
+      await sleep(300);
+    },
+  };
+}
+
+/** Calls a shell command through the app's own IPC bridge, as the drop handler does. */
+export function invoke(browser, cmd, args = {}) {
+  return browser.executeAsync(
+    (cmd, args, done) => {
+      window.__TAURI_INTERNALS__
+        .invoke(cmd, args)
+        .then((v) => done({ ok: v }))
+        .catch((e) => done({ err: String(e) }));
+    },
+    cmd,
+    args,
+  ).then((r) => {
+    if ('err' in r) throw new Error(`${cmd}: ${r.err}`);
+    return r.ok;
+  });
+}
+
+export const byTestId = (browser, id) => browser.$(`[data-testid="${id}"]`);
