@@ -7,7 +7,7 @@ import { existsSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawn } from 'node:child_process';
 import {
-  APP_BIN, LIBRIVOX, appDirs, byTestId, desktop, invoke, launch, librivoxTruth, sleep, waitFor, wordErrorRate,
+  APP_BIN, LIBRIVOX, appDirs, attrs, byTestId, desktop, invoke, launch, librivoxTruth, sleep, waitFor, wordErrorRate,
 } from './harness.mjs';
 
 const SHOTS = process.env.UTTER_SCREENSHOTS; // set to save page screenshots (docs/screenshots)
@@ -96,13 +96,11 @@ test('a speech file transcribed through the Files page, exported as SRT', async 
     // The same command the drop zone and the file picker call.
     const jobs = await invoke(app.browser, 'transcribe_files', { paths: clips });
     assert.equal(jobs.length, 2);
-    const rows = () => app.browser.$$('[data-testid="file-job"]');
     await waitFor('both jobs done', async () => {
-      const states = await Promise.all((await rows()).map((r) => r.getAttribute('data-state')));
+      const states = await attrs(app.browser, '[data-testid="file-job"]', 'data-state');
       return states.length === 2 && states.every((s) => s === 'done');
     }, 90000);
-    const first = (await rows())[0];
-    await (await first.$('[data-testid="file-job-open"]')).click();
+    await app.browser.$(`[data-testid="file-job"][data-id="${jobs[0].id}"] [data-testid="file-job-open"]`).click();
     const transcript = await byTestId(app.browser, 'transcript');
     await transcript.waitForDisplayed();
     assert.match(await transcript.getText(), /\d\d:\d\d/); // timestamps shown

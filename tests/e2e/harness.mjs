@@ -157,11 +157,14 @@ export async function launch(d, dirs, { models = MODELS_DIR } = {}) {
   children.push(driver);
   let driverLog = '';
   driver.stderr.on('data', (b) => (driverLog += b));
-  await waitFor('tauri-driver', () => new Promise((resolve) => {
-    const s = createServer();
-    s.once('error', () => resolve(true));
-    s.listen(port, '127.0.0.1', () => s.close(() => resolve(false)));
-  }));
+  await waitFor('tauri-driver', () => {
+    if (driver.exitCode !== null) throw new Error(`tauri-driver exited (${driver.exitCode}): ${driverLog}`);
+    return new Promise((resolve) => {
+      const s = createServer();
+      s.once('error', () => resolve(true));
+      s.listen(port, '127.0.0.1', () => s.close(() => resolve(false)));
+    });
+  });
   const browser = await remote({
     hostname: '127.0.0.1',
     port,
@@ -207,3 +210,10 @@ export function invoke(browser, cmd, args = {}) {
 }
 
 export const byTestId = (browser, id) => browser.$(`[data-testid="${id}"]`);
+
+/** The `attr` attribute of every element matching `selector`. */
+export async function attrs(browser, selector, attr) {
+  const out = [];
+  for (const el of await browser.$$(selector)) out.push(await el.getAttribute(attr));
+  return out;
+}
