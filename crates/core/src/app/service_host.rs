@@ -175,7 +175,10 @@ impl EventHandler {
                 shared.emit(AppEvent::Level(*rms));
                 return;
             }
-            DictationEvent::Ready { .. } => shared.update_status(|s| s.state = AppState::Idle),
+            DictationEvent::Ready { model, mic } => {
+                tracing::info!("dictation ready: model {model}, mic {mic}");
+                shared.update_status(|s| s.state = AppState::Idle)
+            }
             DictationEvent::RecordingStarted { id, audio_path } => {
                 if self.sounds {
                     sounds::play(sounds::Cue::Start);
