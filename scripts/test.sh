@@ -24,3 +24,7 @@ echo "==> cargo test"
 cargo test --locked --workspace
 echo "==> end-to-end tests of the desktop app (Xvfb, PulseAudio, WebDriver)"
 node --test --test-concurrency=1 tests/e2e/app.test.mjs
+echo "==> the .deb: build, inspect, install, run, remove"
+bash tests/package/deb.sh
+echo "==> GitHub Actions workflows (actionlint)"
+bash scripts/lint-workflows.sh

@@ -9,6 +9,7 @@ mod forward;
 mod logging;
 mod overlay;
 mod tray;
+mod updates;
 
 use tauri::Manager;
 use utter_core::app::{App, Paths};
@@ -25,6 +26,7 @@ fn main() {
             Some(vec!["--hidden"]),
         ))
         .plugin(tauri_plugin_dialog::init())
+        .plugin(tauri_plugin_updater::Builder::new().build())
         .setup(move |app| {
             logging::init(app.path().app_log_dir().ok());
             utter_core::quiet_native_logs();
@@ -34,6 +36,7 @@ fn main() {
             })?;
             app.manage(core);
             tray::create(app.handle())?;
+            updates::check_at_start(app.handle());
             if std::env::args().any(|a| a == "--hidden") {
                 if let Some(w) = app.get_webview_window("main") {
                     w.hide()?;
@@ -80,6 +83,8 @@ fn main() {
             commands::clear_file_jobs,
             commands::export_transcript,
             commands::render_transcript,
+            updates::check_for_updates,
+            updates::install_update,
         ])
         .build(tauri::generate_context!())
         .expect("error while building the Tauri application")

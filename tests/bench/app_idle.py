@@ -19,7 +19,7 @@ APP = os.environ.get("UTTER_APP_BIN", os.path.join(TARGET, "debug", "utter-app")
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 tmp = tempfile.mkdtemp(prefix="utter-app-bench-")
 env = dict(os.environ, DISPLAY=":94", UTTER_CONFIG_DIR=f"{tmp}/config", UTTER_DATA_DIR=f"{tmp}/data",
-           XDG_CONFIG_HOME=f"{tmp}/xdg-config", RUST_LOG="info")
+           XDG_CONFIG_HOME=f"{tmp}/xdg-config", RUST_LOG="info", UTTER_UPDATE_CHECK="0")
 xvfb = subprocess.Popen(["Xvfb", ":94", "-screen", "0", "1280x800x24", "-nolisten", "tcp"],
                         stderr=subprocess.DEVNULL)
 time.sleep(1.5)

@@ -7,7 +7,7 @@ import { existsSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawn } from 'node:child_process';
 import {
-  APP_BIN, LIBRIVOX, appDirs, attrs, byTestId, desktop, invoke, launch, librivoxTruth, sleep, waitFor, wordErrorRate,
+  APP_BIN, LIBRIVOX, appDirs, attrs, stopAll, byTestId, desktop, invoke, launch, librivoxTruth, sleep, waitFor, wordErrorRate,
 } from './harness.mjs';
 
 const SHOTS = process.env.UTTER_SCREENSHOTS; // set to save page screenshots (docs/screenshots)
@@ -17,7 +17,7 @@ before(async () => {
   assert.ok(existsSync(APP_BIN), `the app is built (${APP_BIN}); run npm test`);
   d = await desktop();
 });
-after(() => {});
+after(stopAll);
 
 async function nav(browser, page) {
   await (await byTestId(browser, `nav-${page}`)).click();

@@ -15,7 +15,19 @@ export const MODELS_DIR = process.env.UTTER_MODELS_DIR || join(homedir(), '.loca
 export const LIBRIVOX = '/usr/share/pocketsphinx/test/data/librivox';
 
 const children = [];
-process.on('exit', () => children.forEach((c) => c.kill('SIGKILL')));
+/** Stops every process the tests started (Xvfb, PulseAudio, drivers, apps). */
+export function stopAll() {
+  for (const c of children.splice(0)) {
+    try {
+      // Drivers run in their own process group: take the group (driver, WebKitWebDriver, app).
+      if (c.spawnargs[0] === 'tauri-driver') process.kill(-c.pid, 'SIGKILL');
+      else c.kill('SIGKILL');
+    } catch {
+      /* already gone */
+    }
+  }
+}
+process.on('exit', stopAll);
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
@@ -135,10 +147,37 @@ export function appDirs(d, name) {
   return dirs;
 }
 
-/** Starts the real app under tauri-driver and connects a WebDriver session. */
-export async function launch(d, dirs, { models = MODELS_DIR } = {}) {
+/** Starts tauri-driver on free ports; rejects if it exits before listening. */
+async function startDriver(env) {
   const port = await freePort();
   const nativePort = await freePort();
+  // Its own process group: a driver shutting down must not signal the next one.
+  const driver = spawn('tauri-driver', ['--port', String(port), '--native-port', String(nativePort)], {
+    env,
+    stdio: ['ignore', 'ignore', 'pipe'],
+    detached: true,
+  });
+  children.push(driver);
+  const exited = new Promise((resolve) => driver.once('exit', resolve));
+  const log = { text: '' };
+  driver.stderr.on('data', (b) => (log.text += b));
+  const listening = () =>
+    new Promise((resolve) => {
+      const s = createServer();
+      s.once('error', () => resolve(true));
+      s.listen(port, '127.0.0.1', () => s.close(() => resolve(false)));
+    });
+  const deadline = Date.now() + 15000;
+  while (!(await listening())) {
+    if (driver.exitCode !== null) throw new Error(`tauri-driver exited (${driver.exitCode}): ${log.text}`);
+    if (Date.now() > deadline) throw new Error(`tauri-driver did not listen on ${port}: ${log.text}`);
+    await sleep(100);
+  }
+  return { driver, exited, port, log };
+}
+
+/** Starts the real app under tauri-driver and connects a WebDriver session. */
+export async function launch(d, dirs, { models = MODELS_DIR } = {}) {
   const env = {
     ...d.env,
     UTTER_CONFIG_DIR: dirs.config,
@@ -148,23 +187,19 @@ export async function launch(d, dirs, { models = MODELS_DIR } = {}) {
     XDG_DATA_HOME: dirs.xdgData,
     XDG_CONFIG_HOME: dirs.xdgConfig,
     RUST_LOG: 'info',
+    UTTER_UPDATE_CHECK: '0', // tests never reach out to GitHub
   };
   const started = Date.now();
-  const driver = spawn('tauri-driver', ['--port', String(port), '--native-port', String(nativePort)], {
-    env,
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  children.push(driver);
-  let driverLog = '';
-  driver.stderr.on('data', (b) => (driverLog += b));
-  await waitFor('tauri-driver', () => {
-    if (driver.exitCode !== null) throw new Error(`tauri-driver exited (${driver.exitCode}): ${driverLog}`);
-    return new Promise((resolve) => {
-      const s = createServer();
-      s.once('error', () => resolve(true));
-      s.listen(port, '127.0.0.1', () => s.close(() => resolve(false)));
-    });
-  });
+  let spawned;
+  for (let attempt = 1; !spawned; attempt++) {
+    try {
+      spawned = await startDriver(env);
+    } catch (e) {
+      if (attempt === 3) throw e;
+    }
+  }
+  const { driver, exited, port, log: driverLogRef } = spawned;
+  const driverLog = () => driverLogRef.text;
   const browser = await remote({
     hostname: '127.0.0.1',
     port,
@@ -179,7 +214,7 @@ export async function launch(d, dirs, { models = MODELS_DIR } = {}) {
     browser,
     env,
     started,
-    driverLog: () => driverLog,
+    driverLog,
     async close() {
       try {
         await browser.deleteSession();
@@ -187,6 +222,9 @@ export async function launch(d, dirs, { models = MODELS_DIR } = {}) {
         /* the app may already be gone */
       }
       driver.kill();
+      // The next test's driver starts only once this one (and its app) are gone.
+      const gone = await Promise.race([exited.then(() => true), sleep(5000).then(() => false)]);
+      if (!gone) driver.kill('SIGKILL');
       await sleep(300);
     },
   };

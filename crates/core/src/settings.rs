@@ -31,6 +31,8 @@ pub struct Settings {
     pub sounds: bool,
     pub autostart: bool,
     pub show_overlay: bool,
+    /// Look for a new release at start (and offer it; never install unasked).
+    pub check_updates: bool,
     pub vad_threshold: f32,
     pub silence_ms: u32,
     pub keep_audio_days: u32,
@@ -53,6 +55,7 @@ impl Default for Settings {
             sounds: true,
             autostart: false,
             show_overlay: true,
+            check_updates: true,
             vad_threshold: 0.5,
             silence_ms: 600,
             keep_audio_days: 30,

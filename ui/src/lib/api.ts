@@ -17,6 +17,7 @@ import type {
   Model,
   Settings,
   Status,
+  UpdateInfo,
 } from './types';
 
 export type { UnlistenFn };
@@ -75,6 +76,9 @@ export const api = {
     invoke<void>('export_transcript', { id, format, path }),
   renderTranscript: (id: number, format: ExportFormat) =>
     invoke<string>('render_transcript', { id, format }),
+
+  checkForUpdates: () => invoke<UpdateInfo | null>('check_for_updates'),
+  installUpdate: () => invoke<void>('install_update'),
 };
 
 /** Event name → payload, as in docs/ipc.md. */
@@ -86,6 +90,7 @@ export interface ShellEvents {
   'install-progress': InstallProgress;
   'history-changed': Record<string, never>;
   'settings-changed': Settings;
+  'update-available': UpdateInfo;
 }
 
 /** Subscribes to a shell event; resolves to the unsubscribe function. */

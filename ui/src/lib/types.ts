@@ -35,10 +35,17 @@ export interface Settings {
   sounds: boolean;
   autostart: boolean;
   showOverlay: boolean;
+  checkUpdates: boolean;
   vadThreshold: number;
   silenceMs: number;
   keepAudioDays: number;
   theme: Theme;
+}
+
+/** A newer release than the running one. */
+export interface UpdateInfo {
+  version: string;
+  notes: string | null;
 }
 
 export interface Device {

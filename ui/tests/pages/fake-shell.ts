@@ -5,7 +5,7 @@
 
 import { mockIPC, mockWindows } from '@tauri-apps/api/mocks';
 import { emit } from '@tauri-apps/api/event';
-import type { FileJob, HistoryEntry, Model, Settings, Status, Device } from '../../src/lib/types';
+import type { FileJob, HistoryEntry, Model, Settings, Status, Device, UpdateInfo } from '../../src/lib/types';
 
 export interface Fixture {
   status: Status;
@@ -18,6 +18,8 @@ export interface Fixture {
   fail?: Record<string, string>;
   /** What the open dialog answers (null = cancelled). */
   dialogOpen?: string | string[] | null;
+  /** What check_for_updates answers (null = up to date). */
+  update?: UpdateInfo | null;
 }
 
 export interface Call {
@@ -144,6 +146,10 @@ function handle(cmd: string, args: Record<string, unknown>): unknown {
       return state.fileJobs;
     case 'render_transcript':
       return '';
+    case 'check_for_updates':
+      return state.update ?? null;
+    case 'install_update':
+      return null;
     case 'plugin:dialog|open':
       return state.dialogOpen ?? null;
     case 'plugin:dialog|save': {

@@ -63,6 +63,7 @@ export function baseFixture(): Fixture {
       sounds: true,
       autostart: false,
       showOverlay: true,
+      checkUpdates: true,
       vadThreshold: 0.5,
       silenceMs: 600,
       keepAudioDays: 30,

@@ -70,6 +70,7 @@ describe('settings', () => {
       sounds: false,
       autostart: true,
       showOverlay: false,
+      checkUpdates: true,
       vadThreshold: 0.3,
       silenceMs: 900,
       keepAudioDays: 0,
@@ -108,6 +109,36 @@ describe('settings', () => {
     await page.getByTestId('settings-save').click();
     await page.getByTestId('error-silence').waitFor();
     expect(await calls(page, 'save_settings')).toHaveLength(0);
+    await close();
+  });
+
+  it('checks for updates on request and installs only on a click', async () => {
+    const f = baseFixture();
+    const { page, close } = await open(h, f, { hash: 'settings' });
+    await page.getByTestId('update-check').click();
+    await page.getByText('Utter is up to date.').waitFor();
+    expect(await calls(page, 'install_update')).toHaveLength(0);
+
+    await emit(page, 'update-available', { version: '9.9.9', notes: null });
+    await page.getByText('Version 9.9.9 is available.').waitFor();
+    await page.getByTestId('update-install').click();
+    await waitForCall(page, 'install_update');
+
+    // The check at start can be switched off; the setting is saved with the rest.
+    await page.getByTestId('check-updates').uncheck();
+    await page.getByTestId('settings-save').click();
+    const [save] = await waitForCall(page, 'save_settings');
+    expect((save.args.settings as Settings).checkUpdates).toBe(false);
+    await close();
+  });
+
+  it('shows why an update check failed', async () => {
+    const f = baseFixture();
+    f.fail = { check_for_updates: 'cannot check for updates: offline' };
+    const { page, close } = await open(h, f, { hash: 'settings' });
+    await page.getByTestId('update-check').click();
+    await page.getByTestId('update-error').waitFor();
+    expect(await page.getByTestId('update-error').textContent()).toContain('offline');
     await close();
   });
 

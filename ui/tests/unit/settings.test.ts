@@ -24,6 +24,7 @@ const defaults: Settings = {
   sounds: true,
   autostart: false,
   showOverlay: true,
+  checkUpdates: true,
   vadThreshold: 0.5,
   silenceMs: 600,
   keepAudioDays: 30,
