@@ -1,16 +1,56 @@
 //! The recording overlay: a small always-on-top window near the bottom of the
-//! screen while recording or transcribing. It is created unfocusable and is
-//! only ever shown, never focused, so the app being dictated into keeps focus.
+//! screen while recording or transcribing. It is created on first use (each
+//! window costs a WebKit process, ~200 MB, so none while Utter only sits in
+//! the tray), unfocusable, and is only ever shown, never focused, so the app
+//! being dictated into keeps focus.
 
-use tauri::{AppHandle, Manager, PhysicalPosition};
+use tauri::{
+    AppHandle, Manager, PhysicalPosition, WebviewUrl, WebviewWindow, WebviewWindowBuilder,
+};
 use utter_core::app::{App, AppState, Status};
 
+const LABEL: &str = "overlay";
+
+fn create(app: &AppHandle) -> tauri::Result<WebviewWindow> {
+    WebviewWindowBuilder::new(app, LABEL, WebviewUrl::App("overlay.html".into()))
+        .title("Utter overlay")
+        .inner_size(220.0, 56.0)
+        .decorations(false)
+        .transparent(true)
+        .always_on_top(true)
+        .skip_taskbar(true)
+        .resizable(false)
+        .shadow(false)
+        .visible(false)
+        .focused(false)
+        .focusable(false)
+        .build()
+}
+
+/// Shows or hides the overlay for `status`. The window work runs on the main
+/// thread's event loop, so the dictation thread that reported the status
+/// never waits for a window to be created.
 pub fn follow(app: &AppHandle, status: &Status) {
-    let Some(window) = app.get_webview_window("overlay") else {
-        return;
-    };
     let wanted = matches!(status.state, AppState::Recording | AppState::Transcribing)
         && app.state::<App>().settings().show_overlay;
+    let handle = app.clone();
+    if let Err(e) = app.run_on_main_thread(move || apply(&handle, wanted)) {
+        tracing::warn!("overlay: {e}");
+    }
+}
+
+fn apply(app: &AppHandle, wanted: bool) {
+    let window = match app.get_webview_window(LABEL) {
+        Some(w) => w,
+        None if wanted => match create(app) {
+            Ok(w) => w,
+            Err(e) => {
+                tracing::warn!("cannot create the overlay: {e}");
+                return;
+            }
+        },
+        None => return,
+    };
     let visible = window.is_visible().unwrap_or(false);
     if wanted && !visible {
         if let Ok(Some(monitor)) = window.primary_monitor() {
