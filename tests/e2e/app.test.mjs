@@ -28,10 +28,16 @@ async function homeState(browser) {
 }
 
 async function waitReady(browser) {
-  await waitFor('the app to load its model', async () => {
-    const s = await homeState(browser);
-    return s === 'idle' ? s : false;
-  }, 30000);
+  let last = '';
+  try {
+    await waitFor('the app to load its model', async () => {
+      const s = await homeState(browser);
+      last = `${s}: ${await (await byTestId(browser, 'home-detail')).getText()}`;
+      return s === 'idle' ? s : false;
+    }, 30000);
+  } catch (e) {
+    throw new Error(`${e.message}; the app says ${last}`);
+  }
 }
 
 test('a changed setting persists across a restart', async () => {
@@ -157,6 +163,57 @@ test('hotkey dictation with the app running pastes into another window and lands
     await item.waitForDisplayed({ timeout: 10000 });
     const shown = await (await item.$('[data-testid="history-text"]')).getText();
     assert.equal(shown.trim(), pasted.trim());
+  } finally {
+    zenity.kill();
+    await app.close();
+  }
+});
+
+test('a new hotkey recorded in Settings works at once, without a restart', async () => {
+  const dirs = appDirs(d, 'rebind');
+  const truth = librivoxTruth();
+  const id = Object.keys(truth)[3];
+  const app = await launch(d, dirs);
+  const zenity = spawn('zenity', ['--entry', '--title=RebindTarget', '--text=dictate here'], {
+    env: d.env,
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
+  let pasted = '';
+  zenity.stdout.on('data', (b) => (pasted += b));
+  try {
+    await waitReady(app.browser);
+    await nav(app.browser, 'settings');
+    const recorder = await byTestId(app.browser, 'hotkey-input');
+    await recorder.click();
+    // Real key presses from the X server into the app's window, as a user's.
+    const utter = await waitFor('the Utter window', () => d.xdotool('search', '--onlyvisible', '--name', '^Utter$').split('\n')[0]);
+    d.xdotool('windowfocus', '--sync', utter);
+    d.xdotool('key', 'ctrl+alt+d');
+    await waitFor('the recorded combo', async () => (await recorder.getAttribute('data-combo')) === 'ctrl+alt+d');
+    await (await byTestId(app.browser, 'settings-save')).click();
+    await waitFor('the service to restart on the new hotkey', async () => {
+      await nav(app.browser, 'home');
+      return (await homeState(app.browser)) === 'idle' && /ctrl\+alt\+d/i.test(await (await byTestId(app.browser, 'home-detail')).getText());
+    }, 20000, 300);
+
+    const target = await waitFor('the zenity window', () => d.xdotool('search', '--name', 'RebindTarget').split('\n')[0]);
+    await sleep(500);
+    d.xdotool('windowfocus', '--sync', target);
+    // The old hotkey no longer records…
+    d.xdotool('key', 'ctrl+shift+space');
+    await sleep(700);
+    assert.equal(await homeState(app.browser), 'idle', 'the old hotkey still records');
+    // …the new one does.
+    d.xdotool('keydown', 'ctrl+alt+d');
+    await waitFor('recording', async () => (await homeState(app.browser)) === 'recording', 5000, 50);
+    d.speak(join(LIBRIVOX, `${id}.wav`));
+    d.xdotool('keyup', 'ctrl+alt+d');
+    await waitFor('idle again', async () => (await homeState(app.browser)) === 'idle', 60000, 100);
+    d.xdotool('key', 'Return');
+    await waitFor('zenity to print the entry', () => pasted.trim().length > 0, 10000);
+    const wer = wordErrorRate(truth[id], pasted);
+    assert.ok(wer <= 0.15, `WER ${wer}: ${pasted}`);
+    assert.equal(JSON.parse(readFileSync(join(dirs.config, 'settings.json'), 'utf8')).hotkey, 'ctrl+alt+d');
   } finally {
     zenity.kill();
     await app.close();

@@ -2,7 +2,7 @@
 // PulseAudio virtual microphone, tauri-driver + WebKitWebDriver driving the
 // app binary, xdotool for keys, zenity as the app being dictated into.
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, chmodSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, chmodSync } from 'node:fs';
 import { tmpdir, homedir } from 'node:os';
 import { join } from 'node:path';
 import { createServer } from 'node:net';
@@ -147,6 +147,34 @@ export function appDirs(d, name) {
   return dirs;
 }
 
+/** Processes of the app started with this config dir (read from /proc/PID/environ). */
+function appPids(configDir) {
+  return procsWith('environ', `UTTER_CONFIG_DIR=${configDir}\0`);
+}
+
+/** Processes whose /proc/PID/`file` contains `needle`. */
+function procsWith(file, needle) {
+  const out = [];
+  for (const p of readdirSync('/proc')) {
+    if (!/^\d+$/.test(p)) continue;
+    try {
+      if (readFileSync(`/proc/${p}/${file}`, 'latin1').includes(needle)) out.push(Number(p));
+    } catch {
+      /* gone, or not ours */
+    }
+  }
+  return out;
+}
+
+function groupAlive(pgid) {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** Starts tauri-driver on free ports; rejects if it exits before listening. */
 async function startDriver(env) {
   const port = await freePort();
@@ -173,7 +201,7 @@ async function startDriver(env) {
     if (Date.now() > deadline) throw new Error(`tauri-driver did not listen on ${port}: ${log.text}`);
     await sleep(100);
   }
-  return { driver, exited, port, log };
+  return { driver, exited, port, nativePort, log };
 }
 
 /** Starts the real app under tauri-driver and connects a WebDriver session. */
@@ -198,7 +226,7 @@ export async function launch(d, dirs, { models = MODELS_DIR } = {}) {
       if (attempt === 3) throw e;
     }
   }
-  const { driver, exited, port, log: driverLogRef } = spawned;
+  const { driver, exited, port, nativePort, log: driverLogRef } = spawned;
   const driverLog = () => driverLogRef.text;
   const browser = await remote({
     hostname: '127.0.0.1',
@@ -221,11 +249,21 @@ export async function launch(d, dirs, { models = MODELS_DIR } = {}) {
       } catch {
         /* the app may already be gone */
       }
-      driver.kill();
-      // The next test's driver starts only once this one (and its app) are gone.
-      const gone = await Promise.race([exited.then(() => true), sleep(5000).then(() => false)]);
-      if (!gone) driver.kill('SIGKILL');
-      await sleep(300);
+      // Closing the window only hides Utter to the tray, so the app outlives the
+      // session. The next test starts only once it is gone: a lingering instance
+      // would hold the global hotkey, and the single-instance guard would make
+      // the next app exit at once.
+      const pids = () =>
+        appPids(dirs.config)
+          .concat(procsWith('cmdline', `--port=${nativePort}\0`)) // WebKitWebDriver
+          .concat(groupAlive(driver.pid) ? [-driver.pid] : []);
+      const signal = (sig) => pids().forEach((p) => { try { process.kill(p, sig); } catch { /* gone */ } });
+      signal('SIGTERM');
+      await Promise.race([exited, sleep(3000)]);
+      for (let i = 0; i < 50 && pids().length; i++) {
+        if (i === 20) signal('SIGKILL');
+        await sleep(100);
+      }
     },
   };
 }
