@@ -218,54 +218,73 @@ export async function launch(d, dirs, { models = MODELS_DIR } = {}) {
     UTTER_UPDATE_CHECK: '0', // tests never reach out to GitHub
   };
   const started = Date.now();
-  let spawned;
-  for (let attempt = 1; !spawned; attempt++) {
+  // A session can fail to start when the previous app is still shutting down
+  // (it was only hidden to the tray); stop everything of this attempt and retry.
+  for (let attempt = 1; ; attempt++) {
+    let spawned;
     try {
       spawned = await startDriver(env);
     } catch (e) {
       if (attempt === 3) throw e;
+      continue;
+    }
+    const stop = () => stopAttempt(dirs, spawned);
+    try {
+      const browser = await remote({
+        hostname: '127.0.0.1',
+        port: spawned.port,
+        logLevel: 'silent',
+        connectionRetryCount: 0,
+        capabilities: {
+          'tauri:options': { application: APP_BIN },
+          'wdio:enforceWebDriverClassic': true,
+        },
+      });
+      return {
+        browser,
+        env,
+        started,
+        driverLog: () => spawned.log.text,
+        async close() {
+          try {
+            await browser.deleteSession();
+          } catch {
+            /* the app may already be gone */
+          }
+          await stop();
+        },
+      };
+    } catch (e) {
+      await stop();
+      if (attempt === 3) throw new Error(`${e.message}; tauri-driver said: ${spawned.log.text.slice(-2000)}`);
+      await sleep(1000);
     }
   }
-  const { driver, exited, port, nativePort, log: driverLogRef } = spawned;
-  const driverLog = () => driverLogRef.text;
-  const browser = await remote({
-    hostname: '127.0.0.1',
-    port,
-    logLevel: 'error',
-    connectionRetryCount: 0,
-    capabilities: {
-      'tauri:options': { application: APP_BIN },
-      'wdio:enforceWebDriverClassic': true,
-    },
-  });
-  return {
-    browser,
-    env,
-    started,
-    driverLog,
-    async close() {
+}
+
+/** Stops a launch: the app (which closing its window only hides to the tray),
+ *  WebKitWebDriver and tauri-driver. Returns once all are gone: a lingering
+ *  instance would hold the global hotkey and make the next app's
+ *  single-instance guard exit it at once. */
+async function stopAttempt(dirs, { driver, exited, nativePort }) {
+  const pids = () =>
+    appPids(dirs.config)
+      .concat(procsWith('cmdline', `--port=${nativePort}\0`)) // WebKitWebDriver
+      .concat(groupAlive(driver.pid) ? [-driver.pid] : []);
+  const signal = (sig) =>
+    pids().forEach((p) => {
       try {
-        await browser.deleteSession();
+        process.kill(p, sig);
       } catch {
-        /* the app may already be gone */
+        /* gone */
       }
-      // Closing the window only hides Utter to the tray, so the app outlives the
-      // session. The next test starts only once it is gone: a lingering instance
-      // would hold the global hotkey, and the single-instance guard would make
-      // the next app exit at once.
-      const pids = () =>
-        appPids(dirs.config)
-          .concat(procsWith('cmdline', `--port=${nativePort}\0`)) // WebKitWebDriver
-          .concat(groupAlive(driver.pid) ? [-driver.pid] : []);
-      const signal = (sig) => pids().forEach((p) => { try { process.kill(p, sig); } catch { /* gone */ } });
-      signal('SIGTERM');
-      await Promise.race([exited, sleep(3000)]);
-      for (let i = 0; i < 50 && pids().length; i++) {
-        if (i === 20) signal('SIGKILL');
-        await sleep(100);
-      }
-    },
-  };
+    });
+  signal('SIGTERM');
+  await Promise.race([exited, sleep(3000)]);
+  for (let i = 0; i < 50 && pids().length; i++) {
+    if (i === 20) signal('SIGKILL');
+    await sleep(100);
+  }
 }
 
 /** Calls a shell command through the app's own IPC bridge, as the drop handler does. */
