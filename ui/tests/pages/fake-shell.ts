@@ -6,6 +6,8 @@
 import { mockIPC, mockWindows } from '@tauri-apps/api/mocks';
 import { emit } from '@tauri-apps/api/event';
 import type { FileJob, HistoryEntry, Model, Settings, Status, Device, UpdateInfo } from '../../src/lib/types';
+import { baseName } from '../../src/lib/paths';
+import { queuedJob } from '../builders';
 
 export interface Fixture {
   status: Status;
@@ -64,9 +66,6 @@ function wav(): ArrayBuffer {
   return buf;
 }
 
-function baseName(p: string) {
-  return p.split(/[\\/]/).pop() ?? p;
-}
 
 function handle(cmd: string, args: Record<string, unknown>): unknown {
   const fail = state.fail?.[cmd];
@@ -131,17 +130,7 @@ function handle(cmd: string, args: Record<string, unknown>): unknown {
     case 'history_audio':
       return wav();
     case 'transcribe_files':
-      return (args.paths as string[]).map<FileJob>((p) => ({
-        id: nextJobId++,
-        path: p,
-        name: baseName(p),
-        state: 'queued',
-        fraction: 0,
-        error: null,
-        durationMs: null,
-        segments: [],
-        historyId: null,
-      }));
+      return (args.paths as string[]).map((p) => queuedJob(nextJobId++, p));
     case 'list_file_jobs':
       return state.fileJobs;
     case 'render_transcript':

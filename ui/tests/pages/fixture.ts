@@ -1,6 +1,7 @@
 // Shell data the page tests start from; each test copies and adjusts it.
 import type { Fixture } from './fake-shell';
 import type { FileJob, HistoryEntry } from '../../src/lib/types';
+import { defaultSettings, queuedJob } from '../builders';
 
 const DAY = 86_400_000;
 const now = Date.now();
@@ -21,18 +22,7 @@ export function historyEntry(id: number, over: Partial<HistoryEntry> = {}): Hist
 }
 
 export function fileJob(id: number, over: Partial<FileJob> = {}): FileJob {
-  return {
-    id,
-    path: `/home/user/Audio/meeting-${id}.m4a`,
-    name: `meeting-${id}.m4a`,
-    state: 'queued',
-    fraction: 0,
-    error: null,
-    durationMs: null,
-    segments: [],
-    historyId: null,
-    ...over,
-  };
+  return queuedJob(id, `/home/user/Audio/meeting-${id}.m4a`, over);
 }
 
 export function baseFixture(): Fixture {
@@ -49,26 +39,7 @@ export function baseFixture(): Fixture {
       error: null,
       notice: null,
     },
-    settings: {
-      version: 1,
-      hotkey: 'ctrl+shift+space',
-      mode: 'push_to_talk',
-      inputDevice: null,
-      language: 'auto',
-      model: null,
-      output: 'paste',
-      pasteKeys: 'ctrl+v',
-      restoreClipboard: true,
-      trailingSpace: true,
-      sounds: true,
-      autostart: false,
-      showOverlay: true,
-      checkUpdates: true,
-      vadThreshold: 0.5,
-      silenceMs: 600,
-      keepAudioDays: 30,
-      theme: 'light',
-    },
+    settings: { ...defaultSettings(), theme: 'light' },
     devices: [
       { name: 'Built-in Microphone', isDefault: true },
       { name: 'USB Headset', isDefault: false },

@@ -1,19 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { applyJob, applyJobs, summarize, withoutFinished } from '../../src/lib/fileJobs';
 import type { FileJob } from '../../src/lib/types';
+import { queuedJob } from '../builders';
 
-const job = (id: number, over: Partial<FileJob> = {}): FileJob => ({
-  id,
-  path: `/a/f${id}.wav`,
-  name: `f${id}.wav`,
-  state: 'queued',
-  fraction: 0,
-  error: null,
-  durationMs: null,
-  segments: [],
-  historyId: null,
-  ...over,
-});
+const job = (id: number, over: Partial<FileJob> = {}): FileJob => queuedJob(id, `/a/f${id}.wav`, over);
 
 describe('file queue reducer', () => {
   it('adds new jobs in id order and replaces known ones', () => {

@@ -9,27 +9,9 @@ import {
   validateSettings,
 } from '../../src/lib/settings';
 import type { Settings } from '../../src/lib/types';
+import { defaultSettings } from '../builders';
 
-const defaults: Settings = {
-  version: 1,
-  hotkey: 'ctrl+shift+space',
-  mode: 'push_to_talk',
-  inputDevice: null,
-  language: 'auto',
-  model: null,
-  output: 'paste',
-  pasteKeys: 'ctrl+v',
-  restoreClipboard: true,
-  trailingSpace: true,
-  sounds: true,
-  autostart: false,
-  showOverlay: true,
-  checkUpdates: true,
-  vadThreshold: 0.5,
-  silenceMs: 600,
-  keepAudioDays: 30,
-  theme: 'system',
-};
+const defaults: Settings = defaultSettings();
 
 describe('validateSettings (mirror of the shell)', () => {
   it('accepts the defaults', () => {
