@@ -5,9 +5,8 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { spawn } from 'node:child_process';
 import {
-  APP_BIN, LIBRIVOX, appDirs, attrs, stopAll, byTestId, desktop, invoke, launch, librivoxTruth, sleep, waitFor, wordErrorRate,
+  APP_BIN, LIBRIVOX, appDirs, attrs, pasteTarget, stopAll, byTestId, desktop, invoke, launch, librivoxTruth, sleep, waitFor, wordErrorRate,
 } from './harness.mjs';
 
 const SHOTS = process.env.UTTER_SCREENSHOTS; // set to save page screenshots (docs/screenshots)
@@ -130,17 +129,10 @@ test('hotkey dictation with the app running pastes into another window and lands
   const truth = librivoxTruth();
   const id = Object.keys(truth)[2];
   const app = await launch(d, dirs);
-  const zenity = spawn('zenity', ['--entry', '--title=PasteTarget', '--text=dictate here'], {
-    env: d.env,
-    stdio: ['ignore', 'pipe', 'ignore'],
-  });
-  let pasted = '';
-  zenity.stdout.on('data', (b) => (pasted += b));
+  const zenity = pasteTarget(d, 'PasteTarget');
   try {
     await waitReady(app.browser);
-    const target = await waitFor('the zenity window', () => d.xdotool('search', '--name', 'PasteTarget').split('\n')[0]);
-    await sleep(500);
-    d.xdotool('windowfocus', '--sync', target);
+    const target = await zenity.focus();
 
     d.xdotool('keydown', 'ctrl+shift+space');
     await waitFor('recording', async () => (await homeState(app.browser)) === 'recording', 5000, 50);
@@ -153,8 +145,7 @@ test('hotkey dictation with the app running pastes into another window and lands
     await waitFor('idle again', async () => (await homeState(app.browser)) === 'idle', 60000, 100);
     assert.equal(d.xdotool('getwindowfocus'), target, 'focus stayed on the target');
 
-    d.xdotool('key', 'Return');
-    await waitFor('zenity to print the entry', () => pasted.trim().length > 0, 10000);
+    const pasted = await zenity.submit();
     const wer = wordErrorRate(truth[id], pasted);
     assert.ok(wer <= 0.15, `WER ${wer}: ${pasted}`);
 
@@ -162,9 +153,9 @@ test('hotkey dictation with the app running pastes into another window and lands
     const item = await byTestId(app.browser, 'history-item');
     await item.waitForDisplayed({ timeout: 10000 });
     const shown = await (await item.$('[data-testid="history-text"]')).getText();
-    assert.equal(shown.trim(), pasted.trim());
+    assert.equal(shown.trim(), pasted);
   } finally {
-    zenity.kill();
+    zenity.close();
     await app.close();
   }
 });
@@ -174,12 +165,7 @@ test('a new hotkey recorded in Settings works at once, without a restart', async
   const truth = librivoxTruth();
   const id = Object.keys(truth)[3];
   const app = await launch(d, dirs);
-  const zenity = spawn('zenity', ['--entry', '--title=RebindTarget', '--text=dictate here'], {
-    env: d.env,
-    stdio: ['ignore', 'pipe', 'ignore'],
-  });
-  let pasted = '';
-  zenity.stdout.on('data', (b) => (pasted += b));
+  const zenity = pasteTarget(d, 'RebindTarget');
   try {
     await waitReady(app.browser);
     await nav(app.browser, 'settings');
@@ -196,9 +182,7 @@ test('a new hotkey recorded in Settings works at once, without a restart', async
       return (await homeState(app.browser)) === 'idle' && /ctrl\+alt\+d/i.test(await (await byTestId(app.browser, 'home-detail')).getText());
     }, 20000, 300);
 
-    const target = await waitFor('the zenity window', () => d.xdotool('search', '--name', 'RebindTarget').split('\n')[0]);
-    await sleep(500);
-    d.xdotool('windowfocus', '--sync', target);
+    await zenity.focus();
     // The old hotkey no longer records…
     d.xdotool('key', 'ctrl+shift+space');
     await sleep(700);
@@ -209,13 +193,12 @@ test('a new hotkey recorded in Settings works at once, without a restart', async
     d.speak(join(LIBRIVOX, `${id}.wav`));
     d.xdotool('keyup', 'ctrl+alt+d');
     await waitFor('idle again', async () => (await homeState(app.browser)) === 'idle', 60000, 100);
-    d.xdotool('key', 'Return');
-    await waitFor('zenity to print the entry', () => pasted.trim().length > 0, 10000);
+    const pasted = await zenity.submit();
     const wer = wordErrorRate(truth[id], pasted);
     assert.ok(wer <= 0.15, `WER ${wer}: ${pasted}`);
     assert.equal(JSON.parse(readFileSync(join(dirs.config, 'settings.json'), 'utf8')).hotkey, 'ctrl+alt+d');
   } finally {
-    zenity.kill();
+    zenity.close();
     await app.close();
   }
 });

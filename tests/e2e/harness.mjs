@@ -133,6 +133,31 @@ export async function desktop() {
   };
 }
 
+/** A zenity entry window: the app being dictated into. */
+export function pasteTarget(d, title) {
+  const child = d.start('zenity', ['--entry', `--title=${title}`, '--text=dictate here'], {
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
+  let out = '';
+  child.stdout.on('data', (b) => (out += b));
+  return {
+    /** Waits for the window, gives it the keyboard focus, returns its id. */
+    async focus() {
+      const window = await waitFor('the zenity window', () => d.xdotool('search', '--name', title).split('\n')[0]);
+      await sleep(500);
+      d.xdotool('windowfocus', '--sync', window);
+      return window;
+    },
+    /** Presses Return and returns what the entry held. */
+    async submit() {
+      d.xdotool('key', 'Return');
+      await waitFor('zenity to print the entry', () => out.trim().length > 0, 10000);
+      return out.trim();
+    },
+    close: () => child.kill(),
+  };
+}
+
 /** Fresh app dirs (config, data, cache, XDG homes) under the desktop's root. */
 export function appDirs(d, name) {
   const base = join(d.root, name);
