@@ -13,6 +13,7 @@ mod updates;
 
 use tauri::Manager;
 use utter_core::app::{App, Paths};
+use utter_core::platform::MainThread;
 
 fn main() {
     let started = std::time::Instant::now();
@@ -31,7 +32,15 @@ fn main() {
             logging::init(app.path().app_log_dir().ok());
             utter_core::quiet_native_logs();
             let handle = app.handle().clone();
-            let core = App::start(Paths::from_env(), move |event| {
+            // Hotkeys live on this (the main) thread: Tauri's event loop pumps
+            // the Win32 and macOS run loops global-hotkey needs there.
+            let main_handle = app.handle().clone();
+            let main_thread = MainThread::new(move |job| {
+                main_handle
+                    .run_on_main_thread(job)
+                    .map_err(|e| e.to_string())
+            });
+            let core = App::start(Paths::from_env(), main_thread, move |event| {
                 forward::event(&handle, event)
             })?;
             app.manage(core);

@@ -7,11 +7,16 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 use utter_core::dictation::events::{DictationEvent, Stamped};
-use utter_core::dictation::service::{self, Control, ServiceConfig};
+use utter_core::dictation::service::{self, Control, CpalMicrophone, ServiceConfig, ServiceIo};
 use utter_core::dictation::trigger::TriggerMode;
 use utter_core::engine::{Engine, EngineConfig};
 use utter_core::models::ModelStore;
-use utter_core::output::{OutputMethod, PasteKeys};
+use utter_core::platform::hotkeys::{
+    Bindings, HotkeyError, Hotkeys, NoRecordingKeys, RecordingKeys,
+};
+use utter_core::platform::output::{open_sink, OutputEnv, OutputMethod, PasteKeys};
+use utter_core::platform::ptt::PttServer;
+use utter_core::platform::{main_loop, MainThread};
 use utter_core::vad::SpeechDetector;
 
 use crate::exit;
@@ -83,6 +88,32 @@ pub struct DictateArgs {
 }
 
 pub fn run(store: &ModelStore, args: DictateArgs) -> Result<ExitCode> {
+    // Parse the keys before anything slow, so a typo fails at once.
+    let bindings = match Bindings::parse(
+        &args.hotkey,
+        &args.latch_key,
+        &args.cancel_key,
+        args.paste_last_key.as_deref(),
+        args.mode,
+    ) {
+        Ok(b) => b,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Ok(ExitCode::from(exit::USAGE));
+        }
+    };
+    let store = store.clone();
+    // The main thread runs the platform's event loop (hotkeys on Windows and
+    // macOS need it); the dictation service runs on a worker thread.
+    main_loop::run(move |main| dictate(&store, args, bindings, main))
+}
+
+fn dictate(
+    store: &ModelStore,
+    args: DictateArgs,
+    bindings: Bindings,
+    main: MainThread,
+) -> Result<ExitCode> {
     let (model_name, model_path) = match store.resolve_speech(args.model.as_deref()) {
         Ok(m) => m,
         Err(e) => {
@@ -135,8 +166,40 @@ pub fn run(store: &ModelStore, args: DictateArgs) -> Result<ExitCode> {
     std::fs::create_dir_all(&config.recordings_dir)
         .with_context(|| format!("cannot create {}", config.recordings_dir.display()))?;
 
+    let (control_tx, control_rx) = crossbeam_channel::unbounded();
+    let mut notices = Vec::new();
+    // Keys: global hotkeys where the desktop allows them; `utter ptt` always.
+    let hotkeys = Hotkeys::new(main.clone());
+    let (keys, how): (Box<dyn RecordingKeys>, String) =
+        match hotkeys.bind(&bindings, control_tx.clone()) {
+            Ok(()) => (
+                hotkeys.recording_keys(&bindings),
+                format!("Hold {} to dictate", config.hotkey),
+            ),
+            Err(HotkeyError::Unavailable(why)) => {
+                notices.push(format!("global hotkeys are unavailable: {why}"));
+                (
+                    Box::new(NoRecordingKeys),
+                    "Run `utter ptt press` / `utter ptt release` (or `toggle`) to dictate".into(),
+                )
+            }
+            Err(e) => {
+                eprintln!("error: {e}");
+                return Ok(ExitCode::from(exit::USAGE));
+            }
+        };
+    let ptt = match PttServer::start() {
+        Ok(server) => {
+            server.set_target(Some(control_tx.clone()));
+            Some(server)
+        }
+        Err(e) => {
+            notices.push(format!("`utter ptt` will not reach this dictation: {e}"));
+            None
+        }
+    };
+
     let json = args.events.is_some();
-    let hotkey = args.hotkey;
     let mut emit = move |event: DictationEvent| {
         if json {
             let stamped = Stamped::from(event);
@@ -145,16 +208,31 @@ pub fn run(store: &ModelStore, args: DictateArgs) -> Result<ExitCode> {
         }
         match event {
             DictationEvent::Ready { model, mic } => {
-                eprintln!("Ready ({model}, mic: {mic}). Hold {hotkey} to dictate; Ctrl+C to quit.")
+                eprintln!("Ready ({model}, mic: {mic}). {how}; Ctrl+C to quit.")
             }
             DictationEvent::Recovered { audio_path, text } => {
                 eprintln!("Recovered an unfinished dictation ({audio_path}): {text}")
             }
             DictationEvent::Error { message } => eprintln!("error: {message}"),
+            DictationEvent::Notice { message } => eprintln!("note: {message}"),
             DictationEvent::Cancelled { .. } => eprintln!("(cancelled)"),
             _ => {}
         }
     };
+    for message in notices {
+        emit(DictationEvent::Notice { message });
+    }
+    let (sink, notice) = match open_sink(&config.output, &OutputEnv::detect(Some(main))) {
+        Ok(s) => s,
+        Err(e) => {
+            hotkeys.unbind();
+            eprintln!("error: {e}");
+            return Ok(ExitCode::from(exit::USAGE));
+        }
+    };
+    if let Some(message) = notice {
+        emit(DictationEvent::Notice { message });
+    }
 
     utter_core::dictation::recover_unfinished(
         &config.recordings_dir,
@@ -164,17 +242,35 @@ pub fn run(store: &ModelStore, args: DictateArgs) -> Result<ExitCode> {
         &mut emit,
     );
 
-    let (control_tx, control_rx) = crossbeam_channel::unbounded();
+    let shutdown = control_tx.clone();
     ctrlc::set_handler(move || {
-        let _ = control_tx.send(Control::Shutdown);
+        let _ = shutdown.send(Control::Shutdown);
     })
     .context("cannot install the signal handler")?;
 
-    match service::run(config, engine, vad, control_rx, emit) {
+    let io = ServiceIo {
+        keys,
+        sink,
+        mic: Box::new(CpalMicrophone::new(config.device.clone())),
+    };
+    drop(control_tx);
+    service::run(config, engine, vad, control_rx, io, emit);
+    hotkeys.unbind();
+    drop(ptt);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `utter ptt COMMAND`: drives the running dictation (for compositor key bindings).
+pub fn ptt(command: &str) -> Result<ExitCode> {
+    match utter_core::platform::ptt::send(command) {
         Ok(()) => Ok(ExitCode::SUCCESS),
-        Err(e) => {
+        Err(e @ utter_core::platform::ptt::PttError::Unknown(_)) => {
             eprintln!("error: {e}");
             Ok(ExitCode::from(exit::USAGE))
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            Ok(ExitCode::from(exit::FILE_FAILED))
         }
     }
 }

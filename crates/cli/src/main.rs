@@ -2,6 +2,7 @@
 //! resolves them once into core settings, and prints what the core returns.
 
 mod dictate_cmd;
+mod doctor_cmd;
 mod models_cmd;
 mod transcribe_cmd;
 
@@ -51,6 +52,15 @@ enum Command {
     /// Manage speech and VAD models
     #[command(subcommand)]
     Models(models_cmd::ModelsCommand),
+    /// Drive the running dictation (`utter dictate` or the app) from a
+    /// compositor key binding: press, release, toggle, start, stop, cancel
+    Ptt {
+        #[arg(value_parser = ["press", "release", "toggle", "start", "stop", "cancel"])]
+        command: String,
+    },
+    /// What works in this session (hotkey, paste, type, clipboard, microphone,
+    /// model, GPU) and what to do about what does not
+    Doctor,
 }
 
 fn init_logging(verbose: u8) {
@@ -86,6 +96,8 @@ fn main() -> ExitCode {
         Command::Models(cmd) => models_cmd::run(&store, cmd),
         Command::Dictate(args) => dictate_cmd::run(&store, *args),
         Command::Devices { compute } => dictate_cmd::devices(compute),
+        Command::Ptt { command } => dictate_cmd::ptt(&command),
+        Command::Doctor => doctor_cmd::run(&store),
     };
     match result {
         Ok(code) => code,

@@ -292,15 +292,27 @@ struct Dictate {
     child: Child,
     events: Receiver<Value>,
     lines: Receiver<String>,
+    /// Every event `expect` and `no_event` have read, in order.
+    seen: std::cell::RefCell<Vec<Value>>,
 }
 
 impl Dictate {
     fn start(d: &Desktop, recordings: &Path, extra: &[&str]) -> Self {
+        Self::start_with_env(d, recordings, extra, &[])
+    }
+
+    fn start_with_env(
+        d: &Desktop,
+        recordings: &Path,
+        extra: &[&str],
+        env: &[(&str, &str)],
+    ) -> Self {
         let mut child = d
             .cmd(env!("CARGO_BIN_EXE_utter"))
             .args(["dictate", "--events", "json", "--recordings-dir"])
             .arg(recordings)
             .args(extra)
+            .envs(env.iter().copied())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
@@ -324,6 +336,7 @@ impl Dictate {
             child,
             events,
             lines,
+            seen: Default::default(),
         };
         me.expect("ready", Duration::from_secs(60));
         me
@@ -338,6 +351,7 @@ impl Dictate {
                 .events
                 .recv_timeout(left)
                 .unwrap_or_else(|_| panic!("no `{kind}` event within {timeout:?}"));
+            self.seen.borrow_mut().push(ev.clone());
             if ev["event"] == kind {
                 return ev;
             }
@@ -348,6 +362,7 @@ impl Dictate {
     fn no_event(&self, kind: &str, wait: Duration) {
         let deadline = Instant::now() + wait;
         while let Ok(ev) = self.events.recv_deadline(deadline) {
+            self.seen.borrow_mut().push(ev.clone());
             assert_ne!(ev["event"], kind, "unexpected {ev}");
         }
     }
@@ -543,4 +558,124 @@ fn a_taken_or_unparsable_hotkey_is_a_clear_error() {
     assert_eq!(bad.status.code(), Some(2));
     let err = String::from_utf8_lossy(&bad.stderr);
     assert!(err.contains("cannot parse hotkey `ctrl+banana`"), "{err}");
+}
+
+/// `utter ptt ARG` in the test desktop's session; its exit code and stderr.
+fn ptt(d: &Desktop, arg: &str) -> (Option<i32>, String) {
+    let out = d
+        .cmd(env!("CARGO_BIN_EXE_utter"))
+        .args(["ptt", arg])
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn utter_ptt_press_and_release_drive_a_running_dictation() {
+    let _guard = serial();
+    let d = desktop();
+    let tmp = tempfile::tempdir().unwrap();
+    let dictate = Dictate::start(d, tmp.path(), &["--output", "stdout"]);
+    assert_eq!(ptt(d, "press").0, Some(0));
+    dictate.expect("recording_started", Duration::from_secs(5));
+    d.speak(&clip(2));
+    assert_eq!(ptt(d, "release").0, Some(0));
+    let ev = dictate.expect("text_delivered", Duration::from_secs(30));
+    let text = ev["text"].as_str().unwrap();
+    assert!(word_error_rate(&truth(2), text) <= 0.15, "{text}");
+    let (code, err) = ptt(d, "jump");
+    assert_eq!(code, Some(2), "{err}");
+    dictate.stop();
+    let (code, err) = ptt(d, "press");
+    assert_eq!(code, Some(1));
+    assert!(
+        err.contains("no running `utter dictate` or Utter app"),
+        "{err}"
+    );
+}
+
+#[test]
+fn on_wayland_hotkeys_and_paste_say_why_not_and_ptt_still_dictates() {
+    let _guard = serial();
+    let d = desktop();
+    let tmp = tempfile::tempdir().unwrap();
+    // A Wayland session as the environment describes it (XWayland's DISPLAY too):
+    // X11 grabs would register "successfully" and never fire there.
+    let wayland = [
+        ("WAYLAND_DISPLAY", "wayland-utter-test"),
+        ("XDG_SESSION_TYPE", "wayland"),
+    ];
+    let dictate = Dictate::start_with_env(d, tmp.path(), &["--output", "paste"], &wayland);
+    let notices: Vec<String> = dictate
+        .seen
+        .borrow()
+        .iter()
+        .filter(|ev| ev["event"] == "notice")
+        .map(|ev| ev["message"].as_str().unwrap().to_string())
+        .collect();
+    assert!(
+        notices
+            .iter()
+            .any(|n| n.contains("Wayland session") && n.contains("utter ptt press")),
+        "{notices:?}"
+    );
+    assert!(
+        notices
+            .iter()
+            .any(|n| n.contains("paste output") && n.contains("clipboard instead")),
+        "{notices:?}"
+    );
+    // The hotkey was not grabbed: pressing it starts nothing.
+    d.xdotool(&["key", HOTKEY]);
+    dictate.no_event("recording_started", Duration::from_millis(500));
+    // `utter ptt` dictates; the text is left on the clipboard.
+    assert_eq!(ptt(d, "press").0, Some(0));
+    dictate.expect("recording_started", Duration::from_secs(5));
+    d.speak(&clip(1));
+    assert_eq!(ptt(d, "release").0, Some(0));
+    let ev = dictate.expect("text_delivered", Duration::from_secs(30));
+    assert_eq!(ev["output"], "clipboard");
+    let text = ev["text"].as_str().unwrap().to_string();
+    assert!(word_error_rate(&truth(1), &text) <= 0.15, "{text}");
+    assert_eq!(d.clipboard(), text);
+    dictate.stop();
+}
+
+#[test]
+fn doctor_says_what_works_in_this_session() {
+    let _guard = serial();
+    let d = desktop();
+    let x11 = d
+        .cmd(env!("CARGO_BIN_EXE_utter"))
+        .arg("doctor")
+        .output()
+        .unwrap();
+    let report = String::from_utf8_lossy(&x11.stdout);
+    assert_eq!(x11.status.code(), Some(0), "{report}");
+    for line in [
+        "ok  session     X11",
+        "ok  hotkey",
+        "ok  paste",
+        "ok  model",
+        "ok  vad",
+        "ok  microphone",
+    ] {
+        assert!(report.contains(line), "`{line}` in:\n{report}");
+    }
+    let wayland = d
+        .cmd(env!("CARGO_BIN_EXE_utter"))
+        .arg("doctor")
+        .env("WAYLAND_DISPLAY", "wayland-utter-test")
+        .output()
+        .unwrap();
+    let report = String::from_utf8_lossy(&wayland.stdout);
+    assert!(
+        report.contains("no  hotkey      this is a Wayland session"),
+        "{report}"
+    );
+    assert!(report.contains("no  paste"), "{report}");
+    assert!(report.contains("ok  clipboard"), "{report}");
 }

@@ -273,6 +273,49 @@ impl Engine {
     }
 }
 
+#[cfg(test)]
+impl Engine {
+    /// An engine whose worker answers each batch buffer with `answer(pcm)`
+    /// (after `delay`), so the dictation service can be tested without a model.
+    pub(crate) fn fake(
+        delay: std::time::Duration,
+        answer: impl Fn(&[f32]) -> String + Send + 'static,
+    ) -> Self {
+        let (tx, rx) = unbounded::<Request>();
+        let thread = std::thread::spawn(move || {
+            for request in rx {
+                if let Request::Batch { pcms, reply, .. } = request {
+                    std::thread::sleep(delay);
+                    let utterances = pcms
+                        .iter()
+                        .map(|pcm| Utterance {
+                            text: answer(pcm),
+                            ..Default::default()
+                        })
+                        .collect();
+                    let _ = reply.send(Ok(utterances));
+                }
+            }
+        });
+        Self {
+            tx: Some(tx),
+            cancel: CancelToken::new(),
+            info: ModelInfo {
+                arch: "fake".into(),
+                variant: "fake".into(),
+                is_vad: false,
+                is_speech: true,
+                languages: vec!["en".into()],
+                detects_language: false,
+                streaming: false,
+                translates: false,
+                load_ms: 0.0,
+            },
+            thread: Some(thread),
+        }
+    }
+}
+
 impl Drop for Engine {
     fn drop(&mut self) {
         self.tx.take();

@@ -4,7 +4,9 @@
 //! [`vad`] finds speech → [`windows`] packs it for the engine → [`engine`]
 //! transcribes on its own worker thread → [`text`] joins → [`export`] writes.
 //! [`transcribe`] strings these together for files; [`models`] provisions,
-//! converts and resolves the model files the engine loads.
+//! converts and resolves the model files the engine loads. [`dictation`] runs
+//! live dictation; [`platform`] holds everything that differs between
+//! desktops (hotkeys, text output, session detection) behind small traits.
 
 pub mod app;
 pub mod audio;
@@ -13,8 +15,7 @@ pub mod engine;
 pub mod export;
 pub mod history;
 pub mod models;
-pub mod output;
-pub mod paste_watch;
+pub mod platform;
 pub mod settings;
 pub mod text;
 pub mod transcribe;

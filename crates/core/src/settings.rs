@@ -6,8 +6,9 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::dictation::trigger::{parse_hotkey, TriggerMode};
-use crate::output::{OutputConfig, OutputMethod, PasteKeys};
+use crate::dictation::trigger::TriggerMode;
+use crate::platform::hotkeys::parse_hotkey;
+use crate::platform::output::{OutputConfig, OutputMethod, PasteKeys};
 
 /// The schema version this build writes. Older versions are migrated on load.
 pub const SETTINGS_VERSION: u32 = 1;

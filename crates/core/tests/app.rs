@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{unbounded, Receiver};
 use utter_core::app::{App, AppEvent, AppState, FileJob, JobState, Paths};
 use utter_core::export::Format;
+use utter_core::platform::MainThread;
 use utter_core::settings::Settings;
 use utter_core::text::word_error_rate;
 
@@ -31,7 +32,7 @@ fn fixture() -> Fixture {
 
 fn start(paths: &Paths) -> (App, Receiver<AppEvent>) {
     let (tx, rx) = unbounded();
-    let app = App::start(paths.clone(), move |e| {
+    let app = App::start(paths.clone(), MainThread::dedicated(), move |e| {
         let _ = tx.send(e);
     })
     .unwrap();

@@ -15,6 +15,15 @@ export interface Status {
   lastText: string | null;
   error: string | null;
   notice: string | null;
+  /** What works in this desktop session (hotkey, ptt, paste, type, clipboard). */
+  capabilities: Capability[];
+}
+
+/** One capability of this session: working or not; `detail` says how, or why not and what to do. */
+export interface Capability {
+  name: string;
+  ok: boolean;
+  detail: string;
 }
 
 export type OutputMethod = 'paste' | 'type' | 'clipboard';

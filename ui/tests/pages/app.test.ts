@@ -143,6 +143,25 @@ describe('notice', () => {
 });
 
 describe('home', () => {
+  it('says what does not work in this session and what to do instead', async () => {
+    const f = baseFixture();
+    const { page, close } = await open(h, f);
+    await page.getByTestId('home-state').waitFor();
+    expect(await page.getByTestId('home-capabilities').count()).toBe(0);
+    await emit(page, 'status', {
+      ...f.status,
+      capabilities: [
+        { name: 'hotkey', ok: false, detail: 'this is a Wayland session (sway); bind `utter ptt press` in your compositor' },
+        { name: 'clipboard', ok: true, detail: 'the text is left on the clipboard' },
+      ],
+    });
+    await page.getByTestId('capability-hotkey').waitFor();
+    expect(await page.getByTestId('capability-hotkey').textContent()).toContain('utter ptt press');
+    expect(await page.getByTestId('capability-clipboard').count()).toBe(0);
+    expect(await page.getByTestId('home-detail').textContent()).toContain('utter ptt toggle');
+    await close();
+  });
+
   it('shows state, hint, model and last text with working buttons', async () => {
     const f = baseFixture();
     const { page, close } = await open(h, f);

@@ -38,6 +38,7 @@ export function baseFixture(): Fixture {
       lastText: 'Meet me at the station at half past five.',
       error: null,
       notice: null,
+      capabilities: [],
     },
     settings: { ...defaultSettings(), theme: 'light' },
     devices: [

@@ -19,6 +19,12 @@ use crate::dictation::events::Stamped;
 use crate::dictation::service::Control;
 use crate::history::{self, Entry, History, HistoryError};
 use crate::models::store::{ModelEntry, ModelKind, ModelStore};
+use crate::platform::doctor::{self, Capability};
+use crate::platform::hotkeys::Hotkeys;
+use crate::platform::output::{open_sink, OutputEnv};
+use crate::platform::ptt::PttServer;
+use crate::platform::session::DesktopSession;
+use crate::platform::MainThread;
 use crate::settings::{self, Settings, SettingsError};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -46,6 +52,9 @@ pub struct Status {
     pub last_text: Option<String>,
     pub error: Option<String>,
     pub notice: Option<String>,
+    /// What works in this desktop session (hotkey, ptt, paste, type,
+    /// clipboard), each with why not and what to do when it does not.
+    pub capabilities: Vec<Capability>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -131,6 +140,25 @@ struct Shared {
     files: files::FileQueue,
     clipboard: Mutex<Option<arboard::Clipboard>>,
     installing: AtomicBool,
+    platform: Platform,
+}
+
+/// The app's ends towards the desktop.
+struct Platform {
+    session: DesktopSession,
+    main_thread: MainThread,
+    hotkeys: Hotkeys,
+    /// `utter ptt ...` reaches the running service through this.
+    ptt: Option<PttServer>,
+}
+
+impl Platform {
+    fn output_env(&self) -> OutputEnv {
+        OutputEnv {
+            session: self.session.clone(),
+            main_thread: Some(self.main_thread.clone()),
+        }
+    }
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -193,9 +221,11 @@ pub struct App {
 impl App {
     /// Loads settings (an unusable file is backed up; the notice is in the
     /// status), opens the history, applies audio retention and starts the
-    /// dictation service in the background.
+    /// dictation service in the background. `main_thread` runs jobs on the
+    /// GUI's main thread, where hotkeys must live on macOS and Windows.
     pub fn start(
         paths: Paths,
+        main_thread: MainThread,
         emit: impl Fn(AppEvent) + Send + Sync + 'static,
     ) -> Result<Self, AppError> {
         let loaded = settings::load(&paths.settings);
@@ -212,6 +242,21 @@ impl App {
             last_text: None,
             error: None,
             notice: loaded.notice.clone(),
+            capabilities: doctor::desktop(&DesktopSession::detect()),
+        };
+        let session = DesktopSession::detect();
+        let ptt = match PttServer::start() {
+            Ok(server) => Some(server),
+            Err(e) => {
+                tracing::warn!("`utter ptt` will not reach the app: {e}");
+                None
+            }
+        };
+        let platform = Platform {
+            hotkeys: Hotkeys::new(main_thread.clone()),
+            main_thread,
+            session,
+            ptt,
         };
         let shared = Arc::new(Shared {
             store: ModelStore::new(&paths.models),
@@ -224,6 +269,7 @@ impl App {
             files: files::FileQueue::default(),
             clipboard: Mutex::new(None),
             installing: AtomicBool::new(false),
+            platform,
         });
         let app = Self { shared };
         app.apply_retention();
@@ -450,11 +496,17 @@ impl App {
     /// Delivers text to the focused app with the configured output method.
     pub fn paste_text(&self, text: &str) -> Result<(), AppError> {
         let config = self.settings().output_config()?;
-        let mut output =
-            crate::output::Output::new(config).map_err(|e| AppError::Other(e.to_string()))?;
-        output
-            .deliver(text)
-            .map_err(|e| AppError::Other(e.to_string()))
+        if text.is_empty() {
+            return Ok(());
+        }
+        let (mut sink, notice) = open_sink(&config, &self.shared.platform.output_env())
+            .map_err(|e| AppError::Other(e.to_string()))?;
+        sink.deliver(text)
+            .map_err(|e| AppError::Other(e.to_string()))?;
+        match notice {
+            Some(n) => Err(AppError::Other(n)),
+            None => Ok(()),
+        }
     }
 
     // ---- files ----

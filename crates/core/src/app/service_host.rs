@@ -7,34 +7,43 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
-use crossbeam_channel::{unbounded, Sender};
+use crossbeam_channel::{unbounded, Receiver, Sender};
 
 use super::{load_models, lock, sounds, AppEvent, AppState, LoadFailure, Shared};
 use crate::dictation::events::{DictationEvent, Stamped};
 use crate::dictation::record_log::unix_ms;
-use crate::dictation::service::{self, Control, ServiceConfig};
+use crate::dictation::service::{self, Control, CpalMicrophone, ServiceConfig, ServiceIo};
 use crate::history::{EntryKind, NewEntry};
+use crate::platform::doctor::{self, Capability};
+use crate::platform::hotkeys::{Bindings, HotkeyError, NoRecordingKeys, RecordingKeys};
+use crate::platform::output::open_sink;
 
+/// Restarts are queued to one supervisor thread, so neither the UI's
+/// commands nor a settings save ever wait for a dictation to finish.
 #[derive(Default)]
 pub(super) struct ServiceHost {
-    running: Mutex<Option<Running>>,
+    /// The running service's control channel (cloned out, never held).
+    control: Mutex<Option<Sender<Control>>>,
+    supervisor: Mutex<Option<Supervisor>>,
     transcribing: AtomicBool,
 }
 
-struct Running {
-    control: Sender<Control>,
+struct Supervisor {
+    requests: Sender<Request>,
     thread: JoinHandle<()>,
+}
+
+enum Request {
+    Restart,
+    Stop,
 }
 
 impl ServiceHost {
     pub fn send(&self, control: Control) -> Result<(), String> {
-        let running = lock(&self.running);
-        let r = running
-            .as_ref()
-            .filter(|r| !r.thread.is_finished())
-            .ok_or("dictation is not running (no model, or the hotkey could not be registered)")?;
-        r.control
-            .send(control)
+        let tx = lock(&self.control)
+            .clone()
+            .ok_or("dictation is not running (no model, or it is still loading)")?;
+        tx.send(control)
             .map_err(|_| "dictation has stopped".to_string())
     }
 
@@ -42,37 +51,61 @@ impl ServiceHost {
         self.transcribing.load(Ordering::SeqCst)
     }
 
-    /// Finishes a dictation in progress, then stops the service.
+    /// Finishes a dictation in progress, then stops the service (app exit).
     pub fn stop(&self) {
-        if let Some(r) = lock(&self.running).take() {
-            let _ = r.control.send(Control::Shutdown);
-            let _ = r.thread.join();
+        let supervisor = lock(&self.supervisor).take();
+        if let Some(s) = supervisor {
+            let _ = s.requests.send(Request::Stop);
+            let _ = s.thread.join();
         }
     }
 }
 
 /// Stops the running service (if any) and starts one with the current
-/// settings, in the background: loading a model must never block the UI.
+/// settings, in the background: it returns at once.
 pub(super) fn restart(shared: &Arc<Shared>) {
-    let shared = shared.clone();
-    std::thread::spawn(move || {
-        // Held across stop and start, so concurrent restarts run one after another.
-        let mut running = lock(&shared.service.running);
-        if let Some(r) = running.take() {
-            let _ = r.control.send(Control::Shutdown);
-            let _ = r.thread.join();
+    let mut supervisor = lock(&shared.service.supervisor);
+    let s = supervisor.get_or_insert_with(|| {
+        let (requests, rx) = unbounded();
+        let worker = shared.clone();
+        let thread = std::thread::Builder::new()
+            .name("utter-supervisor".into())
+            .spawn(move || supervise(&worker, rx))
+            .expect("spawn the supervisor thread");
+        Supervisor { requests, thread }
+    });
+    let _ = s.requests.send(Request::Restart);
+}
+
+fn supervise(shared: &Arc<Shared>, requests: Receiver<Request>) {
+    let mut running: Option<(Sender<Control>, JoinHandle<()>)> = None;
+    while let Ok(first) = requests.recv() {
+        // Several saves in a row restart once, with the newest settings.
+        let mut stop = matches!(first, Request::Stop);
+        stop |= requests.try_iter().any(|r| matches!(r, Request::Stop));
+        if let Some((control, thread)) = running.take() {
+            *lock(&shared.service.control) = None;
+            if let Some(ptt) = &shared.platform.ptt {
+                ptt.set_target(None);
+            }
+            let _ = control.send(Control::Shutdown);
+            let _ = thread.join();
+        }
+        if stop {
+            return;
         }
         let (control, control_rx) = unbounded();
         let worker = shared.clone();
+        let worker_control = control.clone();
         let thread = std::thread::Builder::new()
             .name("utter-dictation".into())
-            .spawn(move || run(&worker, control_rx))
+            .spawn(move || run(&worker, worker_control, control_rx))
             .expect("spawn the dictation thread");
-        *running = Some(Running { control, thread });
-    });
+        running = Some((control, thread));
+    }
 }
 
-fn run(shared: &Arc<Shared>, control: crossbeam_channel::Receiver<Control>) {
+fn run(shared: &Arc<Shared>, control: Sender<Control>, control_rx: Receiver<Control>) {
     shared.update_status(|s| s.state = AppState::Loading);
     let settings = shared.settings();
     let loaded = match load_models(shared, settings.model.as_deref()) {
@@ -120,16 +153,40 @@ fn run(shared: &Arc<Shared>, control: crossbeam_channel::Receiver<Control>) {
     // History owns the audio's retention, not a count.
     config.keep_recordings = usize::MAX;
     config.emit_levels = true;
-    if let Err(e) = std::fs::create_dir_all(&config.recordings_dir) {
+    let fail = |message: String| {
         shared.update_status(|s| {
             s.state = AppState::Error;
-            s.error = Some(format!(
-                "cannot create {}: {e}",
-                config.recordings_dir.display()
-            ));
-        });
-        return;
+            s.error = Some(message);
+        })
+    };
+    if let Err(e) = std::fs::create_dir_all(&config.recordings_dir) {
+        return fail(format!(
+            "cannot create {}: {e}",
+            config.recordings_dir.display()
+        ));
     }
+
+    let platform = &shared.platform;
+    let mut capabilities = doctor::desktop(&platform.session);
+    let keys = match bind_hotkeys(shared, &config, control.clone(), &mut capabilities) {
+        Ok(keys) => keys,
+        Err(e) => return fail(e.to_string()),
+    };
+    let (sink, notice) = match open_sink(&config.output, &platform.output_env()) {
+        Ok(s) => s,
+        Err(e) => {
+            platform.hotkeys.unbind();
+            return fail(e.to_string());
+        }
+    };
+    if let Some(notice) = notice {
+        set_capability(&mut capabilities, config.output.method.name(), Err(notice));
+    }
+    if let Some(ptt) = &platform.ptt {
+        ptt.set_target(Some(control.clone()));
+    }
+    shared.update_status(|s| s.capabilities = capabilities);
+    *lock(&shared.service.control) = Some(control);
 
     let mut handler = EventHandler {
         shared: shared.clone(),
@@ -146,14 +203,50 @@ fn run(shared: &Arc<Shared>, control: crossbeam_channel::Receiver<Control>) {
         &loaded.model_name,
         &mut |e| handler.handle(e),
     );
-    let result = service::run(config, loaded.engine, vad, control, |e| handler.handle(e));
+    let io = ServiceIo {
+        keys,
+        sink,
+        mic: Box::new(CpalMicrophone::new(config.device.clone())),
+    };
+    service::run(config, loaded.engine, vad, control_rx, io, |e| {
+        handler.handle(e)
+    });
+    platform.hotkeys.unbind();
     shared.service.transcribing.store(false, Ordering::SeqCst);
-    match result {
-        Ok(()) => shared.update_status(|s| s.state = AppState::Loading),
-        Err(e) => shared.update_status(|s| {
-            s.state = AppState::Error;
-            s.error = Some(format!("{e}"));
-        }),
+    shared.update_status(|s| s.state = AppState::Loading);
+}
+
+/// Registers the settings' hotkeys on the main thread. Where this desktop
+/// has no global hotkeys the service still runs (the UI's button and
+/// `utter ptt` drive it) and the capability says why.
+fn bind_hotkeys(
+    shared: &Shared,
+    config: &ServiceConfig,
+    control: Sender<Control>,
+    capabilities: &mut Vec<Capability>,
+) -> Result<Box<dyn RecordingKeys>, HotkeyError> {
+    let bindings = Bindings::parse(
+        &config.hotkey,
+        &config.latch_key,
+        &config.cancel_key,
+        config.paste_last_key.as_deref(),
+        config.mode,
+    )?;
+    let hotkeys = &shared.platform.hotkeys;
+    match hotkeys.bind(&bindings, control) {
+        Ok(()) => Ok(hotkeys.recording_keys(&bindings)),
+        Err(HotkeyError::Unavailable(why)) => {
+            tracing::warn!("global hotkeys are unavailable: {why}");
+            set_capability(capabilities, "hotkey", Err(why));
+            Ok(Box::new(NoRecordingKeys))
+        }
+        Err(e) => Err(e),
+    }
+}
+
+fn set_capability(list: &mut [Capability], name: &str, result: Result<String, String>) {
+    if let Some(c) = list.iter_mut().find(|c| c.name == name) {
+        *c = Capability::new(name, result);
     }
 }
 

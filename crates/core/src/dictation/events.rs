@@ -67,6 +67,11 @@ pub enum DictationEvent {
     Error {
         message: String,
     },
+    /// Something works less well than configured in this session (no global
+    /// hotkeys on Wayland, clipboard instead of paste), and what to do.
+    Notice {
+        message: String,
+    },
     Level {
         rms: f32,
     },

@@ -1,25 +1,25 @@
-//! The dictation service: the one thread where hotkeys, control messages,
+//! The dictation service: the one thread where key events, control messages,
 //! microphone audio and engine results are serialised, so a press and a
-//! release can never race. It owns the microphone (opened on demand), the
-//! current [`Dictation`], and the output.
+//! release can never race. It owns the microphone (opened on demand) and the
+//! current [`Dictation`]; keys arrive as [`Control::Key`] messages and text
+//! leaves through a [`TextSink`], so nothing here touches the OS.
 
 use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{never, select, Receiver};
-use global_hotkey::hotkey::HotKey;
-use global_hotkey::{GlobalHotKeyEvent, GlobalHotKeyManager, HotKeyState};
 
 use crate::audio::capture::{Capture, CaptureEvent};
 use crate::engine::Engine;
-use crate::output::{Output, OutputConfig};
+use crate::platform::hotkeys::RecordingKeys;
+use crate::platform::output::{OutputConfig, TextSink};
 use crate::vad::SpeechDetector;
 
 use super::events::DictationEvent;
 use super::record_log::{self, RecordingRecord, RecordingStatus};
 use super::session::{post_roll_done, Dictation, DictationConfig};
-use super::trigger::{parse_hotkey, Intent, Trigger, TriggerKey, TriggerMode};
+use super::trigger::{Intent, Trigger, TriggerKey, TriggerMode};
 
 /// Everything the service needs to know, resolved at the edge.
 #[derive(Debug, Clone)]
@@ -65,129 +65,407 @@ impl ServiceConfig {
     }
 }
 
-/// Commands from outside the hotkeys (a UI, a signal handler, tests).
+/// What the service is told: keys (from the hotkey layer or `utter ptt`)
+/// and commands (from a UI, a signal handler, tests).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Control {
+    /// A registered key went down or up.
+    Key {
+        key: TriggerKey,
+        pressed: bool,
+    },
     Start,
     Stop,
+    /// Start when idle, stop when recording.
+    Toggle,
     Cancel,
     /// Finish any dictation in progress, then return.
     Shutdown,
 }
 
-#[derive(Debug, thiserror::Error)]
-pub enum ServiceError {
-    #[error("{0}")]
-    Hotkey(String),
-    #[error(transparent)]
-    Output(#[from] crate::output::OutputError),
+/// The microphone as the service sees it.
+pub trait Microphone {
+    /// Opens the device; audio and loss events arrive on the receiver.
+    fn open(&mut self) -> Result<(), String>;
+    /// The open device's events (a never-ready channel when closed).
+    fn events(&self) -> Receiver<CaptureEvent>;
+    /// Closes the device and returns the audio it still had buffered.
+    fn close(&mut self) -> Vec<Vec<f32>>;
+    fn is_open(&self) -> bool;
+    /// RMS level of the latest audio.
+    fn level(&self) -> f32;
+    fn name(&self) -> Option<String>;
 }
 
-struct Keys {
-    manager: GlobalHotKeyManager,
-    main: HotKey,
-    /// Each recording-time key also with the main hotkey's modifiers added,
-    /// because in push-to-talk they are pressed while the hotkey is held.
-    latch: [HotKey; 2],
-    cancel: [HotKey; 2],
-    paste_last: Option<HotKey>,
-    recording_keys_on: bool,
+/// The real microphone, through cpal.
+pub struct CpalMicrophone {
+    device: Option<String>,
+    capture: Option<Capture>,
 }
 
-impl Keys {
-    fn new(config: &ServiceConfig) -> Result<Self, ServiceError> {
-        let manager = GlobalHotKeyManager::new().map_err(|e| {
-            ServiceError::Hotkey(format!(
-                "global hotkeys are unavailable: {e} (on Linux they need an X11 session with DISPLAY set)"
-            ))
-        })?;
-        let main = parse_hotkey(&config.hotkey).map_err(ServiceError::Hotkey)?;
-        let latch = parse_hotkey(&config.latch_key).map_err(ServiceError::Hotkey)?;
-        let cancel = parse_hotkey(&config.cancel_key).map_err(ServiceError::Hotkey)?;
-        let paste_last = config
-            .paste_last_key
-            .as_deref()
-            .map(parse_hotkey)
-            .transpose()
-            .map_err(ServiceError::Hotkey)?;
-        let held = |k: HotKey| HotKey::new(Some(k.mods | main.mods), k.key);
-        let keys = Self {
-            manager,
-            main,
-            latch: [latch, held(latch)],
-            cancel: [cancel, held(cancel)],
-            paste_last,
-            recording_keys_on: false,
+impl CpalMicrophone {
+    pub fn new(device: Option<String>) -> Self {
+        Self {
+            device,
+            capture: None,
+        }
+    }
+}
+
+impl Microphone for CpalMicrophone {
+    fn open(&mut self) -> Result<(), String> {
+        self.capture = Some(Capture::open(self.device.as_deref()).map_err(|e| e.to_string())?);
+        Ok(())
+    }
+
+    fn events(&self) -> Receiver<CaptureEvent> {
+        self.capture
+            .as_ref()
+            .map(|c| c.events.clone())
+            .unwrap_or_else(never)
+    }
+
+    fn close(&mut self) -> Vec<Vec<f32>> {
+        let Some(capture) = self.capture.take() else {
+            return Vec::new();
         };
-        keys.register(main, &config.hotkey)?;
-        if let (Some(k), Some(name)) = (paste_last, &config.paste_last_key) {
-            keys.register(k, name)?;
-        }
-        Ok(keys)
+        let rx = capture.events.clone();
+        capture.close(); // delivers what was still buffered
+        rx.try_iter()
+            .filter_map(|ev| match ev {
+                CaptureEvent::Audio(pcm) => Some(pcm),
+                _ => None,
+            })
+            .collect()
     }
 
-    fn register(&self, key: HotKey, name: &str) -> Result<(), ServiceError> {
-        // A previous instance that just exited may still hold the grab until
-        // the X server notices; give it a moment before calling the key taken.
-        let mut result = self.manager.register(key);
-        for _ in 0..10 {
-            if result.is_ok() {
-                break;
+    fn is_open(&self) -> bool {
+        self.capture.is_some()
+    }
+
+    fn level(&self) -> f32 {
+        self.capture.as_ref().map_or(0.0, |c| c.level())
+    }
+
+    fn name(&self) -> Option<String> {
+        self.capture.as_ref().map(|c| c.info.device.clone())
+    }
+}
+
+/// The service's ends towards the OS, built by the caller on the service thread.
+pub struct ServiceIo {
+    pub keys: Box<dyn RecordingKeys>,
+    pub sink: Box<dyn TextSink>,
+    pub mic: Box<dyn Microphone>,
+}
+
+/// With an always-open mic, the moments before the press are kept as pre-roll.
+const PREROLL_SAMPLES: usize = 16 * 300;
+
+/// The service's state; one handler per kind of input.
+struct Service<E: FnMut(DictationEvent)> {
+    config: ServiceConfig,
+    engine: Engine,
+    vad: SpeechDetector,
+    io: ServiceIo,
+    emit: E,
+    trigger: Trigger,
+    current: Option<Dictation>,
+    next_id: u64,
+    last_text: String,
+    shutting_down: bool,
+    preroll: VecDeque<f32>,
+    level_sent: Instant,
+}
+
+impl<E: FnMut(DictationEvent)> Service<E> {
+    fn new(
+        config: ServiceConfig,
+        engine: Engine,
+        vad: SpeechDetector,
+        io: ServiceIo,
+        emit: E,
+    ) -> Self {
+        Self {
+            trigger: Trigger::new(config.mode),
+            config,
+            engine,
+            vad,
+            io,
+            emit,
+            current: None,
+            next_id: 1,
+            last_text: String::new(),
+            shutting_down: false,
+            preroll: VecDeque::new(),
+            level_sent: Instant::now(),
+        }
+    }
+
+    fn recording(&self) -> bool {
+        self.current
+            .as_ref()
+            .is_some_and(|d| d.stopped_at.is_none())
+    }
+
+    fn error(&mut self, message: String) {
+        (self.emit)(DictationEvent::Error { message });
+    }
+
+    fn open_mic(&mut self) -> bool {
+        if !self.io.mic.is_open() {
+            if let Err(message) = self.io.mic.open() {
+                self.error(message);
             }
-            std::thread::sleep(Duration::from_millis(200));
-            result = self.manager.register(key);
         }
-        result.map_err(|e| {
-            let why = match e {
-                global_hotkey::Error::AlreadyRegistered(_)
-                | global_hotkey::Error::FailedToRegister(_) => {
-                    "it is already taken by another application (or another `utter dictate`)"
-                        .to_string()
-                }
-                other => other.to_string(),
-            };
-            ServiceError::Hotkey(format!(
-                "cannot register hotkey `{name}`: {why}; choose another with --hotkey"
-            ))
-        })
+        self.io.mic.is_open()
     }
 
-    /// Latch and cancel are grabbed only while recording, so Escape keeps
-    /// working normally in other apps the rest of the time.
-    fn set_recording(&mut self, on: bool, mode: TriggerMode) {
-        if on == self.recording_keys_on {
+    fn announce_ready(&mut self) {
+        if self.config.always_open_mic {
+            self.open_mic();
+        }
+        let mic = self
+            .io
+            .mic
+            .name()
+            .or_else(|| self.config.device.clone())
+            .unwrap_or_else(|| "default".into());
+        (self.emit)(DictationEvent::Ready {
+            model: self.config.model_name.clone(),
+            mic,
+        });
+    }
+
+    fn on_control(&mut self, control: Control) {
+        let recording = self.recording();
+        // Cancel works until the text is out: while recording, in the
+        // post-roll and while the engine finishes.
+        let in_flight = self.current.is_some();
+        let intent = match control {
+            Control::Key {
+                key: TriggerKey::Cancel,
+                pressed: true,
+            } if in_flight => Some(Intent::Cancel),
+            Control::Key { key, pressed } => self.trigger.on_key(key, pressed, recording),
+            Control::Start if !recording => Some(Intent::Start),
+            Control::Stop if recording => Some(Intent::Stop),
+            Control::Toggle => Some(if recording {
+                Intent::Stop
+            } else {
+                Intent::Start
+            }),
+            Control::Cancel if in_flight => Some(Intent::Cancel),
+            Control::Shutdown => {
+                self.shutting_down = true;
+                recording.then_some(Intent::Stop)
+            }
+            _ => None,
+        };
+        match intent {
+            Some(Intent::Start) => self.start(),
+            Some(Intent::Stop) => self.stop(),
+            Some(Intent::Latch) => {
+                if let Some(d) = &self.current {
+                    let id = d.id;
+                    (self.emit)(DictationEvent::Latched { id });
+                }
+            }
+            Some(Intent::Cancel) => self.cancel(),
+            Some(Intent::PasteLast) => {
+                if !self.last_text.is_empty() {
+                    if let Err(e) = self.io.sink.deliver(&self.last_text) {
+                        self.error(e.to_string());
+                    }
+                }
+            }
+            None => {}
+        }
+    }
+
+    fn on_audio(&mut self, event: CaptureEvent) {
+        match event {
+            CaptureEvent::Audio(pcm) => match self.current.as_mut() {
+                Some(d) if !d.audio_done => {
+                    d.push_audio(&pcm, &mut self.vad, &self.engine, &mut self.emit)
+                }
+                _ => {
+                    self.preroll.extend(pcm);
+                    let excess = self.preroll.len().saturating_sub(PREROLL_SAMPLES);
+                    self.preroll.drain(..excess);
+                }
+            },
+            CaptureEvent::Lost(e) => {
+                self.error(e.to_string());
+                self.io.mic.close();
+                // The dictation keeps what was captured before the device went away.
+                self.stop();
+                if let Some(d) = self.current.as_mut() {
+                    d.finish_audio(&mut self.vad, &self.engine, &mut self.emit);
+                }
+            }
+        }
+    }
+
+    fn start(&mut self) {
+        if self.current.is_some() || !self.open_mic() {
             return;
         }
-        self.recording_keys_on = on;
-        let mut keys = self.cancel.to_vec();
-        if mode == TriggerMode::PushToTalk {
-            keys.extend(self.latch);
-        }
-        keys.dedup();
-        for k in keys {
-            let result = if on {
-                self.manager.register(k)
-            } else {
-                self.manager.unregister(k)
-            };
-            if let Err(e) = result {
-                tracing::warn!("hotkey {k:?}: {e}");
+        let path = record_log::new_recording_path(&self.config.recordings_dir);
+        match Dictation::start(
+            self.next_id,
+            &path,
+            self.config.dictation.clone(),
+            &mut self.vad,
+            &self.engine,
+        ) {
+            Ok(mut d) => {
+                // Grab cancel/latch before announcing, so an immediate press is not lost.
+                self.io.keys.set_recording(true);
+                (self.emit)(DictationEvent::RecordingStarted {
+                    id: d.id,
+                    audio_path: path.display().to_string(),
+                });
+                let pre: Vec<f32> = self.preroll.drain(..).collect();
+                if !pre.is_empty() {
+                    d.push_audio(&pre, &mut self.vad, &self.engine, &mut self.emit);
+                }
+                self.next_id += 1;
+                self.current = Some(d);
             }
+            Err(e) => self.error(format!(
+                "{}: cannot create the recording: {e}",
+                path.display()
+            )),
         }
     }
 
-    fn which(&self, id: u32) -> Option<TriggerKey> {
-        if id == self.main.id() {
-            Some(TriggerKey::Main)
-        } else if self.latch.iter().any(|k| k.id() == id) {
-            Some(TriggerKey::Latch)
-        } else if self.cancel.iter().any(|k| k.id() == id) {
-            Some(TriggerKey::Cancel)
-        } else if self.paste_last.is_some_and(|k| k.id() == id) {
-            Some(TriggerKey::PasteLast)
-        } else {
-            None
+    /// The key was released (or the mic lost): the post-roll starts. The
+    /// cancel key stays grabbed until the text is out.
+    fn stop(&mut self) {
+        if let Some(d) = self.current.as_mut().filter(|d| d.stopped_at.is_none()) {
+            d.stopped_at = Some(Instant::now());
+            let (id, audio_ms) = (d.id, d.audio_ms());
+            (self.emit)(DictationEvent::RecordingStopped { id, audio_ms });
         }
+    }
+
+    fn cancel(&mut self) {
+        let Some(mut d) = self.current.take() else {
+            return;
+        };
+        self.engine.cancel();
+        d.stopped_at = Some(Instant::now());
+        d.abort(&self.engine);
+        (self.emit)(DictationEvent::Cancelled { id: d.id });
+        self.io.keys.set_recording(false);
+        self.write_record(&d, RecordingStatus::Cancelled, String::new());
+        if !self.config.always_open_mic {
+            self.io.mic.close();
+        }
+        // Drain replies of the cancelled requests so they cannot leak into the next one.
+        while !d.poll(&mut |_| {}) {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    /// Runs after every input and on idle wake-ups: levels, the end of the
+    /// post-roll, and engine replies.
+    fn tick(&mut self) {
+        if self.config.emit_levels
+            && self.recording()
+            && self.level_sent.elapsed() >= Duration::from_millis(50)
+            && self.io.mic.is_open()
+        {
+            (self.emit)(DictationEvent::Level {
+                rms: self.io.mic.level(),
+            });
+            self.level_sent = Instant::now();
+        }
+        self.finish_audio_after_post_roll();
+        self.on_engine_replies();
+    }
+
+    /// Post-roll over (or the user had already stopped speaking, so the
+    /// rest is silence): close the mic (unless always open) and send the tail.
+    fn finish_audio_after_post_roll(&mut self) {
+        let Some(d) = self.current.as_mut() else {
+            return;
+        };
+        let due = d.stopped_at.is_some_and(|t| {
+            post_roll_done(t.elapsed(), self.config.post_roll, d.hearing_speech())
+        });
+        if d.audio_done || !due {
+            return;
+        }
+        if !self.config.always_open_mic {
+            for pcm in self.io.mic.close() {
+                d.push_audio(&pcm, &mut self.vad, &self.engine, &mut self.emit);
+            }
+        }
+        d.finish_audio(&mut self.vad, &self.engine, &mut self.emit);
+    }
+
+    fn on_engine_replies(&mut self) {
+        let done = match self.current.as_mut() {
+            Some(d) => d.poll(&mut self.emit),
+            None => false,
+        };
+        if done {
+            let d = self.current.take().expect("current");
+            self.deliver(d);
+        }
+    }
+
+    fn deliver(&mut self, d: Dictation) {
+        self.io.keys.set_recording(false);
+        let text = d.text();
+        let status = if text.is_empty() {
+            RecordingStatus::NoSpeech
+        } else {
+            RecordingStatus::Delivered
+        };
+        let delivered = if text.is_empty() {
+            Ok(())
+        } else {
+            self.io.sink.deliver(&text)
+        };
+        if let Err(e) = &delivered {
+            self.error(e.to_string());
+        }
+        (self.emit)(DictationEvent::TextDelivered {
+            id: d.id,
+            text: text.clone(),
+            output: self.io.sink.method().name().to_string(),
+            engine_ms: d.engine_ms(),
+            segments: d.segments(),
+        });
+        if !text.is_empty() {
+            self.last_text = text.clone();
+        }
+        // The sidecar marks the recording finished only once the text is out
+        // (on a delivery error it stays unfinished and is recovered next start).
+        if delivered.is_ok() {
+            self.write_record(&d, status, text);
+        }
+        record_log::prune(&self.config.recordings_dir, self.config.keep_recordings);
+    }
+
+    fn write_record(&self, d: &Dictation, status: RecordingStatus, text: String) {
+        let _ = record_log::write_record(
+            d.audio_path(),
+            &RecordingRecord {
+                status,
+                text,
+                model: self.config.model_name.clone(),
+                audio_ms: d.audio_ms(),
+                finished_unix_ms: record_log::unix_ms(),
+            },
+        );
+    }
+
+    fn finished(&self) -> bool {
+        self.shutting_down && self.current.is_none()
     }
 }
 
@@ -195,253 +473,43 @@ impl Keys {
 pub fn run(
     config: ServiceConfig,
     engine: Engine,
-    mut vad: SpeechDetector,
-    control: Receiver<Control>,
-    mut emit: impl FnMut(DictationEvent),
-) -> Result<(), ServiceError> {
-    let mut keys = Keys::new(&config)?;
-    let mut output = Output::new(config.output.clone())?;
-    let mut trigger = Trigger::new(config.mode);
-    let hotkeys = GlobalHotKeyEvent::receiver();
-    let mut mic: Option<Capture> = None;
-    let mut current: Option<Dictation> = None;
-    let mut next_id = 1u64;
-    let mut last_text = String::new();
-    let mut shutting_down = false;
-    // With an always-open mic, the moments before the press are kept as pre-roll.
-    let mut preroll: VecDeque<f32> = VecDeque::new();
-    const PREROLL_SAMPLES: usize = 16 * 300;
-    let mut level_sent = Instant::now();
-
-    let open_mic =
-        |emit: &mut dyn FnMut(DictationEvent)| match Capture::open(config.device.as_deref()) {
-            Ok(c) => Some(c),
-            Err(e) => {
-                emit(DictationEvent::Error {
-                    message: e.to_string(),
-                });
-                None
-            }
+    vad: SpeechDetector,
+    mut control: Receiver<Control>,
+    io: ServiceIo,
+    emit: impl FnMut(DictationEvent),
+) {
+    let mut service = Service::new(config, engine, vad, io, emit);
+    service.announce_ready();
+    while !service.finished() {
+        let mut closed = false;
+        let audio = service.io.mic.events();
+        // Busy only while a dictation is in flight; idle, wake rarely (CPU ≈ 0).
+        let idle = if service.current.is_some() {
+            Duration::from_millis(10)
+        } else {
+            Duration::from_secs(1)
         };
-    if config.always_open_mic {
-        mic = open_mic(&mut emit);
-    }
-    emit(DictationEvent::Ready {
-        model: config.model_name.clone(),
-        mic: mic.as_ref().map_or_else(
-            || config.device.clone().unwrap_or_else(|| "default".into()),
-            |m| m.info.device.clone(),
-        ),
-    });
-
-    loop {
-        let recording = current.as_ref().is_some_and(|d| d.stopped_at.is_none());
-        let audio_rx = mic.as_ref().map(|m| m.events.clone()).unwrap_or_else(never);
-        let mut intent: Option<Intent> = None;
         select! {
             recv(control) -> msg => match msg {
-                Ok(Control::Start) if !recording => intent = Some(Intent::Start),
-                Ok(Control::Stop) if recording => intent = Some(Intent::Stop),
-                Ok(Control::Cancel) if recording => intent = Some(Intent::Cancel),
-                Ok(Control::Shutdown) | Err(_) => {
-                    shutting_down = true;
-                    if recording {
-                        intent = Some(Intent::Stop);
-                    }
-                }
-                Ok(_) => {}
-            },
-            recv(hotkeys) -> ev => if let Ok(ev) = ev {
-                if let Some(key) = keys.which(ev.id) {
-                    intent = trigger.on_key(key, ev.state == HotKeyState::Pressed, recording);
+                Ok(msg) => service.on_control(msg),
+                Err(_) => {
+                    // Nobody can send any more: finish what is in flight, then return.
+                    closed = true;
+                    service.on_control(Control::Shutdown);
                 }
             },
-            recv(audio_rx) -> ev => match ev {
-                Ok(CaptureEvent::Audio(pcm)) => match current.as_mut() {
-                    Some(d) if !d.audio_done => d.push_audio(&pcm, &mut vad, &engine, &mut emit),
-                    _ => {
-                        preroll.extend(pcm);
-                        let excess = preroll.len().saturating_sub(PREROLL_SAMPLES);
-                        preroll.drain(..excess);
-                    }
-                },
-                Ok(CaptureEvent::Lost(e)) => {
-                    emit(DictationEvent::Error { message: e.to_string() });
-                    mic = None;
-                    // The dictation keeps what was captured before the device went away.
-                    if let Some(d) = current.as_mut() {
-                        if d.stopped_at.is_none() {
-                            d.stopped_at = Some(Instant::now());
-                            emit(DictationEvent::RecordingStopped { id: d.id, audio_ms: d.audio_ms() });
-                            keys.set_recording(false, config.mode);
-                        }
-                        d.finish_audio(&mut vad, &engine, &mut emit);
-                    }
-                }
-                Err(_) => mic = None,
+            recv(audio) -> ev => match ev {
+                Ok(ev) => service.on_audio(ev),
+                Err(_) => { service.io.mic.close(); }
             },
-            // Busy only while a dictation is in flight; idle, wake rarely (CPU ≈ 0).
-            default(if current.is_some() { Duration::from_millis(10) } else { Duration::from_secs(1) }) => {}
+            default(idle) => {}
         }
-
-        if config.emit_levels && recording && level_sent.elapsed() >= Duration::from_millis(50) {
-            if let Some(m) = &mic {
-                emit(DictationEvent::Level { rms: m.level() });
-                level_sent = Instant::now();
-            }
+        if closed {
+            control = never();
         }
-
-        match intent {
-            Some(Intent::Start) if current.is_none() => {
-                if mic.is_none() {
-                    mic = open_mic(&mut emit);
-                }
-                if mic.is_some() {
-                    let path = record_log::new_recording_path(&config.recordings_dir);
-                    match Dictation::start(
-                        next_id,
-                        &path,
-                        config.dictation.clone(),
-                        &mut vad,
-                        &engine,
-                    ) {
-                        Ok(mut d) => {
-                            // Grab cancel/latch before announcing, so an immediate press is not lost.
-                            keys.set_recording(true, config.mode);
-                            emit(DictationEvent::RecordingStarted {
-                                id: d.id,
-                                audio_path: path.display().to_string(),
-                            });
-                            let pre: Vec<f32> = preroll.drain(..).collect();
-                            if !pre.is_empty() {
-                                d.push_audio(&pre, &mut vad, &engine, &mut emit);
-                            }
-                            next_id += 1;
-                            current = Some(d);
-                        }
-                        Err(e) => emit(DictationEvent::Error {
-                            message: format!(
-                                "{}: cannot create the recording: {e}",
-                                path.display()
-                            ),
-                        }),
-                    }
-                }
-            }
-            Some(Intent::Stop) => {
-                if let Some(d) = current.as_mut().filter(|d| d.stopped_at.is_none()) {
-                    d.stopped_at = Some(Instant::now());
-                    emit(DictationEvent::RecordingStopped {
-                        id: d.id,
-                        audio_ms: d.audio_ms(),
-                    });
-                    keys.set_recording(false, config.mode);
-                }
-            }
-            Some(Intent::Latch) => {
-                if let Some(d) = &current {
-                    emit(DictationEvent::Latched { id: d.id });
-                }
-            }
-            Some(Intent::Cancel) => {
-                if let Some(mut d) = current.take() {
-                    engine.cancel();
-                    d.stopped_at = Some(Instant::now());
-                    d.abort(&engine);
-                    emit(DictationEvent::Cancelled { id: d.id });
-                    keys.set_recording(false, config.mode);
-                    let _ = record_log::write_record(
-                        d.audio_path(),
-                        &RecordingRecord {
-                            status: RecordingStatus::Cancelled,
-                            text: String::new(),
-                            model: config.model_name.clone(),
-                            audio_ms: d.audio_ms(),
-                            finished_unix_ms: record_log::unix_ms(),
-                        },
-                    );
-                    if !config.always_open_mic {
-                        mic = None;
-                    }
-                    // Drain replies of the cancelled requests so they cannot leak into the next one.
-                    while !d.poll(&mut |_| {}) {
-                        std::thread::sleep(Duration::from_millis(5));
-                    }
-                }
-            }
-            Some(Intent::PasteLast) => {
-                if let Err(e) = output.deliver(&last_text) {
-                    emit(DictationEvent::Error {
-                        message: e.to_string(),
-                    });
-                }
-            }
-            _ => {}
-        }
-
-        if let Some(d) = current.as_mut() {
-            // Post-roll over (or the user had already stopped speaking, so the
-            // rest is silence): close the mic (unless always open) and send the tail.
-            let post_roll_done = d
-                .stopped_at
-                .is_some_and(|t| post_roll_done(t.elapsed(), config.post_roll, d.hearing_speech()));
-            if !d.audio_done && post_roll_done {
-                if !config.always_open_mic {
-                    if let Some(m) = mic.take() {
-                        let rx = m.events.clone();
-                        m.close(); // delivers what was still buffered
-                        for ev in rx.try_iter() {
-                            if let CaptureEvent::Audio(pcm) = ev {
-                                d.push_audio(&pcm, &mut vad, &engine, &mut emit);
-                            }
-                        }
-                    }
-                }
-                d.finish_audio(&mut vad, &engine, &mut emit);
-            }
-            if d.poll(&mut emit) {
-                let d = current.take().expect("current");
-                let text = d.text();
-                let status = if text.is_empty() {
-                    RecordingStatus::NoSpeech
-                } else {
-                    RecordingStatus::Delivered
-                };
-                let delivered = output.deliver(&text);
-                if let Err(e) = &delivered {
-                    emit(DictationEvent::Error {
-                        message: e.to_string(),
-                    });
-                }
-                emit(DictationEvent::TextDelivered {
-                    id: d.id,
-                    text: text.clone(),
-                    output: format!("{:?}", output.method()).to_lowercase(),
-                    engine_ms: d.engine_ms(),
-                    segments: d.segments(),
-                });
-                if !text.is_empty() {
-                    last_text = text.clone();
-                }
-                // The sidecar marks the recording finished only once the text is out
-                // (on a delivery error it stays unfinished and is recovered next start).
-                if delivered.is_ok() {
-                    let _ = record_log::write_record(
-                        d.audio_path(),
-                        &RecordingRecord {
-                            status,
-                            text,
-                            model: config.model_name.clone(),
-                            audio_ms: d.audio_ms(),
-                            finished_unix_ms: record_log::unix_ms(),
-                        },
-                    );
-                }
-                record_log::prune(&config.recordings_dir, config.keep_recordings);
-            }
-        }
-        if shutting_down && current.is_none() {
-            return Ok(());
-        }
+        service.tick();
     }
 }
+
+#[cfg(test)]
+mod tests;

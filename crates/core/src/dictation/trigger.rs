@@ -3,8 +3,6 @@
 
 use std::str::FromStr;
 
-use global_hotkey::hotkey::HotKey;
-
 /// How the main hotkey starts and stops a dictation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TriggerMode {
@@ -90,16 +88,6 @@ impl Trigger {
     }
 }
 
-/// Parses a hotkey like `ctrl+shift+space`, with a message that says what is accepted.
-pub fn parse_hotkey(keys: &str) -> Result<HotKey, String> {
-    HotKey::from_str(keys).map_err(|e| {
-        format!(
-            "cannot parse hotkey `{keys}`: {e} (use modifiers ctrl, shift, alt, super joined by `+` \
-             with one key, e.g. ctrl+shift+space, alt+f9, super+d)"
-        )
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -141,22 +129,5 @@ mod tests {
         assert_eq!(t.on_key(Cancel, true, true), Some(Intent::Cancel));
         assert_eq!(t.on_key(PasteLast, true, false), Some(Intent::PasteLast));
         assert_eq!(t.on_key(PasteLast, true, true), None);
-    }
-
-    #[test]
-    fn hotkeys_parse_and_bad_ones_explain() {
-        assert!(parse_hotkey("ctrl+shift+space").is_ok());
-        assert!(parse_hotkey("alt+F9").is_ok());
-        assert_ne!(
-            parse_hotkey("ctrl+shift+space").unwrap(),
-            parse_hotkey("ctrl+space").unwrap()
-        );
-        let err = parse_hotkey("ctrl+banana").unwrap_err();
-        assert!(
-            err.contains("cannot parse hotkey `ctrl+banana`")
-                && err.contains("e.g. ctrl+shift+space"),
-            "{err}"
-        );
-        assert!(parse_hotkey("").is_err());
     }
 }

@@ -3,11 +3,18 @@
 //!
 //! On X11 we serve the CLIPBOARD selection ourselves for the duration of the
 //! paste: the target app's `SelectionRequest` for a text target *is* the
-//! paste being consumed. Elsewhere (macOS, Windows, Wayland) there is no such
-//! signal; the text goes through the normal clipboard and we wait a fixed
-//! grace period.
+//! paste being consumed. Elsewhere there is no such signal yet; the text goes
+//! through the normal clipboard and we wait a fixed grace period:
+//! - macOS could promise the pasteboard data (NSPasteboardItemDataProvider),
+//!   Windows could use delayed rendering (SetClipboardData(NULL) +
+//!   WM_RENDERFORMAT); both need a run loop / window on the main thread and are
+//!   not built yet (they cannot be tested on the Linux machines we develop on);
+//! - Wayland: the data source's `send` request is that signal, but this build
+//!   delivers to Wayland apps through the clipboard only (see `availability`).
 
 use std::time::Duration;
+
+use crate::platform::session::DesktopSession;
 
 /// Serves `text` as the clipboard while a paste happens.
 pub struct PasteWatch {
@@ -21,15 +28,15 @@ const FALLBACK_GRACE: Duration = Duration::from_millis(300);
 impl PasteWatch {
     /// Takes the clipboard with `text`. Returns `None` when this platform
     /// cannot serve it directly: the caller then sets the clipboard itself.
-    pub fn serve(text: &str) -> Option<Self> {
+    pub fn serve(text: &str, session: &DesktopSession) -> Option<Self> {
         #[cfg(all(unix, not(target_os = "macos")))]
-        {
+        if *session == DesktopSession::X11 {
             match x11::Server::start(text) {
                 Ok(server) => return Some(Self { x11: Some(server) }),
                 Err(e) => tracing::debug!("no X11 clipboard server ({e}); using a timed paste"),
             }
         }
-        let _ = text;
+        let _ = (text, session);
         None
     }
 

@@ -1,0 +1,400 @@
+//! The service loop with fake keys, a fake microphone, a fake sink and a fake
+//! engine (plus a loudness VAD): press/release races, latch, cancel during
+//! the post-roll, delivery failures, a lost microphone. No desktop needed.
+
+use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{never, unbounded, Receiver, Sender};
+
+use super::*;
+use crate::audio::capture::CaptureError;
+use crate::platform::output::{OutputError, OutputMethod};
+
+type Log<T> = Arc<Mutex<Vec<T>>>;
+
+fn log<T>() -> Log<T> {
+    Arc::new(Mutex::new(Vec::new()))
+}
+
+struct FakeKeys(Log<bool>);
+
+impl RecordingKeys for FakeKeys {
+    fn set_recording(&mut self, on: bool) {
+        self.0.lock().unwrap().push(on);
+    }
+}
+
+struct FakeSink {
+    delivered: Log<String>,
+    fail: bool,
+}
+
+impl TextSink for FakeSink {
+    fn deliver(&mut self, text: &str) -> Result<(), OutputError> {
+        if self.fail {
+            return Err(OutputError::Input("the target app went away".into()));
+        }
+        self.delivered.lock().unwrap().push(text.to_string());
+        Ok(())
+    }
+
+    fn method(&self) -> OutputMethod {
+        OutputMethod::Paste
+    }
+}
+
+/// A microphone the test feeds through `audio`.
+struct FakeMic {
+    rx: Receiver<CaptureEvent>,
+    open: bool,
+    broken: bool,
+    opens: Arc<AtomicUsize>,
+}
+
+impl Microphone for FakeMic {
+    fn open(&mut self) -> Result<(), String> {
+        if self.broken {
+            return Err("input device `USB mic` not found".into());
+        }
+        self.opens.fetch_add(1, Ordering::SeqCst);
+        self.open = true;
+        Ok(())
+    }
+    fn events(&self) -> Receiver<CaptureEvent> {
+        if self.open {
+            self.rx.clone()
+        } else {
+            never()
+        }
+    }
+    fn close(&mut self) -> Vec<Vec<f32>> {
+        self.open = false;
+        Vec::new()
+    }
+    fn is_open(&self) -> bool {
+        self.open
+    }
+    fn level(&self) -> f32 {
+        0.1
+    }
+    fn name(&self) -> Option<String> {
+        self.open.then(|| "fake mic".into())
+    }
+}
+
+struct Rig {
+    service: Service<Box<dyn FnMut(DictationEvent)>>,
+    events: Log<DictationEvent>,
+    grabs: Log<bool>,
+    delivered: Log<String>,
+    audio: Sender<CaptureEvent>,
+    opens: Arc<AtomicUsize>,
+    dir: tempfile::TempDir,
+}
+
+#[derive(Default)]
+struct Options {
+    mode: Option<TriggerMode>,
+    post_roll: Option<Duration>,
+    sink_fails: bool,
+    mic_broken: bool,
+    engine_delay: Duration,
+}
+
+/// The engine answers "one", "two", "three"... per buffer, in order.
+fn rig(options: Options) -> Rig {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = ServiceConfig::new("fake-model".into());
+    config.recordings_dir = dir.path().to_path_buf();
+    config.mode = options.mode.unwrap_or(TriggerMode::PushToTalk);
+    config.post_roll = options.post_roll.unwrap_or(Duration::ZERO);
+    let calls = AtomicUsize::new(0);
+    let engine = Engine::fake(options.engine_delay, move |_| {
+        let words = ["one", "two", "three", "four", "five"];
+        words[calls.fetch_add(1, Ordering::SeqCst) % words.len()].to_string()
+    });
+    let (events, grabs, delivered) = (log(), log(), log());
+    let (audio, rx) = unbounded();
+    let opens = Arc::new(AtomicUsize::new(0));
+    let io = ServiceIo {
+        keys: Box::new(FakeKeys(grabs.clone())),
+        sink: Box::new(FakeSink {
+            delivered: delivered.clone(),
+            fail: options.sink_fails,
+        }),
+        mic: Box::new(FakeMic {
+            rx,
+            open: false,
+            broken: options.mic_broken,
+            opens: opens.clone(),
+        }),
+    };
+    let sink_events = events.clone();
+    let emit: Box<dyn FnMut(DictationEvent)> =
+        Box::new(move |e| sink_events.lock().unwrap().push(e));
+    let service = Service::new(config, engine, SpeechDetector::loudness(), io, emit);
+    Rig {
+        service,
+        events,
+        grabs,
+        delivered,
+        audio,
+        opens,
+        dir,
+    }
+}
+
+/// 16 kHz samples: a loud tone (speech to the loudness VAD) or silence.
+fn tone(ms: usize) -> Vec<f32> {
+    (0..ms * 16)
+        .map(|i| 0.3 * (i as f32 * 0.08).sin())
+        .collect()
+}
+
+fn silence(ms: usize) -> Vec<f32> {
+    vec![0.0; ms * 16]
+}
+
+impl Rig {
+    fn key(&mut self, key: TriggerKey, pressed: bool) {
+        self.service.on_control(Control::Key { key, pressed });
+        self.service.tick();
+    }
+
+    /// Feeds audio the way the capture thread would, through the mic's channel.
+    fn hear(&mut self, pcm: Vec<f32>) {
+        for chunk in pcm.chunks(1600) {
+            self.audio
+                .send(CaptureEvent::Audio(chunk.to_vec()))
+                .unwrap();
+        }
+        let rx = self.service.io.mic.events();
+        while let Ok(ev) = rx.try_recv() {
+            self.service.on_audio(ev);
+            self.service.tick();
+        }
+    }
+
+    fn kinds(&self) -> Vec<String> {
+        self.events
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|e| !matches!(e, DictationEvent::Level { .. }))
+            .map(|e| {
+                serde_json::to_value(e).unwrap()["event"]
+                    .as_str()
+                    .unwrap()
+                    .to_string()
+            })
+            .collect()
+    }
+
+    fn settle(&mut self) {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while self.service.current.is_some() {
+            assert!(
+                Instant::now() < deadline,
+                "never finished: {:?}",
+                self.kinds()
+            );
+            self.service.tick();
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    }
+
+    fn delivered(&self) -> Vec<String> {
+        self.delivered.lock().unwrap().clone()
+    }
+
+    fn record_status(&self) -> Vec<String> {
+        record_statuses(self.dir.path())
+    }
+}
+
+fn record_statuses(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "json") {
+            let v: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+            out.push(v["status"].as_str().unwrap().to_string());
+        }
+    }
+    out
+}
+
+#[test]
+fn push_to_talk_transcribes_each_pause_eagerly_and_delivers_once_on_release() {
+    let mut r = rig(Options::default());
+    r.service.announce_ready();
+    r.key(TriggerKey::Main, true);
+    assert_eq!(*r.grabs.lock().unwrap(), vec![true], "cancel/latch grabbed");
+    r.hear(tone(1000));
+    r.hear(silence(900)); // a pause: the first segment goes to the engine now
+    assert!(
+        r.kinds().contains(&"segment_closed".to_string()),
+        "{:?}",
+        r.kinds()
+    );
+    r.hear(tone(600));
+    r.key(TriggerKey::Main, false);
+    r.settle();
+    assert_eq!(r.delivered(), vec!["one two".to_string()]);
+    assert_eq!(*r.grabs.lock().unwrap(), vec![true, false]);
+    assert!(
+        !r.service.io.mic.is_open(),
+        "the mic closes after the post-roll"
+    );
+    assert_eq!(r.record_status(), vec!["delivered"]);
+    let kinds = r.kinds();
+    assert_eq!(kinds.first().map(String::as_str), Some("ready"));
+    assert_eq!(kinds.last().map(String::as_str), Some("text_delivered"));
+    assert_eq!(kinds.iter().filter(|k| *k == "text_delivered").count(), 1);
+}
+
+#[test]
+fn press_and_release_races_start_nothing_twice_and_lose_nothing() {
+    let mut r = rig(Options::default());
+    // A release with no press (the press went to another app) does nothing.
+    r.key(TriggerKey::Main, false);
+    assert!(r.service.current.is_none());
+    // Key auto-repeat: a second press while holding starts nothing new.
+    r.key(TriggerKey::Main, true);
+    r.key(TriggerKey::Main, true);
+    assert_eq!(r.opens.load(Ordering::SeqCst), 1);
+    // A tap with no speech: nothing pasted, recorded as no speech.
+    r.key(TriggerKey::Main, false);
+    r.settle();
+    assert!(r.delivered().is_empty());
+    assert_eq!(r.record_status(), vec!["no_speech"]);
+    // The next press right away is a fresh dictation.
+    r.key(TriggerKey::Main, true);
+    r.hear(tone(800));
+    r.key(TriggerKey::Main, false);
+    r.settle();
+    assert_eq!(r.delivered(), vec!["one".to_string()]);
+}
+
+#[test]
+fn latch_keeps_recording_after_release_until_the_next_press() {
+    let mut r = rig(Options::default());
+    r.key(TriggerKey::Main, true);
+    r.key(TriggerKey::Latch, true);
+    r.key(TriggerKey::Main, false);
+    assert!(r.service.recording(), "latched: the release does not stop");
+    r.hear(tone(700));
+    r.key(TriggerKey::Main, true);
+    assert!(!r.service.recording());
+    r.key(TriggerKey::Main, false);
+    r.settle();
+    assert_eq!(r.delivered(), vec!["one".to_string()]);
+    assert!(r.kinds().contains(&"latched".to_string()));
+}
+
+#[test]
+fn cancel_during_the_post_roll_discards_the_text_but_keeps_the_audio() {
+    let mut r = rig(Options {
+        post_roll: Some(Duration::from_secs(30)),
+        ..Default::default()
+    });
+    r.key(TriggerKey::Main, true);
+    r.hear(tone(900)); // still speaking at release: the post-roll runs
+    r.key(TriggerKey::Main, false);
+    assert!(
+        !r.service.recording() && r.service.current.is_some(),
+        "in the post-roll"
+    );
+    r.key(TriggerKey::Cancel, true);
+    assert!(r.service.current.is_none());
+    r.settle();
+    assert!(r.delivered().is_empty());
+    assert_eq!(r.record_status(), vec!["cancelled"]);
+    assert!(r.kinds().contains(&"cancelled".to_string()));
+    assert_eq!(*r.grabs.lock().unwrap(), vec![true, false]);
+    // The cancelled request cannot leak into the next dictation.
+    r.key(TriggerKey::Main, true);
+    r.hear(tone(700));
+    r.key(TriggerKey::Main, false);
+    r.service.config.post_roll = Duration::ZERO;
+    r.settle();
+    assert_eq!(r.delivered().len(), 1);
+}
+
+#[test]
+fn a_failed_delivery_is_reported_and_the_recording_stays_recoverable() {
+    let mut r = rig(Options {
+        sink_fails: true,
+        ..Default::default()
+    });
+    r.key(TriggerKey::Main, true);
+    r.hear(tone(800));
+    r.key(TriggerKey::Main, false);
+    r.settle();
+    let events = r.events.lock().unwrap().clone();
+    assert!(events
+        .iter()
+        .any(|e| matches!(e, DictationEvent::Error { message } if message.contains("went away"))));
+    assert!(r.record_status().is_empty(), "no sidecar: not finished");
+    assert_eq!(
+        record_log::unfinished(r.dir.path()).len(),
+        1,
+        "recovered at the next start"
+    );
+}
+
+#[test]
+fn a_lost_microphone_ends_the_recording_and_keeps_what_was_heard() {
+    let mut r = rig(Options::default());
+    r.key(TriggerKey::Main, true);
+    r.hear(tone(800));
+    r.service.on_audio(CaptureEvent::Lost(CaptureError::Lost {
+        device: "USB mic".into(),
+        message: "unplugged".into(),
+    }));
+    r.settle();
+    assert_eq!(r.delivered(), vec!["one".to_string()]);
+    assert!(r.kinds().contains(&"error".to_string()));
+    assert!(!r.service.io.mic.is_open());
+}
+
+#[test]
+fn a_microphone_that_cannot_open_starts_nothing_and_says_why() {
+    let mut r = rig(Options {
+        mic_broken: true,
+        ..Default::default()
+    });
+    r.key(TriggerKey::Main, true);
+    assert!(r.service.current.is_none());
+    assert!(
+        r.grabs.lock().unwrap().is_empty(),
+        "no keys grabbed for nothing"
+    );
+    let events = r.events.lock().unwrap().clone();
+    assert!(events
+        .iter()
+        .any(|e| matches!(e, DictationEvent::Error { message } if message.contains("USB mic"))));
+}
+
+#[test]
+fn toggle_commands_and_shutdown_finish_the_dictation_in_flight() {
+    let mut r = rig(Options {
+        mode: Some(TriggerMode::Toggle),
+        engine_delay: Duration::from_millis(50),
+        ..Default::default()
+    });
+    r.service.on_control(Control::Toggle);
+    r.hear(tone(700));
+    r.service.on_control(Control::Shutdown);
+    assert!(
+        !r.service.finished(),
+        "the dictation in flight finishes first"
+    );
+    r.settle();
+    assert!(r.service.finished());
+    assert_eq!(r.delivered(), vec!["one".to_string()]);
+}

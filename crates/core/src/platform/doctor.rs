@@ -1,0 +1,124 @@
+//! What works in this session, one line per capability, and what to do about
+//! what does not (`utter doctor`, and the app's status).
+
+use serde::Serialize;
+
+use super::hotkeys::Hotkeys;
+use super::output::{self, OutputMethod};
+use super::session::DesktopSession;
+
+/// One capability: working or not, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Capability {
+    pub name: String,
+    pub ok: bool,
+    /// What is used when it works; why not and what to do when it does not.
+    pub detail: String,
+}
+
+impl Capability {
+    pub fn new(name: &str, result: Result<String, String>) -> Self {
+        let (ok, detail) = match result {
+            Ok(d) => (true, d),
+            Err(d) => (false, d),
+        };
+        Self {
+            name: name.to_string(),
+            ok,
+            detail,
+        }
+    }
+}
+
+/// The desktop-dependent capabilities: hotkey, paste, type, clipboard.
+/// Cheap (no device is opened, nothing is registered).
+pub fn desktop(session: &DesktopSession) -> Vec<Capability> {
+    let hotkey = Hotkeys::availability(session).map(|()| match session {
+        DesktopSession::X11 => "global hotkeys through X11 grabs".to_string(),
+        DesktopSession::MacOs => "global hotkeys (Carbon RegisterEventHotKey, main thread)".into(),
+        DesktopSession::Windows => {
+            "global hotkeys (RegisterHotKey, main-thread message loop)".into()
+        }
+        _ => String::new(),
+    });
+    let how = |m: OutputMethod| {
+        match (m, session) {
+        (OutputMethod::Paste, DesktopSession::X11) => {
+            "clipboard + simulated Ctrl+V (XTest); the old clipboard comes back once the app has read ours"
+        }
+        (OutputMethod::Paste, DesktopSession::MacOs) => {
+            "clipboard + simulated Cmd+V; needs Accessibility permission; clipboard restored after 300 ms"
+        }
+        (OutputMethod::Paste, _) => "clipboard + simulated Ctrl+V; clipboard restored after 300 ms",
+        (OutputMethod::Type, DesktopSession::MacOs) => {
+            "simulated key presses; needs Accessibility permission"
+        }
+        (OutputMethod::Type, _) => "simulated key presses",
+        (OutputMethod::Clipboard, DesktopSession::Wayland { .. }) => {
+            "the text is left on the clipboard (through XWayland's clipboard bridge)"
+        }
+        (OutputMethod::Clipboard, _) => "the text is left on the clipboard",
+        (OutputMethod::Stdout, _) => "printed on standard output",
+    }
+    };
+    let mut list = vec![
+        Capability::new("session", Ok(session.to_string())),
+        Capability::new("hotkey", hotkey),
+        Capability::new(
+            "ptt",
+            Ok(format!(
+                "`utter ptt press|release|toggle|cancel` talks to the running dictation at {}",
+                super::ptt::socket_path().display()
+            )),
+        ),
+    ];
+    for method in [
+        OutputMethod::Paste,
+        OutputMethod::Type,
+        OutputMethod::Clipboard,
+    ] {
+        list.push(Capability::new(
+            method.name(),
+            output::availability(method, session).map(|()| how(method).to_string()),
+        ));
+    }
+    list
+}
+
+/// The first problem among `capabilities` that dictation depends on, as one
+/// line for a status bar.
+pub fn first_problem(capabilities: &[Capability]) -> Option<String> {
+    capabilities
+        .iter()
+        .find(|c| !c.ok && (c.name == "hotkey" || c.name == "paste"))
+        .map(|c| format!("{}: {}", c.name, c.detail))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wayland_names_what_fails_and_what_to_do() {
+        let caps = desktop(&DesktopSession::Wayland {
+            compositor: Some("sway".into()),
+            xwayland: false,
+        });
+        let get = |n: &str| caps.iter().find(|c| c.name == n).unwrap().clone();
+        assert!(!get("hotkey").ok && get("hotkey").detail.contains("utter ptt"));
+        assert!(!get("paste").ok && get("paste").detail.contains("clipboard instead"));
+        assert!(get("clipboard").ok);
+        assert!(get("ptt").ok);
+        assert!(first_problem(&caps).unwrap().starts_with("hotkey: "));
+    }
+
+    #[test]
+    fn macos_and_windows_claim_hotkeys_and_paste() {
+        for session in [DesktopSession::MacOs, DesktopSession::Windows] {
+            let caps = desktop(&session);
+            assert!(caps.iter().all(|c| c.ok), "{caps:?}");
+            assert_eq!(first_problem(&caps), None);
+        }
+    }
+}

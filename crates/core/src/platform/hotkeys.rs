@@ -1,0 +1,418 @@
+//! Global hotkeys through the `global-hotkey` crate, owned by the main thread.
+//!
+//! global-hotkey's README sets the thread rules this module follows:
+//! - Windows: "a win32 event loop must be running on the thread" that created
+//!   the manager (it registers on a hidden window of that thread);
+//! - macOS: "an event loop must be running on the main thread so you also need
+//!   to create the global hotkey manager on the main thread";
+//! - Linux X11: the manager runs its own X connection thread (any thread works),
+//!   but it swallows a failed connection, so we check the X server first.
+//!
+//! So the manager lives in a thread-local of the main thread and is only ever
+//! touched through [`MainThread`] jobs. Events go from global-hotkey's global
+//! channel to whichever dictation service is bound, as [`Control::Key`].
+//! On Wayland, X11 grabs reach only XWayland windows: we refuse to pretend and
+//! say what works instead (`utter ptt` from compositor key bindings).
+
+use std::cell::RefCell;
+use std::str::FromStr;
+use std::sync::{Mutex, OnceLock};
+use std::time::Duration;
+
+use crossbeam_channel::Sender;
+use global_hotkey::hotkey::HotKey;
+use global_hotkey::{GlobalHotKeyEvent, GlobalHotKeyManager, HotKeyState};
+
+use super::session::DesktopSession;
+use super::MainThread;
+use crate::dictation::service::Control;
+use crate::dictation::trigger::{TriggerKey, TriggerMode};
+
+#[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
+pub enum HotkeyError {
+    #[error("{0}")]
+    Parse(String),
+    #[error("cannot register hotkey `{name}`: it is already taken by another application (or another `utter dictate`); choose another with --hotkey")]
+    Taken { name: String },
+    #[error("global hotkeys are unavailable: {0}")]
+    Unavailable(String),
+}
+
+/// Parses a hotkey like `ctrl+shift+space`, with a message that says what is accepted.
+pub fn parse_hotkey(keys: &str) -> Result<HotKey, String> {
+    HotKey::from_str(keys).map_err(|e| {
+        format!(
+            "cannot parse hotkey `{keys}`: {e} (use modifiers ctrl, shift, alt, super joined by `+` \
+             with one key, e.g. ctrl+shift+space, alt+f9, super+d)"
+        )
+    })
+}
+
+/// The keys of one dictation service, parsed.
+#[derive(Debug, Clone)]
+pub struct Bindings {
+    main: (HotKey, String),
+    paste_last: Option<(HotKey, String)>,
+    /// Each recording-time key also with the main hotkey's modifiers added,
+    /// because in push-to-talk they are pressed while the hotkey is held.
+    latch: [HotKey; 2],
+    cancel: [HotKey; 2],
+    mode: TriggerMode,
+}
+
+impl Bindings {
+    pub fn parse(
+        hotkey: &str,
+        latch: &str,
+        cancel: &str,
+        paste_last: Option<&str>,
+        mode: TriggerMode,
+    ) -> Result<Self, HotkeyError> {
+        let parse = |s: &str| parse_hotkey(s).map_err(HotkeyError::Parse);
+        let main = parse(hotkey)?;
+        let held = |k: HotKey| HotKey::new(Some(k.mods | main.mods), k.key);
+        let latch = parse(latch)?;
+        let cancel = parse(cancel)?;
+        let paste_last = paste_last
+            .map(|name| Ok::<_, HotkeyError>((parse(name)?, name.to_string())))
+            .transpose()?;
+        Ok(Self {
+            main: (main, hotkey.to_string()),
+            paste_last,
+            latch: [latch, held(latch)],
+            cancel: [cancel, held(cancel)],
+            mode,
+        })
+    }
+
+    /// Which of our keys a global-hotkey id is.
+    pub fn which(&self, id: u32) -> Option<TriggerKey> {
+        if id == self.main.0.id() {
+            Some(TriggerKey::Main)
+        } else if self.latch.iter().any(|k| k.id() == id) {
+            Some(TriggerKey::Latch)
+        } else if self.cancel.iter().any(|k| k.id() == id) {
+            Some(TriggerKey::Cancel)
+        } else if self.paste_last.as_ref().is_some_and(|k| k.0.id() == id) {
+            Some(TriggerKey::PasteLast)
+        } else {
+            None
+        }
+    }
+
+    fn always_on(&self) -> Vec<(HotKey, String)> {
+        std::iter::once(self.main.clone())
+            .chain(self.paste_last.clone())
+            .collect()
+    }
+
+    /// Latch and cancel are grabbed only while recording, so Escape keeps
+    /// working normally in other apps the rest of the time.
+    fn recording_keys(&self) -> Vec<HotKey> {
+        let mut keys = self.cancel.to_vec();
+        if self.mode == TriggerMode::PushToTalk {
+            keys.extend(self.latch);
+        }
+        keys.dedup();
+        keys
+    }
+}
+
+/// Grabs and releases the keys that only matter while recording. The
+/// dictation service calls this; it never touches the OS itself.
+pub trait RecordingKeys: Send {
+    fn set_recording(&mut self, on: bool);
+}
+
+/// No keys to grab (hotkeys unavailable, or driven by `utter ptt`).
+pub struct NoRecordingKeys;
+
+impl RecordingKeys for NoRecordingKeys {
+    fn set_recording(&mut self, _on: bool) {}
+}
+
+/// Where global-hotkey events go: the bound service's keys and channel.
+#[derive(Default)]
+struct Route {
+    bindings: Option<Bindings>,
+    control: Option<Sender<Control>>,
+}
+
+fn route() -> &'static Mutex<Route> {
+    static ROUTE: OnceLock<Mutex<Route>> = OnceLock::new();
+    ROUTE.get_or_init(|| {
+        // global-hotkey has one process-wide event channel; one thread forwards it.
+        std::thread::Builder::new()
+            .name("utter-hotkeys".into())
+            .spawn(|| {
+                for event in GlobalHotKeyEvent::receiver().iter() {
+                    forward(event);
+                }
+            })
+            .expect("spawn the hotkey forwarder");
+        Mutex::new(Route::default())
+    })
+}
+
+fn forward(event: GlobalHotKeyEvent) {
+    let route = route().lock().unwrap_or_else(|e| e.into_inner());
+    if let (Some(bindings), Some(control)) = (&route.bindings, &route.control) {
+        if let Some(key) = bindings.which(event.id) {
+            let _ = control.send(Control::Key {
+                key,
+                pressed: event.state == HotKeyState::Pressed,
+            });
+        }
+    }
+}
+
+thread_local! {
+    /// The manager and what it holds: only ever touched on the main thread.
+    static MANAGER: RefCell<Option<GlobalHotKeyManager>> = const { RefCell::new(None) };
+    static REGISTERED: RefCell<Vec<HotKey>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Runs `f` with the manager; call on the main thread only.
+fn with_manager<R>(f: impl FnOnce(&GlobalHotKeyManager) -> R) -> Result<R, String> {
+    MANAGER.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        if slot.is_none() {
+            *slot = Some(GlobalHotKeyManager::new().map_err(|e| e.to_string())?);
+        }
+        Ok(f(slot.as_ref().expect("just created")))
+    })
+}
+
+fn register_on_main(key: HotKey) -> Result<(), global_hotkey::Error> {
+    with_manager(|m| {
+        m.register(key)?;
+        REGISTERED.with(|r| r.borrow_mut().push(key));
+        Ok(())
+    })
+    .unwrap_or_else(|e| Err(global_hotkey::Error::OsError(std::io::Error::other(e))))
+}
+
+fn unregister_all_on_main() {
+    let keys: Vec<HotKey> = REGISTERED.with(|r| r.borrow_mut().drain(..).collect());
+    let _ = with_manager(|m| {
+        for k in keys {
+            if let Err(e) = m.unregister(k) {
+                tracing::debug!("unregister {k:?}: {e}");
+            }
+        }
+    });
+}
+
+/// The process's global hotkeys, driven from any thread.
+#[derive(Clone)]
+pub struct Hotkeys {
+    main: MainThread,
+    session: DesktopSession,
+}
+
+impl Hotkeys {
+    pub fn new(main: MainThread) -> Self {
+        Self {
+            main,
+            session: DesktopSession::detect(),
+        }
+    }
+
+    /// Whether this session can have global hotkeys at all, and if not, why
+    /// and what to do instead.
+    pub fn availability(session: &DesktopSession) -> Result<(), String> {
+        match session {
+            DesktopSession::Wayland { compositor, .. } => Err(format!(
+                "this is a Wayland session{}, where apps cannot grab keys themselves (X11 grabs \
+                 would only see XWayland windows); bind `utter ptt press` / `utter ptt release` \
+                 (or `utter ptt toggle`) to a key in your compositor's settings — see docs/wayland.md",
+                compositor
+                    .as_deref()
+                    .map(|c| format!(" ({c})"))
+                    .unwrap_or_default()
+            )),
+            DesktopSession::Headless => Err(
+                "no display (DISPLAY and WAYLAND_DISPLAY are unset); drive dictation with \
+                 `utter ptt press|release|toggle|cancel` instead"
+                    .into(),
+            ),
+            DesktopSession::X11 => check_x_server(),
+            DesktopSession::MacOs | DesktopSession::Windows => Ok(()),
+        }
+    }
+
+    /// Registers `bindings` (replacing any earlier ones) and sends their
+    /// presses and releases to `control`. Blocks until the main thread has
+    /// done it; never call from the main thread.
+    pub fn bind(&self, bindings: &Bindings, control: Sender<Control>) -> Result<(), HotkeyError> {
+        Self::availability(&self.session).map_err(HotkeyError::Unavailable)?;
+        self.unbind();
+        for (key, name) in bindings.always_on() {
+            // A previous instance that just exited may still hold the grab until
+            // the X server notices; give it a moment before calling the key taken.
+            let mut result = self.main.call(move || register_on_main(key));
+            for _ in 0..10 {
+                if matches!(result, Ok(Ok(()))) {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(200));
+                result = self.main.call(move || register_on_main(key));
+            }
+            match result {
+                Ok(Ok(())) => {}
+                Ok(Err(
+                    global_hotkey::Error::AlreadyRegistered(_)
+                    | global_hotkey::Error::FailedToRegister(_),
+                )) => {
+                    self.unbind();
+                    return Err(HotkeyError::Taken { name });
+                }
+                Ok(Err(e)) => {
+                    self.unbind();
+                    return Err(HotkeyError::Unavailable(format!("`{name}`: {e}")));
+                }
+                Err(e) => return Err(HotkeyError::Unavailable(e)),
+            }
+        }
+        let mut route = route().lock().unwrap_or_else(|e| e.into_inner());
+        route.bindings = Some(bindings.clone());
+        route.control = Some(control);
+        Ok(())
+    }
+
+    /// Releases every key this process holds; events stop flowing. Does not
+    /// wait for the main thread (it may be waiting for us, at exit).
+    pub fn unbind(&self) {
+        {
+            let mut route = route().lock().unwrap_or_else(|e| e.into_inner());
+            route.bindings = None;
+            route.control = None;
+        }
+        self.main.spawn(unregister_all_on_main);
+    }
+
+    /// The recording-time keys of `bindings`, for the service.
+    pub fn recording_keys(&self, bindings: &Bindings) -> Box<dyn RecordingKeys> {
+        Box::new(MainThreadGrabs {
+            main: self.main.clone(),
+            keys: bindings.recording_keys(),
+            on: false,
+        })
+    }
+}
+
+struct MainThreadGrabs {
+    main: MainThread,
+    keys: Vec<HotKey>,
+    on: bool,
+}
+
+impl RecordingKeys for MainThreadGrabs {
+    fn set_recording(&mut self, on: bool) {
+        if on == self.on {
+            return;
+        }
+        self.on = on;
+        let keys = self.keys.clone();
+        self.main.spawn(move || {
+            let _ = with_manager(|m| {
+                for k in keys {
+                    let result = if on { m.register(k) } else { m.unregister(k) };
+                    if let Err(e) = result {
+                        tracing::warn!("hotkey {k:?}: {e}");
+                    }
+                }
+            });
+        });
+    }
+}
+
+#[cfg(all(unix, not(target_os = "macos")))]
+fn check_x_server() -> Result<(), String> {
+    x11rb::connect(None).map(|_| ()).map_err(|e| {
+        format!(
+            "cannot connect to the X server (DISPLAY={}): {e}",
+            std::env::var("DISPLAY").unwrap_or_default()
+        )
+    })
+}
+
+#[cfg(not(all(unix, not(target_os = "macos"))))]
+fn check_x_server() -> Result<(), String> {
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hotkeys_parse_and_bad_ones_explain() {
+        assert!(parse_hotkey("ctrl+shift+space").is_ok());
+        assert!(parse_hotkey("alt+F9").is_ok());
+        assert_ne!(
+            parse_hotkey("ctrl+shift+space").unwrap(),
+            parse_hotkey("ctrl+space").unwrap()
+        );
+        let err = parse_hotkey("ctrl+banana").unwrap_err();
+        assert!(
+            err.contains("cannot parse hotkey `ctrl+banana`")
+                && err.contains("e.g. ctrl+shift+space"),
+            "{err}"
+        );
+        assert!(parse_hotkey("").is_err());
+    }
+
+    #[test]
+    fn bindings_map_ids_to_keys_and_grab_latch_only_in_push_to_talk() {
+        let b = Bindings::parse(
+            "ctrl+shift+space",
+            "ctrl+shift+l",
+            "escape",
+            Some("alt+f9"),
+            TriggerMode::PushToTalk,
+        )
+        .unwrap();
+        let id = |s: &str| parse_hotkey(s).unwrap().id();
+        assert_eq!(b.which(id("ctrl+shift+space")), Some(TriggerKey::Main));
+        assert_eq!(b.which(id("escape")), Some(TriggerKey::Cancel));
+        // Escape pressed while ctrl+shift are still held for push-to-talk.
+        assert_eq!(b.which(id("ctrl+shift+escape")), Some(TriggerKey::Cancel));
+        assert_eq!(b.which(id("alt+f9")), Some(TriggerKey::PasteLast));
+        assert_eq!(b.which(id("ctrl+alt+x")), None);
+        assert_eq!(
+            b.recording_keys().len(),
+            3,
+            "escape, ctrl+shift+escape, ctrl+shift+l"
+        );
+
+        let toggle = Bindings::parse(
+            "ctrl+shift+space",
+            "ctrl+shift+l",
+            "escape",
+            None,
+            TriggerMode::Toggle,
+        )
+        .unwrap();
+        assert_eq!(toggle.recording_keys().len(), 2, "no latch in toggle mode");
+        assert!(matches!(
+            Bindings::parse("ctrl+banana", "l", "escape", None, TriggerMode::Toggle),
+            Err(HotkeyError::Parse(m)) if m.contains("ctrl+banana")
+        ));
+    }
+
+    #[test]
+    fn wayland_and_headless_say_what_to_do_instead() {
+        let wayland = DesktopSession::Wayland {
+            compositor: Some("sway".into()),
+            xwayland: true,
+        };
+        let why = Hotkeys::availability(&wayland).unwrap_err();
+        assert!(
+            why.contains("Wayland session (sway)") && why.contains("utter ptt press"),
+            "{why}"
+        );
+        let why = Hotkeys::availability(&DesktopSession::Headless).unwrap_err();
+        assert!(why.contains("utter ptt"), "{why}");
+    }
+}

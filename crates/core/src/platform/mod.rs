@@ -1,0 +1,87 @@
+//! Everything that differs between desktops, behind small types, so the
+//! pipeline never imports an OS crate (global-hotkey, enigo, arboard, x11rb).
+//!
+//! - [`session`]: which desktop this process runs in (X11, Wayland, macOS, Windows).
+//! - [`hotkeys`]: the OS hotkey manager, owned by the main thread, forwarding
+//!   presses and releases into the dictation service's control channel.
+//! - [`output`]: where dictated text goes ([`output::TextSink`]: paste, type,
+//!   clipboard, stdout).
+//! - [`ptt`]: `utter ptt press|release|toggle|cancel` over a local socket, for
+//!   compositors where an app cannot grab keys itself (Wayland).
+//! - [`main_loop`]: the windowless event loop the CLI's main thread runs.
+//! - [`doctor`]: what works in this session, and what to do about what does not.
+
+pub mod doctor;
+pub mod hotkeys;
+pub mod main_loop;
+pub mod output;
+pub mod ptt;
+pub mod session;
+
+use std::sync::Arc;
+
+use std::time::Duration;
+
+use crossbeam_channel::{bounded, RecvTimeoutError};
+
+const CALL_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// A closure for the main thread.
+pub type Job = Box<dyn FnOnce() + Send>;
+
+/// Runs closures on the process's main thread, where macOS and Windows
+/// require hotkey managers and some input APIs to live. The desktop shell
+/// builds it from Tauri's `run_on_main_thread`; the CLI from its own loop.
+#[derive(Clone)]
+pub struct MainThread {
+    post: Arc<dyn Fn(Job) -> Result<(), String> + Send + Sync>,
+}
+
+impl MainThread {
+    /// `post` must run each job on the main thread, in order.
+    pub fn new(post: impl Fn(Job) -> Result<(), String> + Send + Sync + 'static) -> Self {
+        Self {
+            post: Arc::new(post),
+        }
+    }
+
+    /// A thread of its own standing in for the main thread. Valid only where
+    /// the OS does not care which thread owns hotkeys and input (Linux: the
+    /// X11 backends run their own connection threads); used by tests.
+    pub fn dedicated() -> Self {
+        let (tx, rx) = crossbeam_channel::unbounded::<Job>();
+        std::thread::Builder::new()
+            .name("utter-main-standin".into())
+            .spawn(move || {
+                for job in rx {
+                    job();
+                }
+            })
+            .expect("spawn a thread");
+        Self::new(move |job| tx.send(job).map_err(|_| "the main loop has stopped".into()))
+    }
+
+    /// Runs `f` on the main thread without waiting.
+    pub fn spawn(&self, f: impl FnOnce() + Send + 'static) {
+        if let Err(e) = (self.post)(Box::new(f)) {
+            tracing::warn!("cannot run on the main thread: {e}");
+        }
+    }
+
+    /// Runs `f` on the main thread and waits for its result. Never call this
+    /// from the main thread itself: it would wait for itself. Gives up after
+    /// a few seconds (a main thread that is shutting down never answers).
+    pub fn call<R: Send + 'static>(
+        &self,
+        f: impl FnOnce() -> R + Send + 'static,
+    ) -> Result<R, String> {
+        let (tx, rx) = bounded(1);
+        (self.post)(Box::new(move || {
+            let _ = tx.send(f());
+        }))?;
+        rx.recv_timeout(CALL_TIMEOUT).map_err(|e| match e {
+            RecvTimeoutError::Timeout => "the main thread did not answer in time".to_string(),
+            RecvTimeoutError::Disconnected => "the main thread dropped the request".to_string(),
+        })
+    }
+}

@@ -1,0 +1,200 @@
+//! The four [`TextSink`]s. Each owns its OS handles for the process's
+//! lifetime (on X11 the clipboard's contents live as long as their owner).
+
+use enigo::{Direction, Enigo, Key, Keyboard, Settings};
+
+use super::paste_watch::PasteWatch;
+use super::{finish, OutputConfig, OutputEnv, OutputError, OutputMethod, PasteKeys, TextSink};
+
+fn clipboard() -> Result<arboard::Clipboard, OutputError> {
+    arboard::Clipboard::new().map_err(|e| OutputError::Clipboard(e.to_string()))
+}
+
+fn input() -> Result<Enigo, OutputError> {
+    Enigo::new(&Settings::default()).map_err(|e| OutputError::Input(e.to_string()))
+}
+
+fn set_text(clipboard: &mut arboard::Clipboard, text: &str) -> Result<(), OutputError> {
+    clipboard
+        .set_text(text.to_string())
+        .map_err(|e| OutputError::Clipboard(e.to_string()))
+}
+
+/// Prints each dictation as a line (scripts, `--output stdout`).
+pub struct StdoutSink {
+    trailing_space: bool,
+}
+
+impl StdoutSink {
+    pub fn new(trailing_space: bool) -> Self {
+        Self { trailing_space }
+    }
+}
+
+impl TextSink for StdoutSink {
+    fn deliver(&mut self, text: &str) -> Result<(), OutputError> {
+        use std::io::Write;
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "{}", finish(text, self.trailing_space));
+        let _ = out.flush();
+        Ok(())
+    }
+
+    fn method(&self) -> OutputMethod {
+        OutputMethod::Stdout
+    }
+}
+
+/// Leaves the text on the clipboard.
+pub struct ClipboardSink {
+    clipboard: arboard::Clipboard,
+    trailing_space: bool,
+}
+
+impl ClipboardSink {
+    pub fn new(trailing_space: bool) -> Result<Self, OutputError> {
+        Ok(Self {
+            clipboard: clipboard()?,
+            trailing_space,
+        })
+    }
+}
+
+impl TextSink for ClipboardSink {
+    fn deliver(&mut self, text: &str) -> Result<(), OutputError> {
+        set_text(&mut self.clipboard, &finish(text, self.trailing_space))
+    }
+
+    fn method(&self) -> OutputMethod {
+        OutputMethod::Clipboard
+    }
+}
+
+/// Types the text as key presses (apps that block paste).
+pub struct TypeSink {
+    enigo: Enigo,
+    trailing_space: bool,
+}
+
+impl TypeSink {
+    pub fn new(trailing_space: bool) -> Result<Self, OutputError> {
+        Ok(Self {
+            enigo: input()?,
+            trailing_space,
+        })
+    }
+}
+
+impl TextSink for TypeSink {
+    fn deliver(&mut self, text: &str) -> Result<(), OutputError> {
+        // enigo types Unicode text without the layout lookup on every platform,
+        // so this may run on the service thread.
+        self.enigo
+            .text(&finish(text, self.trailing_space))
+            .map_err(|e| OutputError::Input(e.to_string()))
+    }
+
+    fn method(&self) -> OutputMethod {
+        OutputMethod::Type
+    }
+}
+
+/// Clipboard + paste keystroke, previous clipboard restored afterwards.
+pub struct PasteSink {
+    config: OutputConfig,
+    env: OutputEnv,
+    clipboard: arboard::Clipboard,
+    /// Off macOS, the simulator lives with the sink (on macOS it is made on
+    /// the main thread for each paste).
+    enigo: Option<Enigo>,
+}
+
+impl PasteSink {
+    pub fn new(config: OutputConfig, env: OutputEnv) -> Result<Self, OutputError> {
+        let enigo = if cfg!(target_os = "macos") {
+            None
+        } else {
+            Some(input()?)
+        };
+        Ok(Self {
+            config,
+            env,
+            clipboard: clipboard()?,
+            enigo,
+        })
+    }
+
+    fn press_paste_keys(&mut self) -> Result<(), OutputError> {
+        let keys = self.config.paste_keys;
+        if let Some(enigo) = self.enigo.as_mut() {
+            return press(enigo, keys);
+        }
+        // macOS: enigo maps Key::Unicode('v') to a key code through TIS
+        // (TISCopyCurrentKeyboardInputSource), which must run on the main
+        // thread; the layout-aware lookup keeps Cmd+V right on Dvorak & co.
+        match &self.env.main_thread {
+            Some(main) => main
+                .call(move || input().and_then(|mut enigo| press(&mut enigo, keys)))
+                .map_err(OutputError::Input)?,
+            None => input().and_then(|mut enigo| press(&mut enigo, keys)),
+        }
+    }
+}
+
+fn press(enigo: &mut Enigo, keys: PasteKeys) -> Result<(), OutputError> {
+    let modifier = if cfg!(target_os = "macos") {
+        Key::Meta
+    } else {
+        Key::Control
+    };
+    let (mods, key): (Vec<Key>, Key) = match keys {
+        PasteKeys::Standard => (vec![modifier], Key::Unicode('v')),
+        PasteKeys::ShiftInsert => (vec![Key::Shift], Key::Insert),
+        PasteKeys::CtrlShiftV => (vec![Key::Control, Key::Shift], Key::Unicode('v')),
+    };
+    let err = |e: enigo::InputError| OutputError::Input(e.to_string());
+    for m in &mods {
+        enigo.key(*m, Direction::Press).map_err(err)?;
+    }
+    let result = enigo.key(key, Direction::Click).map_err(err);
+    for m in mods.iter().rev() {
+        enigo.key(*m, Direction::Release).map_err(err)?;
+    }
+    result
+}
+
+impl TextSink for PasteSink {
+    fn deliver(&mut self, text: &str) -> Result<(), OutputError> {
+        let text = finish(text, self.config.trailing_space);
+        let previous = if self.config.restore_clipboard {
+            self.clipboard.get_text().ok()
+        } else {
+            None
+        };
+        // Restore only after the target app has read our text: restoring on a
+        // timer pastes the OLD clipboard when the target is slow (a known
+        // failure of other dictation apps).
+        let watch = PasteWatch::serve(&text, &self.env.session);
+        if watch.is_none() {
+            set_text(&mut self.clipboard, &text)?;
+        }
+        self.press_paste_keys()?;
+        match &watch {
+            Some(w) => {
+                if !w.wait_consumed(self.config.paste_timeout) {
+                    tracing::warn!("the target app did not read the clipboard in time");
+                }
+            }
+            None => PasteWatch::fallback_wait(),
+        }
+        // Hand the clipboard back: the previous text, or ours if there was none
+        // (so it stays pasteable after our server stops).
+        set_text(&mut self.clipboard, previous.as_deref().unwrap_or(&text))?;
+        drop(watch);
+        Ok(())
+    }
+
+    fn method(&self) -> OutputMethod {
+        OutputMethod::Paste
+    }
+}

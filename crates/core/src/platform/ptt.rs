@@ -1,0 +1,249 @@
+//! `utter ptt press|release|toggle|cancel`: drive the running dictation
+//! (`utter dictate` or the desktop app) over a local socket. This is how
+//! Wayland users get push-to-talk: apps cannot grab keys there, but every
+//! compositor can run a command on key press and release (sway `bindsym` +
+//! `bindsym --release`, Hyprland `bind` + `bindr`, GNOME/KDE custom shortcuts
+//! with `toggle`). Signals are not used: WebKitGTK uses SIGUSR1.
+//!
+//! Protocol: one line per connection (`press`), answered by one line (`ok` or
+//! `error: ...`).
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use crossbeam_channel::Sender;
+
+use crate::dictation::service::Control;
+use crate::dictation::trigger::TriggerKey;
+
+#[derive(Debug, thiserror::Error)]
+pub enum PttError {
+    #[error("no running `utter dictate` or Utter app to talk to ({path}): start one first")]
+    NotRunning { path: PathBuf },
+    #[error("another Utter dictation is already listening on {path}")]
+    InUse { path: PathBuf },
+    #[error("unknown ptt command `{0}` (expected press, release, toggle, start, stop or cancel)")]
+    Unknown(String),
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{0}")]
+    Refused(String),
+    #[error("`utter ptt` needs Unix domain sockets; on Windows use the global hotkey")]
+    Unsupported,
+}
+
+/// What a ptt command means to the service.
+pub fn parse_command(command: &str) -> Result<Control, PttError> {
+    let key = |pressed| Control::Key {
+        key: TriggerKey::Main,
+        pressed,
+    };
+    Ok(match command.trim() {
+        "press" => key(true),
+        "release" => key(false),
+        "toggle" => Control::Toggle,
+        "start" => Control::Start,
+        "stop" => Control::Stop,
+        "cancel" => Control::Cancel,
+        other => return Err(PttError::Unknown(other.to_string())),
+    })
+}
+
+/// The socket's path: `UTTER_PTT_SOCKET`, else the user's runtime directory.
+pub fn socket_path() -> PathBuf {
+    if let Some(p) = std::env::var_os("UTTER_PTT_SOCKET") {
+        return PathBuf::from(p);
+    }
+    let dir = dirs::runtime_dir().unwrap_or_else(std::env::temp_dir);
+    dir.join(format!("utter-ptt-{}.sock", user_tag()))
+}
+
+fn user_tag() -> String {
+    std::env::var("USER")
+        .or_else(|_| std::env::var("USERNAME"))
+        .unwrap_or_else(|_| "user".into())
+}
+
+/// Where the server sends what it hears; swapped when the service restarts.
+pub type PttTarget = Arc<Mutex<Option<Sender<Control>>>>;
+
+/// Sends one command to the running dictation; returns its answer.
+#[cfg(unix)]
+pub fn send(command: &str) -> Result<(), PttError> {
+    use std::os::unix::net::UnixStream;
+    parse_command(command)?;
+    let path = socket_path();
+    let mut stream =
+        UnixStream::connect(&path).map_err(|_| PttError::NotRunning { path: path.clone() })?;
+    let io = |source| PttError::Io {
+        path: path.clone(),
+        source,
+    };
+    writeln!(stream, "{}", command.trim()).map_err(io)?;
+    let mut answer = String::new();
+    BufReader::new(stream).read_line(&mut answer).map_err(io)?;
+    match answer.trim() {
+        "ok" => Ok(()),
+        other => Err(PttError::Refused(
+            other.strip_prefix("error: ").unwrap_or(other).to_string(),
+        )),
+    }
+}
+
+#[cfg(not(unix))]
+pub fn send(_command: &str) -> Result<(), PttError> {
+    Err(PttError::Unsupported)
+}
+
+/// Listens on the socket until dropped.
+#[cfg_attr(not(unix), allow(dead_code))]
+pub struct PttServer {
+    path: PathBuf,
+    target: PttTarget,
+    #[cfg(unix)]
+    thread: Option<std::thread::JoinHandle<()>>,
+    stop: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl PttServer {
+    #[cfg(unix)]
+    pub fn start() -> Result<Self, PttError> {
+        use std::os::unix::net::{UnixListener, UnixStream};
+        use std::sync::atomic::Ordering;
+        let path = socket_path();
+        let io = |source| PttError::Io {
+            path: path.clone(),
+            source,
+        };
+        let listener = match UnixListener::bind(&path) {
+            Ok(l) => l,
+            Err(e) if e.kind() == std::io::ErrorKind::AddrInUse => {
+                if UnixStream::connect(&path).is_ok() {
+                    return Err(PttError::InUse { path: path.clone() });
+                }
+                // Left behind by a process that died: take it over.
+                std::fs::remove_file(&path).map_err(io)?;
+                UnixListener::bind(&path).map_err(io)?
+            }
+            Err(e) => return Err(io(e)),
+        };
+        let target: PttTarget = Arc::default();
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (thread_target, thread_stop) = (target.clone(), stop.clone());
+        let thread = std::thread::Builder::new()
+            .name("utter-ptt".into())
+            .spawn(move || {
+                for stream in listener.incoming() {
+                    if thread_stop.load(Ordering::SeqCst) {
+                        break;
+                    }
+                    if let Ok(stream) = stream {
+                        serve(stream, &thread_target);
+                    }
+                }
+            })
+            .map_err(io)?;
+        Ok(Self {
+            path,
+            target,
+            thread: Some(thread),
+            stop,
+        })
+    }
+
+    #[cfg(not(unix))]
+    pub fn start() -> Result<Self, PttError> {
+        Err(PttError::Unsupported)
+    }
+
+    pub fn path(&self) -> &std::path::Path {
+        &self.path
+    }
+
+    /// Commands go to `control` from now on (`None`: refused, nothing running).
+    pub fn set_target(&self, control: Option<Sender<Control>>) {
+        *self.target.lock().unwrap_or_else(|e| e.into_inner()) = control;
+    }
+}
+
+#[cfg(unix)]
+fn serve(stream: std::os::unix::net::UnixStream, target: &PttTarget) {
+    let mut line = String::new();
+    let mut reader = BufReader::new(&stream);
+    if reader.read_line(&mut line).is_err() {
+        return;
+    }
+    let answer = match parse_command(&line) {
+        Ok(control) => match &*target.lock().unwrap_or_else(|e| e.into_inner()) {
+            Some(tx) if tx.send(control).is_ok() => "ok".to_string(),
+            _ => "error: dictation is not running (no model loaded yet?)".to_string(),
+        },
+        Err(e) => format!("error: {e}"),
+    };
+    let _ = writeln!(&stream, "{answer}");
+}
+
+impl Drop for PttServer {
+    fn drop(&mut self) {
+        #[cfg(unix)]
+        {
+            self.stop.store(true, std::sync::atomic::Ordering::SeqCst);
+            // Wake the accept loop so it sees the flag.
+            let _ = std::os::unix::net::UnixStream::connect(&self.path);
+            if let Some(t) = self.thread.take() {
+                let _ = t.join();
+            }
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn commands_reach_the_target_and_a_stale_socket_is_taken_over() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("ptt.sock");
+        // SAFETY of the env change: only this test in this binary sets it.
+        std::env::set_var("UTTER_PTT_SOCKET", &path);
+        assert!(matches!(send("press"), Err(PttError::NotRunning { .. })));
+        std::fs::write(&path, "").unwrap(); // a stale file where the socket goes
+        let server = PttServer::start().unwrap();
+        assert!(
+            matches!(send("press"), Err(PttError::Refused(m)) if m.contains("not running")),
+            "no target yet"
+        );
+        let (tx, rx) = crossbeam_channel::unbounded();
+        server.set_target(Some(tx));
+        send("press").unwrap();
+        send("release").unwrap();
+        send("toggle").unwrap();
+        send("cancel").unwrap();
+        let got: Vec<Control> = rx.try_iter().collect();
+        assert_eq!(
+            got,
+            vec![
+                Control::Key {
+                    key: TriggerKey::Main,
+                    pressed: true
+                },
+                Control::Key {
+                    key: TriggerKey::Main,
+                    pressed: false
+                },
+                Control::Toggle,
+                Control::Cancel
+            ]
+        );
+        assert!(matches!(send("jump"), Err(PttError::Unknown(c)) if c == "jump"));
+        assert!(matches!(PttServer::start(), Err(PttError::InUse { .. })));
+        drop(server);
+        assert!(!path.exists(), "the socket is removed on exit");
+    }
+}
