@@ -223,7 +223,7 @@ fn bind_hotkeys(
     shared: &Shared,
     config: &ServiceConfig,
     control: Sender<Control>,
-    capabilities: &mut Vec<Capability>,
+    capabilities: &mut [Capability],
 ) -> Result<Box<dyn RecordingKeys>, HotkeyError> {
     let bindings = Bindings::parse(
         &config.hotkey,

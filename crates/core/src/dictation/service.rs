@@ -272,14 +272,12 @@ impl<E: FnMut(DictationEvent)> Service<E> {
                 }
             }
             Some(Intent::Cancel) => self.cancel(),
-            Some(Intent::PasteLast) => {
-                if !self.last_text.is_empty() {
-                    if let Err(e) = self.io.sink.deliver(&self.last_text) {
-                        self.error(e.to_string());
-                    }
+            Some(Intent::PasteLast) if !self.last_text.is_empty() => {
+                if let Err(e) = self.io.sink.deliver(&self.last_text) {
+                    self.error(e.to_string());
                 }
             }
-            None => {}
+            Some(Intent::PasteLast) | None => {}
         }
     }
 
