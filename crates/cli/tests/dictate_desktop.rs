@@ -375,6 +375,15 @@ impl Dictate {
     }
 }
 
+/// A test that fails must not leave its dictation holding the hotkey and
+/// the ptt socket for the next ones.
+impl Drop for Dictate {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
 const HOTKEY: &str = "ctrl+shift+space";
 
 #[test]
@@ -634,12 +643,12 @@ fn on_wayland_hotkeys_and_paste_say_why_not_and_ptt_still_dictates() {
     // `utter ptt` dictates; the text is left on the clipboard.
     assert_eq!(ptt(d, "press").0, Some(0));
     dictate.expect("recording_started", Duration::from_secs(5));
-    d.speak(&clip(1));
+    d.speak(&clip(3));
     assert_eq!(ptt(d, "release").0, Some(0));
     let ev = dictate.expect("text_delivered", Duration::from_secs(30));
     assert_eq!(ev["output"], "clipboard");
     let text = ev["text"].as_str().unwrap().to_string();
-    assert!(word_error_rate(&truth(1), &text) <= 0.15, "{text}");
+    assert!(word_error_rate(&truth(3), &text) <= 0.15, "{text}");
     assert_eq!(d.clipboard(), text);
     dictate.stop();
 }

@@ -155,6 +155,7 @@ fn route() -> &'static Mutex<Route> {
 }
 
 fn forward(event: GlobalHotKeyEvent) {
+    tracing::debug!("hotkey event {event:?}");
     let route = route().lock().unwrap_or_else(|e| e.into_inner());
     if let (Some(bindings), Some(control)) = (&route.bindings, &route.control) {
         if let Some(key) = bindings.which(event.id) {
@@ -314,7 +315,11 @@ impl RecordingKeys for MainThreadGrabs {
         }
         self.on = on;
         let keys = self.keys.clone();
-        self.main.spawn(move || {
+        let grab = move || {
+            tracing::debug!(
+                "recording keys {}: {keys:?}",
+                if on { "grabbed" } else { "released" }
+            );
             let _ = with_manager(|m| {
                 for k in keys {
                     let result = if on { m.register(k) } else { m.unregister(k) };
@@ -323,7 +328,17 @@ impl RecordingKeys for MainThreadGrabs {
                     }
                 }
             });
-        });
+        };
+        if on {
+            // Wait until the keys are grabbed: the service announces the recording
+            // next, and a latch or cancel pressed right after must reach us.
+            if let Err(e) = self.main.call(grab) {
+                tracing::warn!("cannot grab the recording keys: {e}");
+            }
+        } else {
+            // Never wait to release: at exit the main thread may be waiting for us.
+            self.main.spawn(grab);
+        }
     }
 }
 
