@@ -307,12 +307,16 @@ impl Dictate {
         extra: &[&str],
         env: &[(&str, &str)],
     ) -> Self {
-        let mut child = d
-            .cmd(env!("CARGO_BIN_EXE_utter"))
+        let mut cmd = d.cmd(env!("CARGO_BIN_EXE_utter"));
+        // An empty value removes the variable (e.g. DISPLAY in a Wayland-only session).
+        for (name, _) in env.iter().filter(|(_, v)| v.is_empty()) {
+            cmd.env_remove(name);
+        }
+        let mut child = cmd
             .args(["dictate", "--events", "json", "--recordings-dir"])
             .arg(recordings)
             .args(extra)
-            .envs(env.iter().copied())
+            .envs(env.iter().filter(|(_, v)| !v.is_empty()).copied())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
@@ -687,4 +691,229 @@ fn doctor_says_what_works_in_this_session() {
     );
     assert!(report.contains("no  paste"), "{report}");
     assert!(report.contains("ok  clipboard"), "{report}");
+}
+
+/// A headless sway (wlroots Wayland compositor) with a foot terminal in raw
+/// mode whose `cat` writes every character it receives to `typed`. sway
+/// refuses to run as root: as root, it runs as a throwaway user.
+struct Sway {
+    runtime_dir: PathBuf,
+    typed: PathBuf,
+    _processes: Vec<Child>,
+}
+
+fn sway() -> &'static Sway {
+    static SWAY: OnceLock<Sway> = OnceLock::new();
+    SWAY.get_or_init(|| {
+        let base = std::env::temp_dir().join(format!("utter-sway-{}", std::process::id()));
+        let (runtime_dir, home) = (base.join("runtime"), base.join("home"));
+        std::fs::create_dir_all(&runtime_dir).unwrap();
+        std::fs::create_dir_all(&home).unwrap();
+        let typed = base.join("typed.txt");
+        std::fs::write(&typed, "").unwrap();
+        let config = base.join("sway.conf");
+        std::fs::write(
+            &config,
+            "output HEADLESS-1 resolution 1280x720\nxwayland disable\n",
+        )
+        .unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        let root = String::from_utf8(Command::new("id").arg("-u").output().unwrap().stdout)
+            .unwrap()
+            .trim()
+            == "0";
+        const USER: &str = "utter-wl-test";
+        if root {
+            let exists = Command::new("id")
+                .arg(USER)
+                .output()
+                .unwrap()
+                .status
+                .success();
+            if !exists {
+                let ok = Command::new("useradd")
+                    .args(["--system", "--no-create-home", USER])
+                    .status()
+                    .unwrap()
+                    .success();
+                assert!(ok, "useradd {USER}");
+            }
+            for dir in [&base, &runtime_dir, &home, &typed] {
+                assert!(Command::new("chown")
+                    .arg(USER)
+                    .arg(dir)
+                    .status()
+                    .unwrap()
+                    .success());
+            }
+            std::fs::set_permissions(&base, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        std::fs::set_permissions(&runtime_dir, std::fs::Permissions::from_mode(0o700)).unwrap();
+        let as_user = |program: &str| {
+            let mut c = if root {
+                let mut c = Command::new("runuser");
+                c.args(["-u", USER, "--", program]);
+                c
+            } else {
+                Command::new(program)
+            };
+            c.env("XDG_RUNTIME_DIR", &runtime_dir)
+                .env("HOME", &home)
+                .env_remove("DISPLAY")
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null());
+            c
+        };
+        let sway = as_user("sway")
+            .arg("-c")
+            .arg(&config)
+            .env("WLR_BACKENDS", "headless")
+            .env("WLR_RENDERER", "pixman")
+            .env("WLR_LIBINPUT_NO_DEVICES", "1")
+            .spawn()
+            .expect("sway is installed (apt install sway)");
+        wait_until("sway", Duration::from_secs(15), || {
+            runtime_dir.join("wayland-1").exists()
+        });
+        let foot = as_user("foot")
+            .env("WAYLAND_DISPLAY", "wayland-1")
+            .args(["sh", "-c"])
+            .arg(format!("stty raw -echo; exec cat > '{}'", typed.display()))
+            .spawn()
+            .expect("foot is installed (apt install foot)");
+        let swaysock = || {
+            std::fs::read_dir(&runtime_dir)
+                .unwrap()
+                .map(|e| e.unwrap().path())
+                .find(|p| p.to_string_lossy().contains("sway-ipc"))
+        };
+        wait_until("foot focused in sway", Duration::from_secs(15), || {
+            let Some(sock) = swaysock() else { return false };
+            let out = as_user("swaymsg")
+                .args(["-t", "get_tree"])
+                .env("SWAYSOCK", sock)
+                .stdout(Stdio::piped())
+                .output()
+                .unwrap();
+            String::from_utf8_lossy(&out.stdout).contains("\"app_id\": \"foot\"")
+        });
+        let watchdog = format!(
+            "while kill -0 {} 2>/dev/null; do sleep 1; done; kill {} {}",
+            std::process::id(),
+            sway.id(),
+            foot.id()
+        );
+        let watchdog = Command::new("sh")
+            .args(["-c", &watchdog])
+            .stdin(Stdio::null())
+            .spawn()
+            .unwrap();
+        Sway {
+            runtime_dir,
+            typed,
+            _processes: vec![sway, foot, watchdog],
+        }
+    })
+}
+
+impl Sway {
+    /// A command in this Wayland session (as the current user: root may use the socket).
+    fn cmd(&self, program: &str) -> Command {
+        let mut c = Command::new(program);
+        c.env("XDG_RUNTIME_DIR", &self.runtime_dir)
+            .env("WAYLAND_DISPLAY", "wayland-1")
+            .env_remove("DISPLAY");
+        c
+    }
+
+    fn typed(&self) -> String {
+        std::fs::read_to_string(&self.typed).unwrap()
+    }
+}
+
+#[test]
+fn on_sway_ptt_dictates_into_a_wayland_app_and_the_clipboard_is_restored() {
+    let _guard = serial();
+    let d = desktop();
+    let s = sway();
+    let tmp = tempfile::tempdir().unwrap();
+    let ok = s
+        .cmd("wl-copy")
+        .arg("previous clipboard ✓")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "wl-copy");
+    let socket = d.runtime_dir.join("ptt-sway.sock");
+    let pulse = format!("unix:{}", d.runtime_dir.join("pulse/native").display());
+    let runtime = s.runtime_dir.to_string_lossy().into_owned();
+    let socket_str = socket.to_string_lossy().into_owned();
+    let env = [
+        ("DISPLAY", ""),
+        ("WAYLAND_DISPLAY", "wayland-1"),
+        ("XDG_SESSION_TYPE", "wayland"),
+        ("XDG_RUNTIME_DIR", runtime.as_str()),
+        ("PULSE_SERVER", pulse.as_str()),
+        ("UTTER_PTT_SOCKET", socket_str.as_str()),
+    ];
+    // foot pastes with Ctrl+Shift+V, like most terminals.
+    let dictate = Dictate::start_with_env(
+        d,
+        tmp.path(),
+        &["--output", "paste", "--paste-keys", "ctrl+shift+v"],
+        &env,
+    );
+    let notices: Vec<Value> = dictate
+        .seen
+        .borrow()
+        .iter()
+        .filter(|ev| ev["event"] == "notice")
+        .cloned()
+        .collect();
+    assert!(
+        notices
+            .iter()
+            .all(|n| !n["message"].as_str().unwrap().contains("paste output")),
+        "paste works on sway: {notices:?}"
+    );
+    let ptt = |arg: &str| {
+        let ok = d
+            .cmd(env!("CARGO_BIN_EXE_utter"))
+            .args(["ptt", arg])
+            .env("UTTER_PTT_SOCKET", &socket)
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "utter ptt {arg}");
+    };
+    ptt("press");
+    dictate.expect("recording_started", Duration::from_secs(5));
+    d.speak(&clip(0));
+    ptt("release");
+    let ev = dictate.expect("text_delivered", Duration::from_secs(30));
+    assert_eq!(ev["output"], "paste");
+    let text = ev["text"].as_str().unwrap().to_string();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while s.typed().trim() != text && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(s.typed().trim(), text, "what foot received");
+    assert!(
+        word_error_rate(&truth(0), &s.typed()) <= 0.15,
+        "{}",
+        s.typed()
+    );
+    let restored = || {
+        let out = s.cmd("wl-paste").arg("--no-newline").output().unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    wait_until(
+        "the previous clipboard back",
+        Duration::from_secs(5),
+        || restored() == "previous clipboard ✓",
+    );
+    dictate.stop();
 }

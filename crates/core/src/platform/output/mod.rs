@@ -123,16 +123,11 @@ impl OutputEnv {
     }
 }
 
-/// Whether `method` can work in `session`; `Err` says why not and what
-/// happens instead.
+/// Whether `method` can work in `session` at all; `Err` says why not and
+/// what to do. On Wayland, key presses also depend on the compositor
+/// ([`probe`] finds out).
 pub fn availability(method: OutputMethod, session: &DesktopSession) -> Result<(), String> {
-    let needs_keys = matches!(method, OutputMethod::Paste | OutputMethod::Type);
     match session {
-        DesktopSession::Wayland { .. } if needs_keys => Err(
-            "simulated key presses do not reach Wayland apps from this build (XTest only reaches \
-             XWayland windows): the text is put on the clipboard instead, paste it with Ctrl+V"
-                .into(),
-        ),
         DesktopSession::Headless if method != OutputMethod::Stdout => Err(
             "there is no display to paste into or hold a clipboard (DISPLAY and WAYLAND_DISPLAY \
              are unset): use --output stdout"
@@ -142,32 +137,58 @@ pub fn availability(method: OutputMethod, session: &DesktopSession) -> Result<()
     }
 }
 
+/// Why key presses cannot reach Wayland apps here, and the fallback.
+fn no_wayland_keys(error: &OutputError) -> String {
+    format!(
+        "this Wayland compositor offers no virtual keyboard to Utter (GNOME and KDE do not; \
+         their RemoteDesktop portal is not supported yet: {error}): the text is put on the \
+         clipboard instead, paste it with Ctrl+V"
+    )
+}
+
+/// Tries what `method` needs in this session (a key simulator, a clipboard)
+/// and says how it works or why not. Opens connections, so it is for
+/// `utter doctor`, not for every status update.
+pub fn probe(method: OutputMethod, session: &DesktopSession) -> Result<(), String> {
+    availability(method, session)?;
+    if session.is_wayland() && matches!(method, OutputMethod::Paste | OutputMethod::Type) {
+        sinks::input(session).map_err(|e| no_wayland_keys(&e))?;
+    }
+    Ok(())
+}
+
 /// The sink for `config` in this session, and a notice when it had to fall
 /// back to a lesser method (never silently).
 pub fn open_sink(
     config: &OutputConfig,
     env: &OutputEnv,
 ) -> Result<(Box<dyn TextSink>, Option<String>), OutputError> {
-    let mut method = config.method;
-    let mut notice = None;
-    if let Err(why) = availability(method, &env.session) {
-        if env.session.is_wayland() {
-            notice = Some(format!("{} output: {why}", method.name()));
-            method = OutputMethod::Clipboard;
-        } else {
-            return Err(match method {
-                OutputMethod::Clipboard => OutputError::Clipboard(why),
-                _ => OutputError::Input(why),
-            });
-        }
+    if let Err(why) = availability(config.method, &env.session) {
+        return Err(match config.method {
+            OutputMethod::Clipboard => OutputError::Clipboard(why),
+            _ => OutputError::Input(why),
+        });
     }
-    let sink: Box<dyn TextSink> = match method {
-        OutputMethod::Stdout => Box::new(StdoutSink::new(config.trailing_space)),
-        OutputMethod::Clipboard => Box::new(ClipboardSink::new(config.trailing_space)?),
-        OutputMethod::Type => Box::new(TypeSink::new(config.trailing_space)?),
-        OutputMethod::Paste => Box::new(PasteSink::new(config.clone(), env.clone())?),
+    let sink: Result<Box<dyn TextSink>, OutputError> = match config.method {
+        OutputMethod::Stdout => Ok(Box::new(StdoutSink::new(config.trailing_space))),
+        OutputMethod::Clipboard => Ok(Box::new(ClipboardSink::new(config.trailing_space)?)),
+        OutputMethod::Type => TypeSink::new(config.trailing_space, &env.session)
+            .map(|s| Box::new(s) as Box<dyn TextSink>),
+        OutputMethod::Paste => {
+            PasteSink::new(config.clone(), env.clone()).map(|s| Box::new(s) as Box<dyn TextSink>)
+        }
     };
-    Ok((sink, notice))
+    match sink {
+        Ok(sink) => Ok((sink, None)),
+        Err(e @ OutputError::Input(_)) if env.session.is_wayland() => {
+            let notice = format!("{} output: {}", config.method.name(), no_wayland_keys(&e));
+            Ok((
+                Box::new(ClipboardSink::new(config.trailing_space)?),
+                Some(notice),
+            ))
+        }
+        Err(e) => Err(e),
+    }
 }
 
 impl OutputMethod {

@@ -9,8 +9,9 @@
 //!   Windows could use delayed rendering (SetClipboardData(NULL) +
 //!   WM_RENDERFORMAT); both need a run loop / window on the main thread and are
 //!   not built yet (they cannot be tested on the Linux machines we develop on);
-//! - Wayland: the data source's `send` request is that signal, but this build
-//!   delivers to Wayland apps through the clipboard only (see `availability`).
+//! - Wayland: the data source's `send` request is that signal; arboard's
+//!   data-control clipboard does not expose it, so the grace period is used
+//!   there too.
 
 use std::time::Duration;
 

@@ -5,13 +5,26 @@ use enigo::{Direction, Enigo, Key, Keyboard, Settings};
 
 use super::paste_watch::PasteWatch;
 use super::{finish, OutputConfig, OutputEnv, OutputError, OutputMethod, PasteKeys, TextSink};
+use crate::platform::session::DesktopSession;
 
 fn clipboard() -> Result<arboard::Clipboard, OutputError> {
     arboard::Clipboard::new().map_err(|e| OutputError::Clipboard(e.to_string()))
 }
 
-fn input() -> Result<Enigo, OutputError> {
-    Enigo::new(&Settings::default()).map_err(|e| OutputError::Input(e.to_string()))
+/// The key simulator for `session`. On Wayland it speaks the
+/// virtual-keyboard protocol only (wlroots compositors: sway, Hyprland...);
+/// it fails where the compositor lacks it (GNOME, KDE), and the caller falls
+/// back to the clipboard. It lives as long as its sink, which keeps a virtual
+/// keyboard on the seat: apps bind their keyboard when one appears, so a
+/// keyboard created just for one paste is gone before they are ready.
+pub(super) fn input(session: &DesktopSession) -> Result<Enigo, OutputError> {
+    let mut settings = Settings::default();
+    if session.is_wayland() {
+        // Otherwise enigo also connects to XWayland's $DISPLAY and XTest types
+        // every key a second time; an unparsable display name stops that.
+        settings.x11_display = Some("utter:no-x11".into());
+    }
+    Enigo::new(&settings).map_err(|e| OutputError::Input(e.to_string()))
 }
 
 fn set_text(clipboard: &mut arboard::Clipboard, text: &str) -> Result<(), OutputError> {
@@ -77,9 +90,9 @@ pub struct TypeSink {
 }
 
 impl TypeSink {
-    pub fn new(trailing_space: bool) -> Result<Self, OutputError> {
+    pub fn new(trailing_space: bool, session: &DesktopSession) -> Result<Self, OutputError> {
         Ok(Self {
-            enigo: input()?,
+            enigo: input(session)?,
             trailing_space,
         })
     }
@@ -114,7 +127,7 @@ impl PasteSink {
         let enigo = if cfg!(target_os = "macos") {
             None
         } else {
-            Some(input()?)
+            Some(input(&env.session)?)
         };
         Ok(Self {
             config,
@@ -127,21 +140,26 @@ impl PasteSink {
     fn press_paste_keys(&mut self) -> Result<(), OutputError> {
         let keys = self.config.paste_keys;
         if let Some(enigo) = self.enigo.as_mut() {
-            return press(enigo, keys);
+            return press(enigo, keys, self.env.session.is_wayland());
         }
         // macOS: enigo maps Key::Unicode('v') to a key code through TIS
         // (TISCopyCurrentKeyboardInputSource), which must run on the main
         // thread; the layout-aware lookup keeps Cmd+V right on Dvorak & co.
         match &self.env.main_thread {
             Some(main) => main
-                .call(move || input().and_then(|mut enigo| press(&mut enigo, keys)))
+                .call(move || {
+                    input(&DesktopSession::MacOs)
+                        .and_then(|mut enigo| press(&mut enigo, keys, false))
+                })
                 .map_err(OutputError::Input)?,
-            None => input().and_then(|mut enigo| press(&mut enigo, keys)),
+            None => {
+                input(&DesktopSession::MacOs).and_then(|mut enigo| press(&mut enigo, keys, false))
+            }
         }
     }
 }
 
-fn press(enigo: &mut Enigo, keys: PasteKeys) -> Result<(), OutputError> {
+fn press(enigo: &mut Enigo, keys: PasteKeys, wayland: bool) -> Result<(), OutputError> {
     let modifier = if cfg!(target_os = "macos") {
         Key::Meta
     } else {
@@ -150,7 +168,13 @@ fn press(enigo: &mut Enigo, keys: PasteKeys) -> Result<(), OutputError> {
     let (mods, key): (Vec<Key>, Key) = match keys {
         PasteKeys::Standard => (vec![modifier], Key::Unicode('v')),
         PasteKeys::ShiftInsert => (vec![Key::Shift], Key::Insert),
-        PasteKeys::CtrlShiftV => (vec![Key::Control, Key::Shift], Key::Unicode('v')),
+        // enigo's Wayland backend looks a character up under the modifiers
+        // already held, where Shift makes the V key produce `V`: asking for `v`
+        // there remaps another key and the app sees no Ctrl+Shift+V.
+        PasteKeys::CtrlShiftV => (
+            vec![Key::Control, Key::Shift],
+            Key::Unicode(if wayland { 'V' } else { 'v' }),
+        ),
     };
     let err = |e: enigo::InputError| OutputError::Input(e.to_string());
     for m in &mods {
