@@ -15,12 +15,13 @@ run_packages=(build-essential pkg-config cmake libssl-dev libasound2-dev libxdo-
   # the desktop app (Tauri 2: WebKitGTK, GTK, tray)
   libwebkit2gtk-4.1-dev libgtk-3-dev libayatana-appindicator3-dev librsvg2-dev libsoup-3.0-dev
   libjavascriptcoregtk-4.1-dev)
-# The desktop tests: an X server (and a headless sway for Wayland), a PulseAudio virtual
+# The desktop tests: an X server (and a headless sway for Wayland, a private D-Bus for the
+# portal test), a PulseAudio virtual
 # microphone, key presses, a paste target,
 # WebDriver for the real app, Chromium for the UI's page tests.
 test_packages=(sox libsox-fmt-mp3 ffmpeg pocketsphinx-testdata xvfb xauth x11-utils xdotool xclip zenity
   pulseaudio pulseaudio-utils libasound2-plugins alsa-utils webkit2gtk-driver chromium imagemagick
-  sway foot wl-clipboard)
+  sway foot wl-clipboard dbus-daemon)
 
 missing=()
 wanted=("${run_packages[@]}")

@@ -209,6 +209,9 @@ fn unregister_all_on_main() {
 pub struct Hotkeys {
     main: MainThread,
     session: DesktopSession,
+    /// Wayland: the shortcut bound through the GlobalShortcuts portal.
+    #[cfg(all(unix, not(target_os = "macos")))]
+    portal: std::sync::Arc<Mutex<Option<super::portal::PortalShortcut>>>,
 }
 
 impl Hotkeys {
@@ -216,6 +219,28 @@ impl Hotkeys {
         Self {
             main,
             session: DesktopSession::detect(),
+            #[cfg(all(unix, not(target_os = "macos")))]
+            portal: Default::default(),
+        }
+    }
+
+    /// Wayland: the hotkey through the GlobalShortcuts portal, or why not.
+    #[cfg(all(unix, not(target_os = "macos")))]
+    fn bind_portal(
+        &self,
+        bindings: &Bindings,
+        control: Sender<Control>,
+    ) -> Result<(), HotkeyError> {
+        let why_not_x11 = Self::availability(&self.session).err().unwrap_or_default();
+        let trigger = super::portal::trigger_for(&bindings.main.1);
+        match super::portal::PortalShortcut::bind(&trigger, control) {
+            Ok(shortcut) => {
+                *self.portal.lock().unwrap_or_else(|e| e.into_inner()) = Some(shortcut);
+                Ok(())
+            }
+            Err(e) => Err(HotkeyError::Unavailable(format!(
+                "{why_not_x11} (the GlobalShortcuts portal did not help: {e})"
+            ))),
         }
     }
 
@@ -246,8 +271,12 @@ impl Hotkeys {
     /// presses and releases to `control`. Blocks until the main thread has
     /// done it; never call from the main thread.
     pub fn bind(&self, bindings: &Bindings, control: Sender<Control>) -> Result<(), HotkeyError> {
-        Self::availability(&self.session).map_err(HotkeyError::Unavailable)?;
         self.unbind();
+        #[cfg(all(unix, not(target_os = "macos")))]
+        if self.session.is_wayland() {
+            return self.bind_portal(bindings, control);
+        }
+        Self::availability(&self.session).map_err(HotkeyError::Unavailable)?;
         for (key, name) in bindings.always_on() {
             // A previous instance that just exited may still hold the grab until
             // the X server notices; give it a moment before calling the key taken.
@@ -284,6 +313,8 @@ impl Hotkeys {
     /// Releases every key this process holds; events stop flowing. Does not
     /// wait for the main thread (it may be waiting for us, at exit).
     pub fn unbind(&self) {
+        #[cfg(all(unix, not(target_os = "macos")))]
+        self.portal.lock().unwrap_or_else(|e| e.into_inner()).take();
         {
             let mut route = route().lock().unwrap_or_else(|e| e.into_inner());
             route.bindings = None;
@@ -294,6 +325,10 @@ impl Hotkeys {
 
     /// The recording-time keys of `bindings`, for the service.
     pub fn recording_keys(&self, bindings: &Bindings) -> Box<dyn RecordingKeys> {
+        if self.session.is_wayland() {
+            // The portal binds one shortcut; latch and cancel come from `utter ptt`.
+            return Box::new(NoRecordingKeys);
+        }
         Box::new(MainThreadGrabs {
             main: self.main.clone(),
             keys: bindings.recording_keys(),

@@ -6,6 +6,7 @@
 //!   presses and releases into the dictation service's control channel.
 //! - [`output`]: where dictated text goes ([`output::TextSink`]: paste, type,
 //!   clipboard, stdout).
+//! - [`portal`] (Linux): push-to-talk through the GlobalShortcuts portal on Wayland.
 //! - [`ptt`]: `utter ptt press|release|toggle|cancel` over a local socket, for
 //!   compositors where an app cannot grab keys itself (Wayland).
 //! - [`main_loop`]: the windowless event loop the CLI's main thread runs.
@@ -15,6 +16,8 @@ pub mod doctor;
 pub mod hotkeys;
 pub mod main_loop;
 pub mod output;
+#[cfg(all(unix, not(target_os = "macos")))]
+pub mod portal;
 pub mod ptt;
 pub mod session;
 

@@ -1,0 +1,188 @@
+//! Push-to-talk on Wayland through the XDG Desktop Portal's GlobalShortcuts
+//! interface (KDE Plasma 5.27+, GNOME 48+, Hyprland): the desktop asks the
+//! user to confirm the shortcut once, then reports `Activated` (press) and
+//! `Deactivated` (release), which become `Control::Key` messages.
+//!
+//! Protocol (flatpak.github.io/xdg-desktop-portal, GlobalShortcuts v1):
+//! `CreateSession` and `BindShortcuts` answer through a `Request` object whose
+//! `Response` signal carries the result; its path is predictable from our
+//! `handle_token`, so we subscribe before calling, as the spec advises.
+
+use std::collections::HashMap;
+
+use crossbeam_channel::Sender;
+use zbus::blocking::{Connection, Proxy};
+use zbus::zvariant::{OwnedObjectPath, OwnedValue, Value};
+
+use crate::dictation::service::Control;
+use crate::dictation::trigger::TriggerKey;
+
+const DESTINATION: &str = "org.freedesktop.portal.Desktop";
+const PATH: &str = "/org/freedesktop/portal/desktop";
+const INTERFACE: &str = "org.freedesktop.portal.GlobalShortcuts";
+/// The id of our one shortcut.
+pub const SHORTCUT_ID: &str = "dictate";
+
+/// A bound shortcut; its presses and releases flow until this is dropped
+/// (dropping the connection ends the portal session).
+pub struct PortalShortcut {
+    _connection: Connection,
+}
+
+fn err(what: &str) -> impl Fn(zbus::Error) -> String + '_ {
+    move |e| format!("{what}: {e}")
+}
+
+/// A portal request: subscribe to its `Response`, make the call, wait for the answer.
+fn request<B>(
+    connection: &Connection,
+    portal: &Proxy<'_>,
+    method: &str,
+    token: &str,
+    body: &B,
+) -> Result<HashMap<String, OwnedValue>, String>
+where
+    B: serde::Serialize + zbus::zvariant::DynamicType,
+{
+    let sender = connection
+        .unique_name()
+        .ok_or("no unique name on the session bus")?
+        .trim_start_matches(':')
+        .replace('.', "_");
+    let path = format!("{PATH}/request/{sender}/{token}");
+    let request = Proxy::new(
+        connection,
+        DESTINATION,
+        path.as_str(),
+        "org.freedesktop.portal.Request",
+    )
+    .map_err(err("portal request"))?;
+    let mut responses = request
+        .receive_signal("Response")
+        .map_err(err("portal request"))?;
+    let _: OwnedObjectPath = portal.call(method, body).map_err(err(method))?;
+    let message = responses
+        .next()
+        .ok_or_else(|| format!("{method}: the portal never answered"))?;
+    let (code, results): (u32, HashMap<String, OwnedValue>) =
+        message.body().deserialize().map_err(err(method))?;
+    match code {
+        0 => Ok(results),
+        1 => Err(format!(
+            "{method}: the shortcut was not allowed (cancelled in the desktop's dialog)"
+        )),
+        _ => Err(format!("{method}: the desktop refused it (code {code})")),
+    }
+}
+
+impl PortalShortcut {
+    /// Binds our shortcut, suggesting `preferred_trigger` (the portal's
+    /// format, e.g. `CTRL+SHIFT+space`); its events go to `control`.
+    pub fn bind(preferred_trigger: &str, control: Sender<Control>) -> Result<Self, String> {
+        let connection = Connection::session().map_err(err("the session bus"))?;
+        let portal = Proxy::new(&connection, DESTINATION, PATH, INTERFACE)
+            .map_err(err("the GlobalShortcuts portal"))?;
+        // Not every desktop has the interface: the version property tells.
+        portal
+            .get_property::<u32>("version")
+            .map_err(|e| format!("the desktop has no GlobalShortcuts portal ({e})"))?;
+        let mut signals = portal
+            .receive_all_signals()
+            .map_err(err("GlobalShortcuts signals"))?;
+
+        let options: HashMap<&str, Value> = HashMap::from([
+            ("handle_token", Value::from("utter_session")),
+            ("session_handle_token", Value::from("utter")),
+        ]);
+        let session = request(
+            &connection,
+            &portal,
+            "CreateSession",
+            "utter_session",
+            &(options,),
+        )?;
+        let session_handle = session
+            .get("session_handle")
+            .and_then(|v| {
+                String::try_from(v.try_clone().ok()?).ok().or_else(|| {
+                    OwnedObjectPath::try_from(v.try_clone().ok()?)
+                        .ok()
+                        .map(|p| p.to_string())
+                })
+            })
+            .ok_or("CreateSession: no session handle in the answer")?;
+        let session_path = OwnedObjectPath::try_from(session_handle.clone())
+            .map_err(|e| format!("CreateSession: bad session handle: {e}"))?;
+
+        let shortcut: HashMap<&str, Value> = HashMap::from([
+            ("description", Value::from("Dictate (hold to talk)")),
+            ("preferred_trigger", Value::from(preferred_trigger)),
+        ]);
+        let options: HashMap<&str, Value> =
+            HashMap::from([("handle_token", Value::from("utter_bind"))]);
+        request(
+            &connection,
+            &portal,
+            "BindShortcuts",
+            "utter_bind",
+            &(&session_path, vec![(SHORTCUT_ID, shortcut)], "", options),
+        )?;
+
+        std::thread::Builder::new()
+            .name("utter-portal".into())
+            .spawn(move || {
+                for message in signals.by_ref() {
+                    let header = message.header();
+                    let pressed = match header.member().map(|m| m.as_str()) {
+                        Some("Activated") => true,
+                        Some("Deactivated") => false,
+                        _ => continue,
+                    };
+                    let body = message.body();
+                    let Ok((session, id, _, _)) = body.deserialize::<(
+                        OwnedObjectPath,
+                        String,
+                        u64,
+                        HashMap<String, OwnedValue>,
+                    )>() else {
+                        continue;
+                    };
+                    if session.as_str() == session_handle && id == SHORTCUT_ID {
+                        let key = TriggerKey::Main;
+                        if control.send(Control::Key { key, pressed }).is_err() {
+                            break;
+                        }
+                    }
+                }
+            })
+            .map_err(|e| format!("cannot start the portal thread: {e}"))?;
+        Ok(Self {
+            _connection: connection,
+        })
+    }
+}
+
+/// Our hotkey (`ctrl+shift+space`) in the portal's trigger format
+/// (`CTRL+SHIFT+space`, per the shortcuts spec of freedesktop.org).
+pub fn trigger_for(hotkey: &str) -> String {
+    hotkey
+        .split('+')
+        .map(|part| match part.trim().to_ascii_lowercase().as_str() {
+            "ctrl" | "control" => "CTRL".to_string(),
+            "shift" => "SHIFT".to_string(),
+            "alt" | "option" => "ALT".to_string(),
+            "super" | "cmd" | "meta" | "logo" => "LOGO".to_string(),
+            key => key.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join("+")
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn hotkeys_become_portal_triggers() {
+        assert_eq!(super::trigger_for("ctrl+shift+space"), "CTRL+SHIFT+space");
+        assert_eq!(super::trigger_for("super+alt+F9"), "LOGO+ALT+f9");
+    }
+}

@@ -1,0 +1,193 @@
+//! The GlobalShortcuts portal client against a fake
+//! `org.freedesktop.portal.Desktop` on a private session bus (a real
+//! dbus-daemon): the session and the binding go through the portal's
+//! Request/Response dance, and Activated/Deactivated become key presses and
+//! releases for the dictation service.
+#![cfg(all(unix, not(target_os = "macos")))]
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use utter_core::dictation::service::Control;
+use utter_core::dictation::trigger::TriggerKey;
+use utter_core::platform::portal::{trigger_for, PortalShortcut, SHORTCUT_ID};
+use zbus::message::Header;
+use zbus::object_server::SignalEmitter;
+use zbus::zvariant::{ObjectPath, OwnedObjectPath, OwnedValue};
+
+const PATH: &str = "/org/freedesktop/portal/desktop";
+
+/// What the fake portal was asked.
+#[derive(Default)]
+struct Asked {
+    triggers: Vec<String>,
+}
+
+struct FakePortal {
+    asked: Arc<Mutex<Asked>>,
+}
+
+fn request_path(header: &Header<'_>, token: &str) -> OwnedObjectPath {
+    let sender = header
+        .sender()
+        .unwrap()
+        .trim_start_matches(':')
+        .replace('.', "_");
+    ObjectPath::try_from(format!("{PATH}/request/{sender}/{token}"))
+        .unwrap()
+        .into()
+}
+
+fn token(options: &HashMap<String, OwnedValue>) -> String {
+    String::try_from(options["handle_token"].try_clone().unwrap()).unwrap()
+}
+
+async fn respond(
+    emitter: &SignalEmitter<'_>,
+    path: &OwnedObjectPath,
+    results: HashMap<&str, zbus::zvariant::Value<'_>>,
+) {
+    emitter
+        .connection()
+        .emit_signal(
+            None::<()>,
+            path.as_str(),
+            "org.freedesktop.portal.Request",
+            "Response",
+            &(0u32, results),
+        )
+        .await
+        .unwrap();
+}
+
+#[zbus::interface(name = "org.freedesktop.portal.GlobalShortcuts")]
+impl FakePortal {
+    /// The spec's property is lower-case `version`.
+    #[zbus(property, name = "version")]
+    fn version(&self) -> u32 {
+        1
+    }
+
+    async fn create_session(
+        &self,
+        options: HashMap<String, OwnedValue>,
+        #[zbus(header)] header: Header<'_>,
+        #[zbus(signal_emitter)] emitter: SignalEmitter<'_>,
+    ) -> OwnedObjectPath {
+        let path = request_path(&header, &token(&options));
+        let session = format!("{PATH}/session/test/utter");
+        respond(
+            &emitter,
+            &path,
+            HashMap::from([("session_handle", session.as_str().into())]),
+        )
+        .await;
+        path
+    }
+
+    async fn bind_shortcuts(
+        &self,
+        _session: OwnedObjectPath,
+        shortcuts: Vec<(String, HashMap<String, OwnedValue>)>,
+        _parent_window: String,
+        options: HashMap<String, OwnedValue>,
+        #[zbus(header)] header: Header<'_>,
+        #[zbus(signal_emitter)] emitter: SignalEmitter<'_>,
+    ) -> OwnedObjectPath {
+        for (id, props) in &shortcuts {
+            let trigger =
+                String::try_from(props["preferred_trigger"].try_clone().unwrap()).unwrap();
+            self.asked
+                .lock()
+                .unwrap()
+                .triggers
+                .push(format!("{id}={trigger}"));
+        }
+        let path = request_path(&header, &token(&options));
+        respond(&emitter, &path, HashMap::new()).await;
+        path
+    }
+}
+
+#[test]
+fn portal_shortcut_presses_and_releases_reach_the_dictation_service() {
+    // A private session bus, so nothing of the developer's desktop is touched.
+    let mut daemon = Command::new("dbus-daemon")
+        .args(["--session", "--nofork", "--print-address=1"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("dbus-daemon is installed (apt install dbus-daemon)");
+    let mut address = String::new();
+    BufReader::new(daemon.stdout.take().unwrap())
+        .read_line(&mut address)
+        .unwrap();
+    // Only this test in this binary reads the variable.
+    std::env::set_var("DBUS_SESSION_BUS_ADDRESS", address.trim());
+
+    let asked = Arc::new(Mutex::new(Asked::default()));
+    let portal = zbus::blocking::connection::Builder::session()
+        .unwrap()
+        .name("org.freedesktop.portal.Desktop")
+        .unwrap()
+        .serve_at(
+            PATH,
+            FakePortal {
+                asked: asked.clone(),
+            },
+        )
+        .unwrap()
+        .build()
+        .unwrap();
+
+    let (tx, rx) = crossbeam_channel::unbounded();
+    let shortcut = PortalShortcut::bind(&trigger_for("ctrl+shift+space"), tx).unwrap();
+    assert_eq!(
+        asked.lock().unwrap().triggers,
+        vec![format!("{SHORTCUT_ID}=CTRL+SHIFT+space")]
+    );
+
+    let session = ObjectPath::try_from(format!("{PATH}/session/test/utter")).unwrap();
+    let emit = |member: &str, id: &str| {
+        portal
+            .emit_signal(
+                None::<()>,
+                PATH,
+                "org.freedesktop.portal.GlobalShortcuts",
+                member,
+                &(&session, id, 0u64, HashMap::<String, OwnedValue>::new()),
+            )
+            .unwrap();
+    };
+    emit("Activated", "someone-elses-shortcut");
+    emit("Activated", SHORTCUT_ID);
+    emit("Deactivated", SHORTCUT_ID);
+    let got: Vec<Control> = (0..2)
+        .map(|_| {
+            rx.recv_timeout(Duration::from_secs(5))
+                .expect("a key event")
+        })
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            Control::Key {
+                key: TriggerKey::Main,
+                pressed: true
+            },
+            Control::Key {
+                key: TriggerKey::Main,
+                pressed: false
+            },
+        ]
+    );
+    assert!(
+        rx.recv_timeout(Duration::from_millis(300)).is_err(),
+        "other shortcuts are ignored"
+    );
+    drop(shortcut);
+    let _ = daemon.kill();
+    let _ = daemon.wait();
+}
