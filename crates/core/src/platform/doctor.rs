@@ -52,7 +52,7 @@ pub fn desktop(session: &DesktopSession) -> Vec<Capability> {
             "clipboard + simulated Cmd+V; needs Accessibility permission; clipboard restored after 300 ms"
         }
         (OutputMethod::Paste, DesktopSession::Wayland { .. }) => {
-            "clipboard + Ctrl+V through the virtual-keyboard protocol; clipboard restored after 300 ms"
+            "clipboard + Ctrl+V through the virtual-keyboard protocol; clipboard restored after 1 s"
         }
         (OutputMethod::Paste, _) => "clipboard + simulated Ctrl+V; clipboard restored after 300 ms",
         (OutputMethod::Type, DesktopSession::MacOs) => {

@@ -25,6 +25,7 @@ pub struct PasteWatch {
 
 /// Used when the platform gives no signal.
 const FALLBACK_GRACE: Duration = Duration::from_millis(300);
+const WAYLAND_GRACE: Duration = Duration::from_millis(1000);
 
 impl PasteWatch {
     /// Takes the clipboard with `text`. Returns `None` when this platform
@@ -52,8 +53,16 @@ impl PasteWatch {
     }
 
     /// Without a signal, a fixed grace period is all we can do.
-    pub fn fallback_wait() {
-        std::thread::sleep(FALLBACK_GRACE);
+    pub fn fallback_wait(session: &DesktopSession) {
+        // Wayland apps read the clipboard through the compositor after the key
+        // event reaches them; a longer grace keeps a slow one from finding the
+        // old clipboard (or none, once ours is withdrawn).
+        let grace = if session.is_wayland() {
+            WAYLAND_GRACE
+        } else {
+            FALLBACK_GRACE
+        };
+        std::thread::sleep(grace);
     }
 }
 

@@ -209,7 +209,7 @@ impl TextSink for PasteSink {
                     tracing::warn!("the target app did not read the clipboard in time");
                 }
             }
-            None => PasteWatch::fallback_wait(),
+            None => PasteWatch::fallback_wait(&self.env.session),
         }
         // Hand the clipboard back: the previous text, or ours if there was none
         // (so it stays pasteable after our server stops).
