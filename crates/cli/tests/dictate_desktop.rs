@@ -548,13 +548,20 @@ fn a_taken_or_unparsable_hotkey_is_a_clear_error() {
     let d = desktop();
     let tmp = tempfile::tempdir().unwrap();
     let first = Dictate::start(d, tmp.path(), &["--output", "stdout"]);
+    // Bounded: a second dictation that wrongly gets the key would run forever.
     let second = d
-        .cmd(env!("CARGO_BIN_EXE_utter"))
+        .cmd("timeout")
+        .args(["30", env!("CARGO_BIN_EXE_utter")])
         .args(["dictate", "--output", "stdout", "--recordings-dir"])
         .arg(tmp.path())
         .output()
         .unwrap();
-    assert_eq!(second.status.code(), Some(2));
+    assert_eq!(
+        second.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&second.stderr)
+    );
     let err = String::from_utf8_lossy(&second.stderr);
     assert!(
         err.contains("cannot register hotkey `ctrl+shift+space`: it is already taken"),

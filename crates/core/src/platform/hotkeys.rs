@@ -171,6 +171,10 @@ thread_local! {
     /// The manager and what it holds: only ever touched on the main thread.
     static MANAGER: RefCell<Option<GlobalHotKeyManager>> = const { RefCell::new(None) };
     static REGISTERED: RefCell<Vec<HotKey>> = const { RefCell::new(Vec::new()) };
+    /// Linux: our own X connection, open for as long as the manager lives.
+    #[cfg(all(unix, not(target_os = "macos")))]
+    static X_GUARD: RefCell<Option<x11rb::rust_connection::RustConnection>> =
+        const { RefCell::new(None) };
 }
 
 /// Runs `f` with the manager; call on the main thread only.
@@ -178,10 +182,41 @@ fn with_manager<R>(f: impl FnOnce(&GlobalHotKeyManager) -> R) -> Result<R, Strin
     MANAGER.with(|cell| {
         let mut slot = cell.borrow_mut();
         if slot.is_none() {
+            #[cfg(all(unix, not(target_os = "macos")))]
+            if std::env::var_os("DISPLAY").is_some() {
+                hold_x_connection()?;
+            }
             *slot = Some(GlobalHotKeyManager::new().map_err(|e| e.to_string())?);
         }
         Ok(f(slot.as_ref().expect("just created")))
     })
+}
+
+/// global-hotkey's X11 thread opens its own connection and, when that fails,
+/// dies quietly: `register` then returns Ok and no key ever fires. So we check
+/// what it needs (the server, XKB) first, and keep our connection open: an X
+/// server resets when its last client leaves (Xvfb, a bare `startx`), and a
+/// connection attempted during the reset is refused.
+#[cfg(all(unix, not(target_os = "macos")))]
+fn hold_x_connection() -> Result<(), String> {
+    use x11rb::protocol::xkb::ConnectionExt as _;
+    let (conn, _) = x11rb::connect(None).map_err(|e| {
+        format!(
+            "cannot connect to the X server (DISPLAY={}): {e}",
+            std::env::var("DISPLAY").unwrap_or_default()
+        )
+    })?;
+    let xkb = conn
+        .xkb_use_extension(1, 0)
+        .map_err(|e| e.to_string())
+        .and_then(|cookie| cookie.reply().map_err(|e| e.to_string()));
+    match xkb {
+        Ok(reply) if reply.supported => {}
+        Ok(_) => return Err("the X server has no XKB extension, which hotkeys need".into()),
+        Err(e) => return Err(format!("the X server's XKB extension failed: {e}")),
+    }
+    X_GUARD.with(|guard| *guard.borrow_mut() = Some(conn));
+    Ok(())
 }
 
 fn register_on_main(key: HotKey) -> Result<(), global_hotkey::Error> {
