@@ -422,6 +422,97 @@ fn push_to_talk_pastes_25_s_of_speech_into_the_focused_window_and_restores_the_c
     dictate.stop();
 }
 
+/// Real speech as a person dictates it: LibriVox sentences with pauses of
+/// 0.8 s between them and, in every other sentence, a 0.9 s pause at its
+/// quietest point mid-sentence. Returns the file and its reference text.
+fn speech_with_pauses(d: &Desktop, clips: &[usize]) -> (PathBuf, String) {
+    let silence = |seconds: f64| vec![0i16; (seconds * 16_000.0) as usize];
+    let mut pcm = silence(0.3);
+    for (n, &i) in clips.iter().enumerate() {
+        let clip: Vec<i16> = hound::WavReader::open(clip(i))
+            .unwrap()
+            .samples::<i16>()
+            .map(Result::unwrap)
+            .collect();
+        if n % 2 == 0 {
+            // The quietest 40 ms between 30 % and 70 % of the sentence.
+            let frame = 640;
+            let cut = (clip.len() * 3 / 10..clip.len() * 7 / 10 - frame)
+                .step_by(frame / 2)
+                .min_by_key(|&s| {
+                    clip[s..s + frame]
+                        .iter()
+                        .map(|x| x.unsigned_abs() as u64)
+                        .sum::<u64>()
+                })
+                .unwrap()
+                + frame / 2;
+            pcm.extend_from_slice(&clip[..cut]);
+            pcm.extend(silence(0.9));
+            pcm.extend_from_slice(&clip[cut..]);
+        } else {
+            pcm.extend(clip);
+        }
+        pcm.extend(silence(0.8));
+    }
+    let name = clips.iter().map(|i| i.to_string()).collect::<String>();
+    let path = d.fixtures.join(format!("pauses-{name}.wav"));
+    let spec = hound::WavSpec {
+        channels: 1,
+        sample_rate: 16_000,
+        bits_per_sample: 16,
+        sample_format: hound::SampleFormat::Int,
+    };
+    let mut w = hound::WavWriter::create(&path, spec).unwrap();
+    for s in pcm {
+        w.write_sample(s).unwrap();
+    }
+    w.finalize().unwrap();
+    let reference: Vec<String> = clips.iter().map(|&i| truth(i)).collect();
+    (path, reference.join(" "))
+}
+
+#[test]
+fn a_37_s_dictation_with_pauses_reads_like_the_whole_file_transcript() {
+    let _guard = serial();
+    let d = desktop();
+    let tmp = tempfile::tempdir().unwrap();
+    let (wav, reference) = speech_with_pauses(d, &[0, 1, 2, 3, 4, 2]);
+    let dictate = Dictate::start(d, tmp.path(), &["--output", "stdout"]);
+    d.xdotool(&["keydown", HOTKEY]);
+    dictate.expect("recording_started", Duration::from_secs(5));
+    d.speak(&wav);
+    // Released right after the last syllable: the post-roll keeps it.
+    d.xdotool(&["keyup", HOTKEY]);
+    let delivered = dictate.expect("text_delivered", Duration::from_secs(60));
+    let dictated = delivered["text"].as_str().unwrap().to_string();
+    dictate.stop();
+
+    let whole = Command::new(env!("CARGO_BIN_EXE_utter"))
+        .arg("transcribe")
+        .arg(&wav)
+        .output()
+        .unwrap();
+    assert!(whole.status.success());
+    let whole = String::from_utf8_lossy(&whole.stdout).trim().to_string();
+    let (wer_dictated, wer_whole) = (
+        word_error_rate(&reference, &dictated),
+        word_error_rate(&reference, &whole),
+    );
+    // The benchmark's target is +1 point over the total; one dictation of
+    // ~75 words gets one word of slack.
+    assert!(
+        wer_dictated <= wer_whole + 0.015,
+        "dictated WER {wer_dictated:.3} vs whole file {wer_whole:.3}\n dictated: {dictated}\n whole: {whole}"
+    );
+    let last = utter_core::text::normalize_words(&dictated).pop();
+    assert_eq!(
+        last.as_deref(),
+        Some("disposed"),
+        "the last word is not cut: {dictated}"
+    );
+}
+
 #[test]
 fn toggle_mode_with_stdout_output() {
     let _guard = serial();

@@ -128,6 +128,12 @@ pub struct RunParams {
     pub language: Option<String>,
     /// Translate into English instead of transcribing (models that can).
     pub translate: bool,
+    /// Text spoken before this audio (Whisper's previous-context slot), so a
+    /// long dictation reads as one text across its windows.
+    pub prompt: Option<String>,
+    /// Text already transcribed from the start of this audio: the model
+    /// continues after it and returns only the continuation.
+    pub prefix: Option<String>,
 }
 
 /// A piece of text with times relative to the audio it came from.
@@ -284,13 +290,24 @@ impl Engine {
         let (tx, rx) = unbounded::<Request>();
         let thread = std::thread::spawn(move || {
             for request in rx {
-                if let Request::Batch { pcms, reply, .. } = request {
+                if let Request::Batch {
+                    pcms,
+                    reply,
+                    params,
+                } = request
+                {
                     std::thread::sleep(delay);
                     let utterances = pcms
                         .iter()
-                        .map(|pcm| Utterance {
-                            text: answer(pcm),
-                            ..Default::default()
+                        .map(|pcm| {
+                            let text = answer(pcm);
+                            // Like the real engine: only what follows the prefix.
+                            let prefix = params.prefix.as_deref().unwrap_or("");
+                            let text = text.strip_prefix(prefix).unwrap_or(&text).trim();
+                            Utterance {
+                                text: text.to_string(),
+                                ..Default::default()
+                            }
                         })
                         .collect();
                     let _ = reply.send(Ok(utterances));
@@ -443,13 +460,21 @@ fn run_batch(
 ) -> BatchReply {
     let options = RunOptions {
         language: params.language.clone(),
-        timestamps: TimestampKind::Segment,
+        // A transcript prefix does not compose with segment timestamps (the
+        // engine rejects it); dictation, which uses it, needs none.
+        timestamps: if params.prefix.is_some() {
+            TimestampKind::Auto
+        } else {
+            TimestampKind::Segment
+        },
         task: if params.translate {
             Task::Translate
         } else {
             Task::Transcribe
         },
         target_language: params.translate.then(|| "en".to_string()),
+        prompt: params.prompt.clone(),
+        prefix: params.prefix.clone(),
         ..Default::default()
     };
     let slices: Vec<&[f32]> = pcms.iter().map(Vec::as_slice).collect();

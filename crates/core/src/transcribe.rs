@@ -233,6 +233,7 @@ pub fn transcribe_file(
     let params = RunParams {
         language: options.language.clone(),
         translate: options.translate,
+        ..Default::default()
     };
     let mut source = WindowSource::new(splitter);
     let mut transcript = FileTranscript {

@@ -6,6 +6,7 @@
 //! [`trigger`] maps keys to intents; [`events`] reports progress;
 //! [`record_log`] keeps each recording's outcome so none is ever lost.
 
+pub mod context;
 pub mod events;
 pub mod record_log;
 pub mod service;

@@ -362,7 +362,7 @@ impl<E: FnMut(DictationEvent)> Service<E> {
             self.io.mic.close();
         }
         // Drain replies of the cancelled requests so they cannot leak into the next one.
-        while !d.poll(&mut |_| {}) {
+        while !d.poll(&self.engine, &mut |_| {}) {
             std::thread::sleep(Duration::from_millis(5));
         }
     }
@@ -406,7 +406,7 @@ impl<E: FnMut(DictationEvent)> Service<E> {
 
     fn on_engine_replies(&mut self) {
         let done = match self.current.as_mut() {
-            Some(d) => d.poll(&mut self.emit),
+            Some(d) => d.poll(&self.engine, &mut self.emit),
             None => false,
         };
         if done {

@@ -1,6 +1,7 @@
 //! One dictation, from key press to text: audio goes to disk first, then to
-//! the VAD; each span closed by a pause is sent to the engine at once
-//! (eager), so on release only the tail is left to transcribe.
+//! the VAD; each span closed by a pause brings the engine up to date at once
+//! (eager, with the context of the whole window: see [`super::context`]), so
+//! on release only the tail is left to transcribe.
 
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
@@ -13,6 +14,7 @@ use crate::engine::{Engine, EngineError, RunParams, StreamEvent, Utterance};
 use crate::text::join_dictation;
 use crate::vad::{Segmenter, SegmenterConfig, SpeechDetector, SpeechSpan};
 
+use super::context::{SpeechWindows, WindowRun};
 use super::events::DictationEvent;
 
 type Reply = Receiver<Result<Vec<Utterance>, EngineError>>;
@@ -59,8 +61,14 @@ pub struct Dictation {
     audio_path: PathBuf,
     segmenter: Segmenter,
     spans: Vec<SpeechSpan>,
+    /// Eager: the windows of speech and the run in flight for them.
+    windows: SpeechWindows,
+    window_run: Option<(WindowRun, Reply)>,
+    /// Not eager: the one request for the whole speech, sent at the end.
     pending: VecDeque<(usize, Reply)>,
     texts: Vec<Option<String>>,
+    /// Cancelled: no new engine work, only the run in flight is drained.
+    aborted: bool,
     engine_ms: f64,
     /// When the user released the key.
     pub stopped_at: Option<Instant>,
@@ -97,8 +105,11 @@ impl Dictation {
             recorder: Some(recorder),
             audio_path: path.to_path_buf(),
             spans: Vec::new(),
+            windows: SpeechWindows::default(),
+            window_run: None,
             pending: VecDeque::new(),
             texts: Vec::new(),
+            aborted: false,
             engine_ms: 0.0,
             stopped_at: None,
             audio_done: false,
@@ -182,7 +193,6 @@ impl Dictation {
         }
         let index = self.spans.len();
         self.spans.push(span);
-        self.texts.push(None);
         emit(DictationEvent::SegmentClosed {
             id: self.id,
             index,
@@ -190,10 +200,28 @@ impl Dictation {
             end_ms: span.end / 16,
         });
         if self.config.eager {
-            let pcm = self.audio[span.start as usize..span.end as usize].to_vec();
-            self.pending
-                .push_back((index, engine.submit(vec![pcm], self.params())));
+            self.windows.add_span(span.start, span.end);
+            self.submit_window_run(engine);
         }
+    }
+
+    /// Sends the next window run, unless one is in flight (spans that close
+    /// meanwhile are coalesced into the run after it).
+    fn submit_window_run(&mut self, engine: &Engine) {
+        if self.aborted {
+            return;
+        }
+        let Some(run) = self.windows.next_run() else {
+            return;
+        };
+        let end = (run.end as usize).min(self.audio.len());
+        let pcm = self.audio[run.start as usize..end].to_vec();
+        let params = RunParams {
+            prompt: run.prompt.clone(),
+            prefix: run.prefix.clone(),
+            ..self.params()
+        };
+        self.window_run = Some((run, engine.submit(vec![pcm], params)));
     }
 
     /// All audio is in (post-roll included): close the last span and, when
@@ -246,6 +274,7 @@ impl Dictation {
 
     /// Stops engine work for a cancelled dictation.
     pub fn abort(&mut self, engine: &Engine) {
+        self.aborted = true;
         if self.stream.take().is_some() {
             engine.stream_abort();
         }
@@ -297,11 +326,62 @@ impl Dictation {
         }
     }
 
-    /// Collects finished engine work, in order. True when everything is done.
-    pub fn poll(&mut self, emit: &mut dyn FnMut(DictationEvent)) -> bool {
+    /// Collects a finished window run and sends the next one.
+    fn poll_windows(&mut self, engine: &Engine, emit: &mut dyn FnMut(DictationEvent)) {
+        while let Some((run, rx)) = &self.window_run {
+            let result = match rx.try_recv() {
+                Ok(r) => r,
+                Err(TryRecvError::Empty) => return,
+                Err(TryRecvError::Disconnected) => Err(EngineError::WorkerGone),
+            };
+            let run = run.clone();
+            self.window_run = None;
+            match result {
+                Ok(mut utterances) => {
+                    let u = utterances.pop().unwrap_or_default();
+                    self.engine_ms += u.engine_ms;
+                    self.windows.finished(Ok(&u.text));
+                    emit(DictationEvent::SegmentTranscribed {
+                        id: self.id,
+                        index: run.window,
+                        text: u.text,
+                        engine_ms: u.engine_ms,
+                    });
+                }
+                Err(e) if run.prefix.is_some() && !self.aborted => {
+                    // Retried without the prefix; the user needs to know only if that fails too.
+                    tracing::warn!("a dictation run with a transcript prefix failed: {e}");
+                    self.windows.finished(Err(()));
+                }
+                Err(e) => {
+                    self.windows.finished(Err(()));
+                    if !self.aborted {
+                        emit(DictationEvent::Error {
+                            message: e.to_string(),
+                        });
+                        self.failed = Some(e.to_string());
+                    }
+                }
+            }
+            self.submit_window_run(engine);
+        }
+    }
+
+    /// Collects finished engine work, in order, and sends what is due next.
+    /// True when everything is done.
+    pub fn poll(&mut self, engine: &Engine, emit: &mut dyn FnMut(DictationEvent)) -> bool {
         if self.stream.is_some() {
             self.poll_stream(emit);
             return self.audio_done && self.stream.is_none();
+        }
+        if self.config.eager {
+            self.poll_windows(engine, emit);
+            let settled = if self.aborted {
+                self.window_run.is_none()
+            } else {
+                self.windows.is_done()
+            };
+            return self.audio_done && settled;
         }
         while let Some((index, rx)) = self.pending.front() {
             let index = *index;
@@ -336,6 +416,9 @@ impl Dictation {
     }
 
     pub fn text(&self) -> String {
+        if self.config.eager && self.texts.is_empty() {
+            return self.windows.text();
+        }
         join_dictation(self.texts.iter().filter_map(|t| t.as_deref()))
     }
 

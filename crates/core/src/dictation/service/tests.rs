@@ -92,6 +92,8 @@ struct Rig {
     delivered: Log<String>,
     audio: Sender<CaptureEvent>,
     opens: Arc<AtomicUsize>,
+    /// Engine runs so far.
+    runs: Arc<AtomicUsize>,
     dir: tempfile::TempDir,
 }
 
@@ -104,17 +106,36 @@ struct Options {
     engine_delay: Duration,
 }
 
-/// The engine answers "one", "two", "three"... per buffer, in order.
+/// Like a real engine, the fake hears all of the audio it is given: one word
+/// ("one", "two", ...) per stretch of tone, stretches parted by 300 ms of silence.
+fn fake_words(pcm: &[f32]) -> String {
+    let words = ["one", "two", "three", "four", "five", "six"];
+    let (mut stretches, mut quiet, mut in_tone) = (0, 0, false);
+    for chunk in pcm.chunks(160) {
+        let loud = chunk.iter().any(|s| s.abs() > 0.05);
+        if loud && !in_tone {
+            stretches += 1;
+            in_tone = true;
+        }
+        quiet = if loud { 0 } else { quiet + 1 };
+        if quiet >= 30 {
+            in_tone = false;
+        }
+    }
+    words[..stretches.min(words.len())].join(" ")
+}
+
 fn rig(options: Options) -> Rig {
     let dir = tempfile::tempdir().unwrap();
     let mut config = ServiceConfig::new("fake-model".into());
     config.recordings_dir = dir.path().to_path_buf();
     config.mode = options.mode.unwrap_or(TriggerMode::PushToTalk);
     config.post_roll = options.post_roll.unwrap_or(Duration::ZERO);
-    let calls = AtomicUsize::new(0);
-    let engine = Engine::fake(options.engine_delay, move |_| {
-        let words = ["one", "two", "three", "four", "five"];
-        words[calls.fetch_add(1, Ordering::SeqCst) % words.len()].to_string()
+    let runs = Arc::new(AtomicUsize::new(0));
+    let counted = runs.clone();
+    let engine = Engine::fake(options.engine_delay, move |pcm| {
+        counted.fetch_add(1, Ordering::SeqCst);
+        fake_words(pcm)
     });
     let (events, grabs, delivered) = (log(), log(), log());
     let (audio, rx) = unbounded();
@@ -143,6 +164,7 @@ fn rig(options: Options) -> Rig {
         delivered,
         audio,
         opens,
+        runs,
         dir,
     }
 }
@@ -323,6 +345,35 @@ fn cancel_during_the_post_roll_discards_the_text_but_keeps_the_audio() {
     r.service.config.post_roll = Duration::ZERO;
     r.settle();
     assert_eq!(r.delivered().len(), 1);
+}
+
+#[test]
+fn cancel_during_a_window_run_sends_nothing_more_to_the_engine() {
+    let mut r = rig(Options {
+        engine_delay: Duration::from_millis(300),
+        ..Default::default()
+    });
+    r.key(TriggerKey::Main, true);
+    r.hear(tone(1000));
+    r.hear(silence(900)); // the first window run goes to the engine
+    r.hear(tone(1000));
+    r.hear(silence(900)); // closes while that run is in flight: coalesced
+    r.key(TriggerKey::Cancel, true);
+    r.settle();
+    assert!(r.delivered().is_empty());
+    assert_eq!(r.record_status(), vec!["cancelled"]);
+    std::thread::sleep(Duration::from_millis(400));
+    assert_eq!(
+        r.runs.load(Ordering::SeqCst),
+        1,
+        "only the run in flight; the coalesced one was never sent"
+    );
+    // The next dictation is a fresh one.
+    r.key(TriggerKey::Main, true);
+    r.hear(tone(700));
+    r.key(TriggerKey::Main, false);
+    r.settle();
+    assert_eq!(r.delivered(), vec!["one".to_string()]);
 }
 
 #[test]

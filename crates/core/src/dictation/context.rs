@@ -1,0 +1,336 @@
+//! Eager transcription with context: which engine run a dictation needs next.
+//!
+//! Transcribing each pause-closed span alone (the first eager design) lost the
+//! words' context: a sentence with pauses came out as several sentences, with
+//! words misheard. Here the speech is kept in windows of at most
+//! [`WINDOW_MAX_MS`] (Whisper sees 30 s at a time). Each time the VAD closes a
+//! span, the whole window so far is run again, with the text already found
+//! for it as the transcript prefix: the model hears all of the window and
+//! reads what came before, and decodes only the new words (so a run costs
+//! about what a run over the new span alone did). The last few words of the
+//! prefix are left out and decoded again: they were found without the audio
+//! that follows them, and a pause mid-sentence often left a wrong word or a
+//! full stop there that the next words correct. A full window is committed
+//! and the next one starts with the committed text as its prompt, as Whisper's
+//! own long-form decoding does. One run is in flight at a time; spans that
+//! close meanwhile are coalesced into the next run.
+//!
+//! This type is pure bookkeeping (no engine), so it is tested on its own.
+
+use crate::text::join_dictation;
+
+/// The longest window of speech in one engine run (Whisper's window is 30 s;
+/// the margin keeps the pads of the spans inside it).
+pub const WINDOW_MAX_MS: u64 = 28_000;
+/// How much committed text goes into the next window's prompt. Whisper takes
+/// up to 224 prompt tokens; the last few sentences are what helps.
+const PROMPT_MAX_CHARS: usize = 600;
+/// Words at the end of a window's text that the next run decodes again.
+pub const REDECODE_WORDS: usize = 4;
+
+/// One engine run: the window's audio from `start` to `end` (samples at 16 kHz).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WindowRun {
+    pub window: usize,
+    pub start: u64,
+    pub end: u64,
+    /// The text of the windows before this one.
+    pub prompt: Option<String>,
+    /// The text already found for this window; the run returns what follows.
+    pub prefix: Option<String>,
+}
+
+#[derive(Debug)]
+struct Window {
+    start: u64,
+    /// End of the last span in the window.
+    end: u64,
+    text: String,
+    /// The audio `text` covers ends here.
+    done_to: u64,
+    /// A run with a prefix failed: the window is transcribed without one.
+    plain: bool,
+}
+
+#[derive(Debug)]
+pub struct SpeechWindows {
+    windows: Vec<Window>,
+    in_flight: Option<WindowRun>,
+    max_samples: u64,
+}
+
+impl Default for SpeechWindows {
+    fn default() -> Self {
+        Self::new(WINDOW_MAX_MS * 16)
+    }
+}
+
+impl SpeechWindows {
+    pub fn new(max_samples: u64) -> Self {
+        Self {
+            windows: Vec::new(),
+            in_flight: None,
+            max_samples,
+        }
+    }
+
+    /// A span the VAD closed: it extends the current window, or starts the
+    /// next one when the window would grow past the maximum.
+    pub fn add_span(&mut self, start: u64, end: u64) {
+        match self.windows.last_mut() {
+            Some(w) if end.saturating_sub(w.start) <= self.max_samples => w.end = w.end.max(end),
+            _ => self.windows.push(Window {
+                start,
+                end,
+                text: String::new(),
+                done_to: start,
+                plain: false,
+            }),
+        }
+    }
+
+    /// The run to submit now, if one is due and none is in flight. Earlier
+    /// windows go first, so a window's prompt is always final.
+    pub fn next_run(&mut self) -> Option<WindowRun> {
+        if self.in_flight.is_some() {
+            return None;
+        }
+        let index = self.windows.iter().position(|w| w.done_to < w.end)?;
+        let w = &self.windows[index];
+        let prefix = if w.plain {
+            None
+        } else {
+            settled_words(&w.text, REDECODE_WORDS)
+        };
+        let run = WindowRun {
+            window: index,
+            start: w.start,
+            end: w.end,
+            prompt: self.prompt_for(index),
+            prefix,
+        };
+        self.in_flight = Some(run.clone());
+        Some(run)
+    }
+
+    fn prompt_for(&self, index: usize) -> Option<String> {
+        let before = join_dictation(self.windows[..index].iter().map(|w| w.text.as_str()));
+        if before.is_empty() {
+            return None;
+        }
+        // The last sentences, cut at a word boundary.
+        let mut cut = before.len().saturating_sub(PROMPT_MAX_CHARS);
+        while !before.is_char_boundary(cut) {
+            cut += 1;
+        }
+        let tail = &before[cut..];
+        let tail = match (cut > 0, tail.find(' ')) {
+            (true, Some(space)) => &tail[space + 1..],
+            _ => tail,
+        };
+        Some(tail.to_string())
+    }
+
+    /// The engine's answer to the run in flight: the text that follows its
+    /// prefix, or an error (the window is then retried once without a
+    /// prefix; after that its audio is given up on, and the caller reports it).
+    pub fn finished(&mut self, result: Result<&str, ()>) {
+        let Some(run) = self.in_flight.take() else {
+            return;
+        };
+        let w = &mut self.windows[run.window];
+        match result {
+            // Nothing new heard: keep the text (a re-decode must not lose words).
+            Ok(continuation) if continuation.trim().is_empty() => w.done_to = run.end,
+            Ok(continuation) => {
+                let settled = run.prefix.as_deref().unwrap_or("");
+                w.text = join_dictation([settled, continuation]);
+                w.done_to = run.end;
+            }
+            Err(()) if run.prefix.is_some() => {
+                w.plain = true;
+                w.text.clear();
+                w.done_to = w.start;
+            }
+            Err(()) => w.done_to = run.end,
+        }
+    }
+
+    /// Whether a run is waiting for the engine.
+    pub fn in_flight(&self) -> bool {
+        self.in_flight.is_some()
+    }
+
+    /// Every span's audio is in the text (or given up on), nothing in flight.
+    pub fn is_done(&self) -> bool {
+        self.in_flight.is_none() && self.windows.iter().all(|w| w.done_to >= w.end)
+    }
+
+    /// The dictation's text so far.
+    pub fn text(&self) -> String {
+        join_dictation(self.windows.iter().map(|w| w.text.as_str()))
+    }
+
+    pub fn windows(&self) -> usize {
+        self.windows.len()
+    }
+}
+
+/// `text` without its last `redecode` words, or `None` when nothing is left.
+fn settled_words(text: &str, redecode: usize) -> Option<String> {
+    let words: Vec<&str> = text.split_whitespace().collect();
+    let keep = words.len().checked_sub(redecode).filter(|&n| n > 0)?;
+    Some(words[..keep].join(" "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const S: u64 = 16_000; // samples per second
+
+    #[test]
+    fn the_first_run_has_no_context_and_later_runs_continue_the_window() {
+        let mut w = SpeechWindows::default();
+        w.add_span(0, 3 * S);
+        let first = w.next_run().unwrap();
+        assert_eq!((first.start, first.end), (0, 3 * S));
+        assert_eq!((first.prompt, first.prefix), (None, None));
+        w.finished(Ok("The man walked into the big room."));
+        w.add_span(4 * S, 6 * S);
+        let second = w.next_run().unwrap();
+        assert_eq!(
+            (second.start, second.end),
+            (0, 6 * S),
+            "the whole window again"
+        );
+        assert_eq!(
+            second.prefix.as_deref(),
+            Some("The man walked"),
+            "the last words are decoded again"
+        );
+        w.finished(Ok("into the big room. He sat down."));
+        assert!(w.is_done());
+        assert_eq!(w.text(), "The man walked into the big room. He sat down.");
+    }
+
+    #[test]
+    fn words_before_a_mid_sentence_pause_are_corrected_by_what_follows() {
+        let mut w = SpeechWindows::default();
+        w.add_span(0, 5 * S);
+        let _ = w.next_run();
+        // Heard up to a pause mid-sentence: a wrong word and a full stop.
+        w.finished(Ok("He had leisure to consider how much their might."));
+        w.add_span(6 * S, 9 * S);
+        let run = w.next_run().unwrap();
+        assert_eq!(
+            run.prefix.as_deref(),
+            Some("He had leisure to consider")
+        );
+        w.finished(Ok("how much there might be prudently in his power."));
+        assert_eq!(
+            w.text(),
+            "He had leisure to consider how much there might be prudently in his power."
+        );
+    }
+
+    #[test]
+    fn spans_closed_during_a_run_are_coalesced_into_one_run() {
+        let mut w = SpeechWindows::default();
+        w.add_span(0, 2 * S);
+        let _first = w.next_run().unwrap();
+        w.add_span(3 * S, 4 * S);
+        w.add_span(5 * S, 6 * S);
+        assert_eq!(w.next_run(), None, "one run at a time");
+        assert!(!w.is_done());
+        w.finished(Ok("one"));
+        let next = w.next_run().unwrap();
+        assert_eq!(next.end, 6 * S, "only the newest window is run");
+        assert_eq!(next.prefix, None, "too short to keep any of it");
+        w.finished(Ok("one two three"));
+        assert_eq!(w.next_run(), None);
+        assert!(w.is_done());
+        assert_eq!(w.text(), "one two three");
+    }
+
+    #[test]
+    fn a_full_window_is_committed_and_its_text_prompts_the_next() {
+        let mut w = SpeechWindows::default();
+        w.add_span(0, 20 * S);
+        w.add_span(21 * S, 27 * S);
+        w.add_span(28 * S, 31 * S); // 31 s from the window start: a new window
+        assert_eq!(w.windows(), 2);
+        let first = w.next_run().unwrap();
+        assert_eq!((first.window, first.end), (0, 27 * S));
+        w.finished(Ok("First window text."));
+        let second = w.next_run().unwrap();
+        assert_eq!((second.window, second.start, second.end), (1, 28 * S, 31 * S));
+        assert_eq!(second.prompt.as_deref(), Some("First window text."));
+        assert_eq!(second.prefix, None);
+        w.finished(Ok("Second."));
+        assert_eq!(w.text(), "First window text. Second.");
+    }
+
+    #[test]
+    fn an_earlier_window_is_finished_before_the_next_is_run() {
+        let mut w = SpeechWindows::default();
+        w.add_span(0, 10 * S);
+        let _ = w.next_run().unwrap();
+        w.add_span(11 * S, 20 * S);
+        w.add_span(21 * S, 35 * S); // the next window
+        w.finished(Ok("a"));
+        let run = w.next_run().unwrap();
+        assert_eq!(
+            (run.window, run.end),
+            (0, 20 * S),
+            "the first window's last span first"
+        );
+        w.finished(Ok("a b"));
+        let run = w.next_run().unwrap();
+        assert_eq!(run.window, 1);
+        assert_eq!(run.prompt.as_deref(), Some("a b"));
+    }
+
+    #[test]
+    fn the_prompt_is_the_end_of_the_committed_text_at_a_word_boundary() {
+        let mut w = SpeechWindows::default();
+        let long = "word ".repeat(300);
+        w.add_span(0, 27 * S);
+        let _ = w.next_run();
+        w.finished(Ok(&long));
+        w.add_span(29 * S, 30 * S);
+        let prompt = w.next_run().unwrap().prompt.unwrap();
+        assert!(prompt.len() <= PROMPT_MAX_CHARS, "{}", prompt.len());
+        assert!(prompt.starts_with("word"), "{prompt}");
+    }
+
+    #[test]
+    fn a_failed_prefix_run_is_retried_once_without_a_prefix() {
+        let mut w = SpeechWindows::default();
+        w.add_span(0, 2 * S);
+        let _ = w.next_run();
+        w.finished(Ok("hello there my good friend"));
+        w.add_span(3 * S, 4 * S);
+        let with_prefix = w.next_run().unwrap();
+        assert!(with_prefix.prefix.is_some());
+        w.finished(Err(()));
+        let plain = w.next_run().unwrap();
+        assert_eq!((plain.start, plain.end, plain.prefix), (0, 4 * S, None));
+        w.finished(Err(()));
+        assert!(w.is_done(), "given up on after the retry");
+        assert_eq!(w.next_run(), None);
+    }
+
+    #[test]
+    fn an_empty_result_keeps_the_window_text_and_moves_on() {
+        let mut w = SpeechWindows::default();
+        w.add_span(0, 2 * S);
+        let _ = w.next_run();
+        w.finished(Ok("hello"));
+        w.add_span(3 * S, 4 * S);
+        let _ = w.next_run();
+        w.finished(Ok(""));
+        assert!(w.is_done());
+        assert_eq!(w.text(), "hello");
+    }
+}
