@@ -223,10 +223,7 @@ mod tests {
         w.finished(Ok("He had leisure to consider how much their might."));
         w.add_span(6 * S, 9 * S);
         let run = w.next_run().unwrap();
-        assert_eq!(
-            run.prefix.as_deref(),
-            Some("He had leisure to consider")
-        );
+        assert_eq!(run.prefix.as_deref(), Some("He had leisure to consider"));
         w.finished(Ok("how much there might be prudently in his power."));
         assert_eq!(
             w.text(),
@@ -264,7 +261,10 @@ mod tests {
         assert_eq!((first.window, first.end), (0, 27 * S));
         w.finished(Ok("First window text."));
         let second = w.next_run().unwrap();
-        assert_eq!((second.window, second.start, second.end), (1, 28 * S, 31 * S));
+        assert_eq!(
+            (second.window, second.start, second.end),
+            (1, 28 * S, 31 * S)
+        );
         assert_eq!(second.prompt.as_deref(), Some("First window text."));
         assert_eq!(second.prefix, None);
         w.finished(Ok("Second."));
