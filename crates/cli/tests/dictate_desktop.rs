@@ -31,6 +31,24 @@ fn wait_until(what: &str, timeout: Duration, mut ok: impl FnMut() -> bool) {
     }
 }
 
+/// A shell that kills `children` once this test process is gone (statics are
+/// never dropped, so the shared desktop cannot clean up after itself).
+fn kill_when_tests_end(children: &[&Child]) -> Child {
+    let pids: Vec<String> = children.iter().map(|c| c.id().to_string()).collect();
+    let script = format!(
+        "while kill -0 {} 2>/dev/null; do sleep 1; done; kill {}",
+        std::process::id(),
+        pids.join(" ")
+    );
+    Command::new("sh")
+        .args(["-c", &script])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
 fn desktop() -> &'static Desktop {
     static DESKTOP: OnceLock<Desktop> = OnceLock::new();
     DESKTOP.get_or_init(|| {
@@ -91,19 +109,7 @@ fn desktop() -> &'static Desktop {
         assert!(pactl(&["set-default-source", "vmic"]));
         assert!(pactl(&["set-default-sink", "vspk"]));
         // Xvfb and PulseAudio go away with this test process.
-        let watchdog = format!(
-            "while kill -0 {} 2>/dev/null; do sleep 1; done; kill {} {}",
-            std::process::id(),
-            xvfb.id(),
-            pulse.id()
-        );
-        let watchdog = Command::new("sh")
-            .args(["-c", &watchdog])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
+        let watchdog = kill_when_tests_end(&[&xvfb, &pulse]);
         // ~28 s of speech: the five LibriVox clips, each followed by the
         // short pause a person dictating makes between sentences.
         let mut padded = Vec::new();
@@ -896,17 +902,7 @@ fn sway() -> &'static Sway {
                 .unwrap();
             String::from_utf8_lossy(&out.stdout).contains("\"app_id\": \"foot\"")
         });
-        let watchdog = format!(
-            "while kill -0 {} 2>/dev/null; do sleep 1; done; kill {} {}",
-            std::process::id(),
-            sway.id(),
-            foot.id()
-        );
-        let watchdog = Command::new("sh")
-            .args(["-c", &watchdog])
-            .stdin(Stdio::null())
-            .spawn()
-            .unwrap();
+        let watchdog = kill_when_tests_end(&[&sway, &foot]);
         Sway {
             runtime_dir,
             typed,

@@ -231,6 +231,7 @@ impl App {
         let loaded = settings::load(&paths.settings);
         let history = History::open(&paths.history)?;
         let s = &loaded.settings;
+        let session = DesktopSession::detect();
         let status = Status {
             state: AppState::Loading,
             model: None,
@@ -242,9 +243,8 @@ impl App {
             last_text: None,
             error: None,
             notice: loaded.notice.clone(),
-            capabilities: doctor::desktop(&DesktopSession::detect()),
+            capabilities: doctor::desktop(&session),
         };
-        let session = DesktopSession::detect();
         let ptt = match PttServer::start() {
             Ok(server) => Some(server),
             Err(e) => {

@@ -79,13 +79,18 @@ impl SpeechWindows {
     pub fn add_span(&mut self, start: u64, end: u64) {
         match self.windows.last_mut() {
             Some(w) if end.saturating_sub(w.start) <= self.max_samples => w.end = w.end.max(end),
-            _ => self.windows.push(Window {
-                start,
-                end,
-                text: String::new(),
-                done_to: start,
-                plain: false,
-            }),
+            last => {
+                // Padded spans can overlap: no audio is heard by two windows,
+                // or its words would be written twice.
+                let start = last.map_or(start, |w| start.max(w.end));
+                self.windows.push(Window {
+                    start,
+                    end,
+                    text: String::new(),
+                    done_to: start,
+                    plain: false,
+                })
+            }
         }
     }
 
@@ -156,9 +161,18 @@ impl SpeechWindows {
         }
     }
 
-    /// Whether a run is waiting for the engine.
-    pub fn in_flight(&self) -> bool {
-        self.in_flight.is_some()
+    /// The run in flight covers less of its window than there is now: its
+    /// result would only be the prefix of one more run.
+    pub fn in_flight_is_stale(&self) -> bool {
+        self.in_flight
+            .as_ref()
+            .is_some_and(|run| self.windows[run.window].end > run.end)
+    }
+
+    /// Forgets the run in flight (cancelled, or stale and cancelled at the
+    /// release): its window is run again, from what was known before it.
+    pub fn requeue(&mut self) {
+        self.in_flight = None;
     }
 
     /// Every span's audio is in the text (or given up on), nothing in flight.
@@ -232,6 +246,28 @@ mod tests {
     }
 
     #[test]
+    fn a_stale_run_at_the_release_is_replaced_by_one_over_everything() {
+        let mut w = SpeechWindows::default();
+        w.add_span(0, 4 * S);
+        let _ = w.next_run();
+        w.finished(Ok("The man walked into the big room."));
+        w.add_span(5 * S, 8 * S);
+        let stale = w.next_run().unwrap();
+        assert!(!w.in_flight_is_stale());
+        w.add_span(9 * S, 10 * S); // the tail, closed at the release
+        assert!(w.in_flight_is_stale());
+        w.requeue();
+        let last = w.next_run().unwrap();
+        assert_eq!(
+            (last.end, last.prefix),
+            (10 * S, stale.prefix),
+            "from what was known before the stale run"
+        );
+        w.finished(Ok("into the big room. He sat down. Then he slept."));
+        assert!(w.is_done());
+    }
+
+    #[test]
     fn spans_closed_during_a_run_are_coalesced_into_one_run() {
         let mut w = SpeechWindows::default();
         w.add_span(0, 2 * S);
@@ -269,6 +305,16 @@ mod tests {
         assert_eq!(second.prefix, None);
         w.finished(Ok("Second."));
         assert_eq!(w.text(), "First window text. Second.");
+    }
+
+    #[test]
+    fn the_next_window_starts_where_the_last_one_ended() {
+        let mut w = SpeechWindows::default();
+        w.add_span(0, 27 * S);
+        w.add_span(26 * S + S / 2, 30 * S); // its pre-pad overlaps the last span
+        let _ = w.next_run();
+        w.finished(Ok("first"));
+        assert_eq!(w.next_run().unwrap().start, 27 * S);
     }
 
     #[test]

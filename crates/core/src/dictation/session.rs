@@ -261,6 +261,14 @@ impl Dictation {
         if let Some(span) = self.segmenter.finish() {
             self.close_span(span, engine, emit);
         }
+        if self.config.eager && self.windows.in_flight_is_stale() {
+            // The user is waiting now: rather than finish a run whose result
+            // would only be the prefix of the next, run everything at once.
+            engine.cancel();
+            self.window_run = None;
+            self.windows.requeue();
+            self.submit_window_run(engine);
+        }
         if !self.config.eager && !self.spans.is_empty() {
             let start = self.spans[0].start as usize;
             let end = (self.spans.last().expect("non-empty").end as usize).min(self.audio.len());
@@ -348,6 +356,8 @@ impl Dictation {
                         engine_ms: u.engine_ms,
                     });
                 }
+                // Cancelled by a stale cancel meant for the run before: again.
+                Err(EngineError::Cancelled) if !self.aborted => self.windows.requeue(),
                 Err(e) if run.prefix.is_some() && !self.aborted => {
                     // Retried without the prefix; the user needs to know only if that fails too.
                     tracing::warn!("a dictation run with a transcript prefix failed: {e}");
