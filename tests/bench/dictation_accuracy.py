@@ -4,6 +4,8 @@ dictation on real recorded speech, eager (windows with context) vs
 --no-eager vs `utter transcribe` of the same audio.
 
     python3 tests/bench/dictation_accuracy.py      (needs the `npm test` setup)
+    UTTER_BEFORE_BIN=/path/to/older/utter python3 tests/bench/dictation_accuracy.py
+                                                   (adds that build's eager mode as a fourth column)
 
 15 dictations of 5-60 s are built from the LibriVox clips of Debian's
 pocketsphinx-testdata: sentences in rotation with natural pauses of 0.3-1.5 s
@@ -18,6 +20,7 @@ import array
 
 TARGET = os.environ.get("CARGO_TARGET_DIR", os.path.expanduser("~/.cache/utter/target"))
 UTTER = os.environ.get("UTTER_BIN", os.path.join(TARGET, "debug", "utter"))
+BEFORE = os.environ.get("UTTER_BEFORE_BIN")
 LIBRIVOX = "/usr/share/pocketsphinx/test/data/librivox"
 LENGTHS = [5, 6, 8, 10, 12, 14, 16, 18, 21, 24, 28, 32, 38, 45, 60]
 tmp = tempfile.mkdtemp(prefix="utter-acc-")
@@ -110,10 +113,10 @@ def cpu_seconds(pid):
 
 
 class Dictate:
-    def __init__(self, hotkey, extra):
+    def __init__(self, hotkey, extra, binary=UTTER):
         self.hotkey = hotkey
         self.events = queue.Queue()
-        self.p = spawn([UTTER, "dictate", "--events", "json", "--output", "stdout", "--hotkey", hotkey,
+        self.p = spawn([binary, "dictate", "--events", "json", "--output", "stdout", "--hotkey", hotkey,
                         "--recordings-dir", os.path.join(tmp, "rec-" + hotkey), *extra],
                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
                        env=dict(env, UTTER_PTT_SOCKET=os.path.join(runtime, hotkey + ".sock")))
@@ -161,11 +164,14 @@ def main():
     run(["pactl", "set-default-source", "vmic"]); run(["pactl", "set-default-sink", "vspk"])
     dictations = build_dictations()
     variants = {"eager": Dictate("ctrl+shift+space", []), "no-eager": Dictate("ctrl+alt+space", ["--no-eager"])}
-    rows, totals = [], {"eager": [0, 0], "no-eager": [0, 0], "transcribe": [0, 0]}
-    latency = {"eager": [], "no-eager": []}
-    cpu = {"eager": 0.0, "no-eager": 0.0}
+    if BEFORE:
+        variants["before"] = Dictate("ctrl+super+space", [], BEFORE)
+    names = list(variants)
+    rows, totals = [], {name: [0, 0] for name in names + ["transcribe"]}
+    latency = {name: [] for name in names}
+    cpu = {name: 0.0 for name in names}
     for k, (wav, seconds, ref) in enumerate(dictations):
-        order = ["eager", "no-eager"] if k % 2 == 0 else ["no-eager", "eager"]
+        order = names[k % len(names):] + names[:k % len(names)]
         texts, row = {}, {}
         for name in order:
             ms, texts[name], used = variants[name].dictate(wav)
@@ -181,18 +187,19 @@ def main():
         for name, text in texts.items():
             print(f"  {name}: {text}", file=sys.stderr)
 
-    print("| speech | words | eager errors | --no-eager errors | transcribe errors | eager release→text | --no-eager release→text |")
-    print("|---:|---:|---:|---:|---:|---:|---:|")
+    cols = names + ["transcribe"]
+    print("| speech | words | " + " | ".join(f"{c} errors" for c in cols) + " | "
+          + " | ".join(f"{c} release→text" for c in names) + " |")
+    print("|---:|---:|" + "---:|" * (len(cols) + len(names)))
     for seconds, n, row, _ in rows:
-        print(f"| {seconds:.1f} s | {n} | {row['eager']} | {row['no-eager']} | {row['transcribe']} "
-              f"| {row['eager ms']:.0f} ms | {row['no-eager ms']:.0f} ms |")
+        print(f"| {seconds:.1f} s | {n} | " + " | ".join(str(row[c]) for c in cols) + " | "
+              + " | ".join(f"{row[c + ' ms']:.0f} ms" for c in names) + " |")
     wer = {k: 100 * e / n for k, (e, n) in totals.items()}
-    print(f"| **total** | {totals['eager'][1]} | **{totals['eager'][0]} ({wer['eager']:.1f} %)** "
-          f"| {totals['no-eager'][0]} ({wer['no-eager']:.1f} %) | {totals['transcribe'][0]} ({wer['transcribe']:.1f} %) "
-          f"| median **{statistics.median(latency['eager']):.0f} ms** | median {statistics.median(latency['no-eager']):.0f} ms |")
+    print(f"| **total** | {totals['eager'][1]} | " + " | ".join(f"{totals[c][0]} ({wer[c]:.1f} %)" for c in cols)
+          + " | " + " | ".join(f"median {statistics.median(latency[c]):.0f} ms" for c in names) + " |")
     speech = sum(s for s, *_ in rows)
-    print(f"\nCPU per second of speech (whole dictation, release included): eager {cpu['eager'] / speech:.2f} s, "
-          f"--no-eager {cpu['no-eager'] / speech:.2f} s")
+    print("\nCPU seconds per second of speech (whole dictation, release included): "
+          + ", ".join(f"{c} {cpu[c] / speech:.2f}" for c in names))
 
 
 try:

@@ -505,6 +505,7 @@ fn a_37_s_dictation_with_pauses_reads_like_the_whole_file_transcript() {
         word_error_rate(&reference, &dictated),
         word_error_rate(&reference, &whole),
     );
+    eprintln!("dictated WER {wer_dictated:.3}, whole file {wer_whole:.3}");
     // The benchmark's target is +1 point over the total; one dictation of
     // ~75 words gets one word of slack.
     assert!(
