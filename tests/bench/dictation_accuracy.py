@@ -15,28 +15,17 @@ microphone (Xvfb, xdotool for the hotkey). Eager and --no-eager run as two
 `utter dictate` processes on different hotkeys, alternating which goes first.
 Prints a Markdown table for docs/benchmarks.md.
 """
-import json, os, queue, random, re, shutil, statistics, subprocess, sys, tempfile, threading, time, wave
-import array
+import array, os, random, re, statistics, subprocess, sys, wave
 
-TARGET = os.environ.get("CARGO_TARGET_DIR", os.path.expanduser("~/.cache/utter/target"))
+from virtual_desktop import TARGET, Dictate, VirtualDesktop
+
 UTTER = os.environ.get("UTTER_BIN", os.path.join(TARGET, "debug", "utter"))
 BEFORE = os.environ.get("UTTER_BEFORE_BIN")
 LIBRIVOX = "/usr/share/pocketsphinx/test/data/librivox"
-LENGTHS = [5, 6, 8, 10, 12, 14, 16, 18, 21, 24, 28, 32, 38, 45, 60]
-tmp = tempfile.mkdtemp(prefix="utter-acc-")
-runtime = os.path.join(tmp, "runtime"); os.makedirs(runtime, mode=0o700)
-env = dict(os.environ, DISPLAY=":94", XDG_RUNTIME_DIR=runtime)
-procs = []
+# Target lengths (s); UTTER_BENCH_LENGTHS="5 10" runs fewer (a quick check of the script).
+LENGTHS = [int(n) for n in os.environ.get("UTTER_BENCH_LENGTHS", "").split()] or [
+    5, 6, 8, 10, 12, 14, 16, 18, 21, 24, 28, 32, 38, 45, 60]
 rng = random.Random(12)
-
-
-def spawn(args, **kw):
-    kw.setdefault("env", env)
-    p = subprocess.Popen(args, **kw); procs.append(p); return p
-
-
-def run(args):
-    subprocess.run(args, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
 def words(text):
@@ -80,7 +69,7 @@ def silence(seconds):
     return array.array("h", bytes(2 * int(seconds * 16000)))
 
 
-def build_dictations():
+def build_dictations(desktop):
     names = sorted(f for f in os.listdir(LIBRIVOX) if f.endswith(".wav"))
     truth = {}
     for line in open(os.path.join(LIBRIVOX, "transcription")):
@@ -100,72 +89,23 @@ def build_dictations():
             pcm += silence(rng.uniform(0.3, 1.5))
             ref.append(text)
             i += 1
-        path = os.path.join(tmp, f"dictation-{k:02}.wav")
+        path = desktop.path(f"dictation-{k:02}.wav")
         write_pcm(path, pcm)
         out.append((path, len(pcm) / 16000, " ".join(ref)))
     return out
 
 
-def cpu_seconds(pid):
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-class Dictate:
-    def __init__(self, hotkey, extra, binary=UTTER):
-        self.hotkey = hotkey
-        self.events = queue.Queue()
-        self.p = spawn([binary, "dictate", "--events", "json", "--output", "stdout", "--hotkey", hotkey,
-                        "--recordings-dir", os.path.join(tmp, "rec-" + hotkey), *extra],
-                       stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-                       env=dict(env, UTTER_PTT_SOCKET=os.path.join(runtime, hotkey + ".sock")))
-        threading.Thread(target=self._read, daemon=True).start()
-        self.wait("ready", 60)
-
-    def _read(self):
-        for line in self.p.stdout:
-            if line.startswith("{"):
-                self.events.put(json.loads(line))
-
-    def wait(self, kind, timeout):
-        deadline = time.time() + timeout
-        while True:
-            ev = self.events.get(timeout=max(0.1, deadline - time.time()))
-            if ev["event"] == kind:
-                return ev
-            if ev["event"] == "error":
-                print(f"error: {ev}", file=sys.stderr)
-
-    def dictate(self, wav):
-        cpu = cpu_seconds(self.p.pid)
-        run(["xdotool", "keydown", self.hotkey])
-        self.wait("recording_started", 10)
-        run(["paplay", "--latency-msec=200", "--device=vmic_sink", wav])
-        run(["xdotool", "keyup", self.hotkey])
-        stopped = self.wait("recording_stopped", 10)
-        delivered = self.wait("text_delivered", 180)
-        return delivered["t_ms"] - stopped["t_ms"], delivered["text"], cpu_seconds(self.p.pid) - cpu
-
-
 def transcribe(wav):
-    out = subprocess.run([UTTER, "transcribe", wav], env=env, check=True, capture_output=True, text=True)
+    out = subprocess.run([UTTER, "transcribe", wav], check=True, capture_output=True, text=True)
     return out.stdout.strip()
 
 
-def main():
-    spawn(["Xvfb", ":94", "-screen", "0", "1280x800x24", "-nolisten", "tcp"], stderr=subprocess.DEVNULL)
-    spawn(["pulseaudio", "--daemonize=no", "--exit-idle-time=-1", "--disallow-exit", "-n",
-           "--load=module-native-protocol-unix auth-anonymous=1", "--load=module-null-sink sink_name=vspk",
-           "--load=module-null-sink sink_name=vmic_sink norewinds=1 rate=48000 channels=1",
-           "--load=module-remap-source master=vmic_sink.monitor source_name=vmic", "--load=module-always-sink"],
-          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    time.sleep(2)
-    run(["pactl", "set-default-source", "vmic"]); run(["pactl", "set-default-sink", "vspk"])
-    dictations = build_dictations()
-    variants = {"eager": Dictate("ctrl+shift+space", []), "no-eager": Dictate("ctrl+alt+space", ["--no-eager"])}
+def main(desktop):
+    dictations = build_dictations(desktop)
+    variants = {"eager": Dictate(desktop, UTTER, "ctrl+shift+space", []),
+                "no-eager": Dictate(desktop, UTTER, "ctrl+alt+space", ["--no-eager"])}
     if BEFORE:
-        variants["before"] = Dictate("ctrl+super+space", [], BEFORE)
+        variants["before"] = Dictate(desktop, BEFORE, "ctrl+super+space", [])
     names = list(variants)
     rows, totals = [], {name: [0, 0] for name in names + ["transcribe"]}
     latency = {name: [] for name in names}
@@ -174,7 +114,8 @@ def main():
         order = names[k % len(names):] + names[:k % len(names)]
         texts, row = {}, {}
         for name in order:
-            ms, texts[name], used = variants[name].dictate(wav)
+            ms, delivered, _, used = variants[name].dictate(wav)
+            texts[name] = delivered["text"]
             latency[name].append(ms); row[name + " ms"] = ms; cpu[name] += used
         texts["transcribe"] = transcribe(wav)
         ref_words = words(ref)
@@ -202,9 +143,8 @@ def main():
           + ", ".join(f"{c} {cpu[c] / speech:.2f}" for c in names))
 
 
+desktop = VirtualDesktop(":94", "utter-acc-")
 try:
-    main()
+    main(desktop)
 finally:
-    for p in procs:
-        p.kill()
-    shutil.rmtree(tmp, ignore_errors=True)
+    desktop.close()
