@@ -183,6 +183,11 @@ fn dictate(
                     "Run `utter ptt press` / `utter ptt release` (or `toggle`) to dictate".into(),
                 )
             }
+            Err(e @ HotkeyError::Taken { .. }) => {
+                // The core does not know about flags; the hint is the CLI's.
+                eprintln!("error: {e} (--hotkey)");
+                return Ok(ExitCode::from(exit::USAGE));
+            }
             Err(e) => {
                 eprintln!("error: {e}");
                 return Ok(ExitCode::from(exit::USAGE));

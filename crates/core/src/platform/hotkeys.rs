@@ -32,7 +32,7 @@ use crate::dictation::trigger::{TriggerKey, TriggerMode};
 pub enum HotkeyError {
     #[error("{0}")]
     Parse(String),
-    #[error("cannot register hotkey `{name}`: it is already taken by another application (or another `utter dictate`); choose another with --hotkey")]
+    #[error("cannot register hotkey `{name}`: it is already taken by another application (or another Utter dictation); choose another hotkey")]
     Taken { name: String },
     #[error("global hotkeys are unavailable: {0}")]
     Unavailable(String),
