@@ -161,6 +161,11 @@ impl SpeechWindows {
         }
     }
 
+    /// The run waiting for the engine, if any.
+    pub fn in_flight(&self) -> Option<&WindowRun> {
+        self.in_flight.as_ref()
+    }
+
     /// The run in flight covers less of its window than there is now: its
     /// result would only be the prefix of one more run.
     pub fn in_flight_is_stale(&self) -> bool {

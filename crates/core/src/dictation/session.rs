@@ -14,7 +14,7 @@ use crate::engine::{Engine, EngineError, RunParams, StreamEvent, Utterance};
 use crate::text::join_dictation;
 use crate::vad::{Segmenter, SegmenterConfig, SpeechDetector, SpeechSpan};
 
-use super::context::{SpeechWindows, WindowRun};
+use super::context::SpeechWindows;
 use super::events::DictationEvent;
 
 type Reply = Receiver<Result<Vec<Utterance>, EngineError>>;
@@ -61,9 +61,10 @@ pub struct Dictation {
     audio_path: PathBuf,
     segmenter: Segmenter,
     spans: Vec<SpeechSpan>,
-    /// Eager: the windows of speech and the run in flight for them.
+    /// Eager: the windows of speech, and the engine's reply to the run
+    /// they have in flight.
     windows: SpeechWindows,
-    window_run: Option<(WindowRun, Reply)>,
+    window_reply: Option<Reply>,
     /// Not eager: the one request for the whole speech, sent at the end.
     pending: VecDeque<(usize, Reply)>,
     texts: Vec<Option<String>>,
@@ -106,7 +107,7 @@ impl Dictation {
             audio_path: path.to_path_buf(),
             spans: Vec::new(),
             windows: SpeechWindows::default(),
-            window_run: None,
+            window_reply: None,
             pending: VecDeque::new(),
             texts: Vec::new(),
             aborted: false,
@@ -221,7 +222,7 @@ impl Dictation {
             prefix: run.prefix.clone(),
             ..self.params()
         };
-        self.window_run = Some((run, engine.submit(vec![pcm], params)));
+        self.window_reply = Some(engine.submit(vec![pcm], params));
     }
 
     /// All audio is in (post-roll included): close the last span and, when
@@ -265,7 +266,7 @@ impl Dictation {
             // The user is waiting now: rather than finish a run whose result
             // would only be the prefix of the next, run everything at once.
             engine.cancel();
-            self.window_run = None;
+            self.window_reply = None;
             self.windows.requeue();
             self.submit_window_run(engine);
         }
@@ -336,14 +337,18 @@ impl Dictation {
 
     /// Collects a finished window run and sends the next one.
     fn poll_windows(&mut self, engine: &Engine, emit: &mut dyn FnMut(DictationEvent)) {
-        while let Some((run, rx)) = &self.window_run {
+        while let Some(rx) = &self.window_reply {
             let result = match rx.try_recv() {
                 Ok(r) => r,
                 Err(TryRecvError::Empty) => return,
                 Err(TryRecvError::Disconnected) => Err(EngineError::WorkerGone),
             };
-            let run = run.clone();
-            self.window_run = None;
+            self.window_reply = None;
+            let (window, had_prefix) = self
+                .windows
+                .in_flight()
+                .map(|run| (run.window, run.prefix.is_some()))
+                .expect("a reply belongs to the run in flight");
             match result {
                 Ok(mut utterances) => {
                     let u = utterances.pop().unwrap_or_default();
@@ -351,14 +356,14 @@ impl Dictation {
                     self.windows.finished(Ok(&u.text));
                     emit(DictationEvent::SegmentTranscribed {
                         id: self.id,
-                        index: run.window,
+                        index: window,
                         text: u.text,
                         engine_ms: u.engine_ms,
                     });
                 }
                 // Cancelled by a stale cancel meant for the run before: again.
                 Err(EngineError::Cancelled) if !self.aborted => self.windows.requeue(),
-                Err(e) if run.prefix.is_some() && !self.aborted => {
+                Err(e) if had_prefix && !self.aborted => {
                     // Retried without the prefix; the user needs to know only if that fails too.
                     tracing::warn!("a dictation run with a transcript prefix failed: {e}");
                     self.windows.finished(Err(()));
@@ -387,7 +392,7 @@ impl Dictation {
         if self.config.eager {
             self.poll_windows(engine, emit);
             let settled = if self.aborted {
-                self.window_run.is_none()
+                self.window_reply.is_none()
             } else {
                 self.windows.is_done()
             };
