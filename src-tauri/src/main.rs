@@ -16,6 +16,11 @@ use utter_core::app::{App, Paths};
 use utter_core::platform::MainThread;
 
 fn main() {
+    // The engine runs in a child re-executing this binary; this is that child
+    // (before Tauri, single-instance and the tray: a worker is none of those).
+    if let Some(code) = utter_core::engine::worker::serve_if_worker() {
+        std::process::exit(i32::from(code));
+    }
     let started = std::time::Instant::now();
     tauri::Builder::default()
         // A second launch focuses the running app instead of fighting it for the hotkey.

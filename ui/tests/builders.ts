@@ -22,6 +22,7 @@ export function defaultSettings(): Settings {
     vadThreshold: 0.5,
     silenceMs: 600,
     keepAudioDays: 30,
+    engineIdleUnloadMinutes: 10,
     theme: 'system',
   };
 }

@@ -9,7 +9,7 @@ use clap::{Args, ValueEnum};
 use utter_core::dictation::events::{DictationEvent, Stamped};
 use utter_core::dictation::service::{self, Control, CpalMicrophone, ServiceConfig, ServiceIo};
 use utter_core::dictation::trigger::TriggerMode;
-use utter_core::engine::{Engine, EngineConfig};
+use utter_core::engine::{Engine, EngineConfig, EngineHost};
 use utter_core::models::ModelStore;
 use utter_core::platform::hotkeys::{
     Bindings, HotkeyError, Hotkeys, NoRecordingKeys, RecordingKeys,
@@ -85,6 +85,10 @@ pub struct DictateArgs {
     /// CPU threads for the engine [default: all cores]
     #[arg(long, default_value_t = 0)]
     threads: usize,
+    /// Free the model's memory after this many idle seconds (0: keep it
+    /// loaded); the next key press loads it again while you speak
+    #[arg(long, default_value_t = 600, value_name = "SECONDS")]
+    unload_idle: u64,
 }
 
 pub fn run(store: &ModelStore, args: DictateArgs) -> Result<ExitCode> {
@@ -128,9 +132,11 @@ fn dictate(
         );
         return Ok(ExitCode::from(exit::NO_MODEL));
     };
+    let idle_unload = (args.unload_idle > 0).then(|| Duration::from_secs(args.unload_idle));
     let engine = match Engine::start(EngineConfig {
-        model_path,
         threads: args.threads,
+        host: EngineHost::for_this_process().with_idle_unload(idle_unload),
+        ..EngineConfig::new(model_path)
     }) {
         Ok(e) => e,
         Err(e) => {
@@ -219,7 +225,8 @@ fn dictate(
                 eprintln!("Recovered an unfinished dictation ({audio_path}): {text}")
             }
             DictationEvent::Error { message } => eprintln!("error: {message}"),
-            DictationEvent::Notice { message } => eprintln!("note: {message}"),
+            DictationEvent::Notice { message }
+            | DictationEvent::EngineRestarted { message, .. } => eprintln!("note: {message}"),
             DictationEvent::Cancelled { .. } => eprintln!("(cancelled)"),
             _ => {}
         }

@@ -85,6 +85,10 @@ fn init_logging(verbose: u8) {
 }
 
 fn main() -> ExitCode {
+    // The engine runs in a child re-executing this binary; this is that child.
+    if let Some(code) = utter_core::engine::worker::serve_if_worker() {
+        return ExitCode::from(code);
+    }
     let cli = Cli::parse();
     init_logging(cli.verbose);
     let store = utter_core::models::ModelStore::new(

@@ -71,6 +71,13 @@ fn parse_format(s: &str) -> Result<Format, String> {
     s.parse()
 }
 
+/// Engine restarts and CPU fallbacks, one line each, above the progress bar.
+fn print_engine_notices(engines: &[Engine], bar: &ProgressBar) {
+    for notice in engines.iter().flat_map(Engine::notices) {
+        bar.suspend(|| eprintln!("note: {notice}"));
+    }
+}
+
 fn progress_bar(path: &std::path::Path) -> ProgressBar {
     let total_ms = utter_core::audio::probe_duration_secs(path).map(|s| (s * 1000.0) as u64);
     let bar = match total_ms {
@@ -102,8 +109,8 @@ pub fn run(store: &ModelStore, args: TranscribeArgs) -> Result<ExitCode> {
     let mut engines = Vec::with_capacity(workers);
     for _ in 0..workers {
         match Engine::start(EngineConfig {
-            model_path: model_path.clone(),
             threads,
+            ..EngineConfig::new(model_path.clone())
         }) {
             Ok(e) => engines.push(e),
             Err(e) => {
@@ -158,8 +165,10 @@ pub fn run(store: &ModelStore, args: TranscribeArgs) -> Result<ExitCode> {
             &options,
             |p| {
                 bar.set_position(p.decoded_ms.max(0) as u64);
+                print_engine_notices(&engines, &bar);
             },
         );
+        print_engine_notices(&engines, &bar);
         bar.finish_and_clear();
         let transcript = match result {
             Ok(t) => t,

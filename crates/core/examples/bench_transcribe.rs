@@ -31,11 +31,7 @@ fn main() {
     let vad_path = store.path_of(&store.vad().unwrap().expect("VAD installed"));
 
     let t = Instant::now();
-    let engine = Engine::start(EngineConfig {
-        model_path,
-        threads: 0,
-    })
-    .unwrap();
+    let engine = Engine::start(EngineConfig::new(model_path)).unwrap();
     println!(
         "model load (worker start to ready): {:.0} ms",
         t.elapsed().as_secs_f64() * 1000.0
@@ -47,8 +43,8 @@ fn main() {
     let pair: Vec<Engine> = (0..2)
         .map(|_| {
             Engine::start(EngineConfig {
-                model_path: mp.clone(),
                 threads: 1,
+                ..EngineConfig::new(mp.clone())
             })
             .unwrap()
         })

@@ -37,6 +37,9 @@ pub struct Settings {
     pub vad_threshold: f32,
     pub silence_ms: u32,
     pub keep_audio_days: u32,
+    /// Unload the speech model after this many idle minutes (0 = keep it
+    /// loaded); the next key press loads it again while the user speaks.
+    pub engine_idle_unload_minutes: u32,
     pub theme: String,
 }
 
@@ -60,6 +63,7 @@ impl Default for Settings {
             vad_threshold: 0.5,
             silence_ms: 600,
             keep_audio_days: 30,
+            engine_idle_unload_minutes: 10,
             theme: "system".into(),
         }
     }
@@ -112,6 +116,12 @@ impl Settings {
         if self.keep_audio_days > 3650 {
             return Err(invalid("keepAudioDays", "must be 0 (forever) to 3650"));
         }
+        if self.engine_idle_unload_minutes > 1440 {
+            return Err(invalid(
+                "engineIdleUnloadMinutes",
+                "must be 0 (keep loaded) to 1440",
+            ));
+        }
         if !["system", "light", "dark"].contains(&self.theme.as_str()) {
             return Err(invalid("theme", "must be system, light or dark"));
         }
@@ -122,6 +132,13 @@ impl Settings {
             ));
         }
         Ok(())
+    }
+
+    /// How long the speech model may sit idle before it is unloaded.
+    pub fn engine_idle_unload(&self) -> Option<std::time::Duration> {
+        (self.engine_idle_unload_minutes > 0).then(|| {
+            std::time::Duration::from_secs(60 * u64::from(self.engine_idle_unload_minutes))
+        })
     }
 
     pub fn trigger_mode(&self) -> Result<TriggerMode, SettingsError> {

@@ -9,11 +9,7 @@ use utter_core::vad::{SegmenterConfig, SpeechDetector};
 
 #[test]
 fn converted_tiny_en_transcribes_librivox_within_10_percent_wer() {
-    let engine = Engine::start(EngineConfig {
-        model_path: common::speech_model(),
-        threads: 0,
-    })
-    .unwrap();
+    let engine = Engine::start(EngineConfig::new(common::speech_model())).unwrap();
     assert_eq!(engine.info().variant, "whisper-tiny.en");
     let clips = common::librivox_clips();
     assert_eq!(clips.len(), 5);
@@ -113,11 +109,7 @@ fn vad_hears_nothing_in_silence_and_noise_floor() {
 
 #[test]
 fn a_cancelled_run_reports_cancelled_and_the_next_run_works() {
-    let engine = Engine::start(EngineConfig {
-        model_path: common::speech_model(),
-        threads: 0,
-    })
-    .unwrap();
+    let engine = Engine::start(EngineConfig::new(common::speech_model())).unwrap();
     let clips = common::librivox_clips();
     let pcm = common::load_pcm(&clips[0].0);
     let long: Vec<f32> = pcm
@@ -141,11 +133,7 @@ fn a_cancelled_run_reports_cancelled_and_the_next_run_works() {
 #[test]
 fn whisper_has_no_streaming_decoder_so_a_stream_is_refused_and_the_worker_carries_on() {
     use utter_core::engine::StreamEvent;
-    let engine = Engine::start(EngineConfig {
-        model_path: common::speech_model(),
-        threads: 0,
-    })
-    .unwrap();
+    let engine = Engine::start(EngineConfig::new(common::speech_model())).unwrap();
     // Dictation therefore uses VAD segments with this model.
     assert!(!engine.info().streaming);
     let events = engine.stream_begin(RunParams::default());

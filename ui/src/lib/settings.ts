@@ -37,6 +37,9 @@ export function validateSettings(s: Settings): FieldError | null {
   if (!Number.isInteger(s.keepAudioDays) || s.keepAudioDays < 0 || s.keepAudioDays > 3650) {
     return { field: 'keepAudioDays', message: 'Keep audio for 0 (forever) to 3650 days.' };
   }
+  if (!Number.isInteger(s.engineIdleUnloadMinutes) || s.engineIdleUnloadMinutes < 0 || s.engineIdleUnloadMinutes > 1440) {
+    return { field: 'engineIdleUnloadMinutes', message: 'Unload the model after 0 (never) to 1440 idle minutes.' };
+  }
   if (s.inputDevice === '') {
     return { field: 'inputDevice', message: 'Choose a microphone.' };
   }

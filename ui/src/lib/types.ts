@@ -48,6 +48,7 @@ export interface Settings {
   vadThreshold: number;
   silenceMs: number;
   keepAudioDays: number;
+  engineIdleUnloadMinutes: number;
   theme: Theme;
 }
 

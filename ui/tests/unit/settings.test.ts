@@ -28,6 +28,9 @@ describe('validateSettings (mirror of the shell)', () => {
     [{ silenceMs: 650.5 }, 'silenceMs'],
     [{ keepAudioDays: -1 }, 'keepAudioDays'],
     [{ keepAudioDays: 4000 }, 'keepAudioDays'],
+    [{ engineIdleUnloadMinutes: -1 }, 'engineIdleUnloadMinutes'],
+    [{ engineIdleUnloadMinutes: 1441 }, 'engineIdleUnloadMinutes'],
+    [{ engineIdleUnloadMinutes: 1.5 }, 'engineIdleUnloadMinutes'],
     [{ inputDevice: '' }, 'inputDevice'],
   ] as [Partial<Settings>, keyof Settings][])('rejects %o in %s', (change, field) => {
     expect(validateSettings({ ...defaults, ...change })?.field).toBe(field);

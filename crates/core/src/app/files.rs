@@ -208,7 +208,7 @@ fn worker(shared: &Arc<Shared>) {
         let settings = shared.settings();
         if loaded.as_ref().is_none_or(|l| l.0 != settings.model) {
             loaded = None; // free the old model before loading the new one
-            match load_models(shared, settings.model.as_deref()) {
+            match load_models(shared, settings.model.as_deref(), None) {
                 Ok(Loaded {
                     model_name,
                     engine,
@@ -359,7 +359,7 @@ pub(super) fn transcribe_once(
         model_name,
         engine,
         mut vad,
-    } = load_models(shared, model).map_err(|f| match f {
+    } = load_models(shared, model, None).map_err(|f| match f {
         LoadFailure::NoModel => AppError::Other("no speech model is installed".into()),
         LoadFailure::Error(m) => AppError::Other(m),
     })?;

@@ -581,8 +581,13 @@ enum LoadFailure {
     Error(String),
 }
 
-/// Loads `model` (or the store's default speech model) and the VAD.
-fn load_models(shared: &Shared, model: Option<&str>) -> Result<Loaded, LoadFailure> {
+/// Loads `model` (or the store's default speech model) and the VAD. With
+/// `idle_unload`, the engine gives its memory back after that long idle.
+fn load_models(
+    shared: &Shared,
+    model: Option<&str>,
+    idle_unload: Option<std::time::Duration>,
+) -> Result<Loaded, LoadFailure> {
     let store = &shared.store;
     let err = |e: &dyn std::fmt::Display| LoadFailure::Error(e.to_string());
     if model.is_none() && store.default_speech().map_err(|e| err(&e))?.is_none() {
@@ -594,8 +599,8 @@ fn load_models(shared: &Shared, model: Option<&str>) -> Result<Loaded, LoadFailu
         .ok_or(LoadFailure::NoModel)?;
     let (model_name, model_path) = store.resolve_speech(model).map_err(|e| err(&e))?;
     let engine = crate::engine::Engine::start(crate::engine::EngineConfig {
-        model_path,
-        threads: 0,
+        host: crate::engine::EngineHost::for_this_process().with_idle_unload(idle_unload),
+        ..crate::engine::EngineConfig::new(model_path)
     })
     .map_err(|e| err(&e))?;
     let vad = crate::vad::SpeechDetector::load(&store.path_of(&vad_entry)).map_err(|e| err(&e))?;

@@ -108,7 +108,11 @@ fn supervise(shared: &Arc<Shared>, requests: Receiver<Request>) {
 fn run(shared: &Arc<Shared>, control: Sender<Control>, control_rx: Receiver<Control>) {
     shared.update_status(|s| s.state = AppState::Loading);
     let settings = shared.settings();
-    let loaded = match load_models(shared, settings.model.as_deref()) {
+    let loaded = match load_models(
+        shared,
+        settings.model.as_deref(),
+        settings.engine_idle_unload(),
+    ) {
         Ok(l) => l,
         Err(LoadFailure::NoModel) => {
             shared.update_status(|s| {
@@ -321,6 +325,14 @@ impl EventHandler {
                 if !text.is_empty() {
                     self.record(text, audio_path.clone(), unix_ms() as i64, audio_ms);
                 }
+            }
+            // Told once, until dismissed: from now on dictation runs on the CPU.
+            DictationEvent::EngineRestarted {
+                message,
+                on_cpu: true,
+            } => {
+                let message = message.clone();
+                shared.update_status(|s| s.notice = Some(message));
             }
             DictationEvent::Error { message } => {
                 tracing::warn!("dictation: {message}");

@@ -67,6 +67,13 @@ pub enum DictationEvent {
     Error {
         message: String,
     },
+    /// The speech engine's worker process died and was restarted; the text
+    /// in flight is transcribed again. `on_cpu`: it died on the GPU and now
+    /// runs on the CPU.
+    EngineRestarted {
+        message: String,
+        on_cpu: bool,
+    },
     /// Something works less well than configured in this session (no global
     /// hotkeys on Wayland, clipboard instead of paste), and what to do.
     Notice {

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{never, select, Receiver};
 
 use crate::audio::capture::{Capture, CaptureEvent};
-use crate::engine::Engine;
+use crate::engine::{Engine, EngineNotice};
 use crate::platform::hotkeys::RecordingKeys;
 use crate::platform::output::{OutputConfig, TextSink};
 use crate::vad::SpeechDetector;
@@ -309,6 +309,8 @@ impl<E: FnMut(DictationEvent)> Service<E> {
         if self.current.is_some() || !self.open_mic() {
             return;
         }
+        // A model unloaded while idle loads while the user speaks.
+        self.engine.prewarm();
         let path = record_log::new_recording_path(&self.config.recordings_dir);
         match Dictation::start(
             self.next_id,
@@ -382,6 +384,12 @@ impl<E: FnMut(DictationEvent)> Service<E> {
         }
         self.finish_audio_after_post_roll();
         self.on_engine_replies();
+        for notice in self.engine.notices() {
+            (self.emit)(DictationEvent::EngineRestarted {
+                on_cpu: matches!(notice, EngineNotice::FellBackToCpu { .. }),
+                message: notice.to_string(),
+            });
+        }
     }
 
     /// Post-roll over (or the user had already stopped speaking, so the
@@ -442,8 +450,9 @@ impl<E: FnMut(DictationEvent)> Service<E> {
             self.last_text = text.clone();
         }
         // The sidecar marks the recording finished only once the text is out
-        // (on a delivery error it stays unfinished and is recovered next start).
-        if delivered.is_ok() {
+        // (on a delivery or engine error it stays unfinished: the next start
+        // transcribes it again).
+        if delivered.is_ok() && d.failed.is_none() {
             self.write_record(&d, status, text);
         }
         record_log::prune(&self.config.recordings_dir, self.config.keep_recordings);

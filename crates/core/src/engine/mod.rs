@@ -1,18 +1,30 @@
-//! The engine worker: one thread owns the loaded speech model and its
-//! session (the engine allows one compute at a time per model), and all
-//! transcription requests reach it through a queue. Requests and replies are
-//! plain owned data, so the worker could move into its own process later.
+//! The speech engine behind one handle. By default it runs in a worker
+//! process (a child re-executing this binary), so an engine crash (ggml
+//! reports many failures by `abort()`) cannot take the app or CLI down: the
+//! supervisor restarts the worker and sends the request again. Tests and
+//! binaries that cannot act as a worker run it in a thread instead; the API
+//! is the same either way.
+//!
+//! - `local`: the model and session in a thread (also what the worker runs)
+//! - `protocol`: the framed messages between supervisor and worker
+//! - `worker`: the worker process's side
+//! - `supervisor`: the parent's side: restart, resubmit, CPU fallback, idle unload
 
-use std::collections::VecDeque;
+mod local;
+mod protocol;
+mod supervisor;
+pub mod worker;
+
 use std::path::{Path, PathBuf};
 use std::thread::JoinHandle;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crossbeam_channel::{bounded, unbounded, Receiver, Sender};
-use transcribe_cpp::{CancelToken, Model, Role, RunOptions, SessionOptions, Task, TimestampKind};
+use serde::{Deserialize, Serialize};
+use transcribe_cpp::{CancelToken, Model, Role};
 
 /// Why the engine could not do what was asked. Worded for the user.
-#[derive(Debug, Clone, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error, Serialize, Deserialize)]
 pub enum EngineError {
     #[error("{path}: cannot load model: {message}")]
     Load { path: PathBuf, message: String },
@@ -22,10 +34,13 @@ pub enum EngineError {
     Cancelled,
     #[error("the engine worker stopped unexpectedly")]
     WorkerGone,
+    /// The worker process died on this request twice (each time restarted).
+    #[error("the speech engine crashed twice on this audio ({0}); nothing is lost: try again, or use another model")]
+    Crashed(String),
 }
 
 /// What a model file turned out to be.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ModelInfo {
     pub arch: String,
     pub variant: String,
@@ -39,24 +54,6 @@ pub struct ModelInfo {
     pub streaming: bool,
     pub translates: bool,
     pub load_ms: f64,
-}
-
-/// Loads a model on the best backend this build has (CUDA, Vulkan, Metal...);
-/// if that fails (no driver, out of GPU memory), warns and loads on the CPU
-/// instead of failing the dictation.
-fn load_with_cpu_fallback(path: &Path) -> transcribe_cpp::Result<Model> {
-    match Model::load(path) {
-        Ok(m) => Ok(m),
-        Err(e @ (transcribe_cpp::Error::Backend(_) | transcribe_cpp::Error::OutOfMemory(_))) => {
-            tracing::warn!("GPU load failed ({e}); falling back to the CPU");
-            let options = transcribe_cpp::ModelOptions {
-                backend: transcribe_cpp::Backend::Cpu,
-                ..Default::default()
-            };
-            Model::load_with(path, &options)
-        }
-        Err(e) => Err(e),
-    }
 }
 
 /// Compute devices the engine sees: (kind, name, description).
@@ -122,7 +119,7 @@ fn describe(model: &Model, started: Instant) -> ModelInfo {
 }
 
 /// Per-request settings.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct RunParams {
     /// ISO code, or `None` to let the model detect it (or use its only language).
     pub language: Option<String>,
@@ -137,7 +134,7 @@ pub struct RunParams {
 }
 
 /// A piece of text with times relative to the audio it came from.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TimedText {
     pub start_ms: i64,
     pub end_ms: i64,
@@ -145,7 +142,7 @@ pub struct TimedText {
 }
 
 /// The engine's answer for one buffer of audio.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Utterance {
     pub text: String,
     pub segments: Vec<TimedText>,
@@ -169,6 +166,32 @@ pub enum StreamEvent {
     Final(Result<Utterance, EngineError>),
 }
 
+/// Something the engine did on its own that the user should hear about once.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum EngineNotice {
+    /// The worker process died and was restarted; the request in flight was
+    /// sent again.
+    Restarted { reason: String },
+    /// The worker died while running on the GPU: it was restarted on the CPU,
+    /// which this engine uses from now on.
+    FellBackToCpu { reason: String },
+}
+
+impl std::fmt::Display for EngineNotice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Restarted { reason } => {
+                write!(f, "the speech engine stopped ({reason}) and was restarted")
+            }
+            Self::FellBackToCpu { reason } => write!(
+                f,
+                "the speech engine failed on the GPU ({reason}); it now runs on the CPU until Utter restarts"
+            ),
+        }
+    }
+}
+
 enum Request {
     Batch {
         pcms: Vec<Vec<f32>>,
@@ -182,6 +205,52 @@ enum Request {
     StreamFeed(Vec<f32>),
     StreamFinish,
     StreamAbort,
+    /// Cancel the run in flight (worker process; a thread uses the token).
+    Cancel,
+    /// Load the model now if it was unloaded while idle.
+    Prewarm,
+}
+
+/// Where the engine runs.
+#[derive(Debug, Clone, PartialEq)]
+pub enum EngineHost {
+    /// A thread of this process: a crash of the engine ends the process.
+    Thread,
+    /// A worker process: `exe` started with [`worker::WORKER_ARG`].
+    Process {
+        exe: PathBuf,
+        /// Stop the worker (giving its memory back) after this long without
+        /// work; the next request or [`Engine::prewarm`] starts it again.
+        idle_unload: Option<Duration>,
+    },
+}
+
+impl EngineHost {
+    /// A worker process when this binary can serve as one (its `main` called
+    /// [`worker::serve_if_worker`]), unless `UTTER_ENGINE_IN_PROCESS=1` asks
+    /// for a thread (benchmarks compare the two).
+    pub fn for_this_process() -> Self {
+        let in_process = std::env::var("UTTER_ENGINE_IN_PROCESS").is_ok_and(|v| v == "1");
+        match worker::this_binary() {
+            Some(exe) if !in_process => Self::Process {
+                exe,
+                idle_unload: None,
+            },
+            _ => Self::Thread,
+        }
+    }
+
+    /// The same host, unloading the model after `idle` without work (worker
+    /// processes only; `None` keeps it loaded).
+    pub fn with_idle_unload(self, idle: Option<Duration>) -> Self {
+        match self {
+            Self::Process { exe, .. } => Self::Process {
+                exe,
+                idle_unload: idle,
+            },
+            Self::Thread => Self::Thread,
+        }
+    }
 }
 
 /// Engine settings resolved at the edge.
@@ -190,52 +259,77 @@ pub struct EngineConfig {
     pub model_path: PathBuf,
     /// CPU threads; 0 = the engine's default.
     pub threads: usize,
+    pub host: EngineHost,
 }
 
-/// Handle to the worker. Dropping it stops the worker after queued work.
+impl EngineConfig {
+    /// The engine's default threads, hosted as [`EngineHost::for_this_process`].
+    pub fn new(model_path: PathBuf) -> Self {
+        Self {
+            model_path,
+            threads: 0,
+            host: EngineHost::for_this_process(),
+        }
+    }
+}
+
+/// Handle to the engine. Dropping it stops the engine after queued work.
 pub struct Engine {
     tx: Option<Sender<Request>>,
-    cancel: CancelToken,
+    /// The engine thread's cancel token (`None`: a worker process, cancelled by message).
+    cancel: Option<CancelToken>,
     info: ModelInfo,
+    notices: Receiver<EngineNotice>,
     thread: Option<JoinHandle<()>>,
 }
 
 impl Engine {
-    /// Starts the worker and waits until the model is loaded.
+    /// Starts the engine and waits until the model is loaded.
     pub fn start(config: EngineConfig) -> Result<Self, EngineError> {
-        let (tx, rx) = unbounded::<Request>();
-        let (ready_tx, ready_rx) = bounded(1);
-        let cancel = CancelToken::new();
-        let worker_cancel = cancel.clone();
-        let thread = std::thread::Builder::new()
-            .name("utter-engine".into())
-            .spawn(move || worker(config, rx, ready_tx, worker_cancel))
-            .map_err(|e| EngineError::Run(format!("cannot start the engine thread: {e}")))?;
-        let info = ready_rx.recv().map_err(|_| EngineError::WorkerGone)??;
-        Ok(Self {
-            tx: Some(tx),
-            cancel,
-            info,
-            thread: Some(thread),
-        })
+        match config.host.clone() {
+            EngineHost::Thread => {
+                let cancel = CancelToken::new();
+                let (tx, loaded, thread) = local::start(config, false, cancel.clone())?;
+                Ok(Self {
+                    tx: Some(tx),
+                    cancel: Some(cancel),
+                    info: loaded.info,
+                    notices: crossbeam_channel::never(),
+                    thread: Some(thread),
+                })
+            }
+            EngineHost::Process { exe, idle_unload } => {
+                let (notice_tx, notices) = unbounded();
+                let (tx, info, thread) = supervisor::start(config, exe, idle_unload, notice_tx)?;
+                Ok(Self {
+                    tx: Some(tx),
+                    cancel: None,
+                    info,
+                    notices,
+                    thread: Some(thread),
+                })
+            }
+        }
     }
 
     pub fn info(&self) -> &ModelInfo {
         &self.info
     }
 
+    /// Restarts and CPU fallbacks since the last call, to tell the user.
+    pub fn notices(&self) -> Vec<EngineNotice> {
+        self.notices.try_iter().collect()
+    }
+
     /// Queues buffers (16 kHz mono) for transcription; the reply arrives on the receiver.
     pub fn submit(&self, pcms: Vec<Vec<f32>>, params: RunParams) -> Receiver<BatchReply> {
         let (reply, rx) = bounded(1);
-        let request = Request::Batch {
+        // A send error means the worker died; the dropped reply sender reports it.
+        self.send(Request::Batch {
             pcms,
             params,
             reply,
-        };
-        if let Some(tx) = &self.tx {
-            // A send error means the worker died; the dropped reply sender reports it.
-            let _ = tx.send(request);
-        }
+        });
         rx
     }
 
@@ -267,6 +361,12 @@ impl Engine {
         self.send(Request::StreamAbort);
     }
 
+    /// Loads the model now if it was unloaded while idle, so the load
+    /// overlaps the user's speech (a dictation calls this on the key press).
+    pub fn prewarm(&self) {
+        self.send(Request::Prewarm);
+    }
+
     fn send(&self, request: Request) {
         if let Some(tx) = &self.tx {
             let _ = tx.send(request);
@@ -275,7 +375,10 @@ impl Engine {
 
     /// Aborts the run in progress (its reply is `Cancelled`); later requests run normally.
     pub fn cancel(&self) {
-        self.cancel.cancel();
+        match &self.cancel {
+            Some(token) => token.cancel(),
+            None => self.send(Request::Cancel),
+        }
     }
 }
 
@@ -316,7 +419,7 @@ impl Engine {
         });
         Self {
             tx: Some(tx),
-            cancel: CancelToken::new(),
+            cancel: Some(CancelToken::new()),
             info: ModelInfo {
                 arch: "fake".into(),
                 variant: "fake".into(),
@@ -328,6 +431,7 @@ impl Engine {
                 translates: false,
                 load_ms: 0.0,
             },
+            notices: crossbeam_channel::never(),
             thread: Some(thread),
         }
     }
@@ -340,186 +444,4 @@ impl Drop for Engine {
             let _ = t.join();
         }
     }
-}
-
-fn worker(
-    config: EngineConfig,
-    rx: Receiver<Request>,
-    ready: Sender<Result<ModelInfo, EngineError>>,
-    cancel: CancelToken,
-) {
-    let started = Instant::now();
-    let load_error = |e: transcribe_cpp::Error| EngineError::Load {
-        path: config.model_path.clone(),
-        message: e.to_string(),
-    };
-    let model = match load_with_cpu_fallback(&config.model_path) {
-        Ok(m) => m,
-        Err(e) => {
-            let _ = ready.send(Err(load_error(e)));
-            return;
-        }
-    };
-    let info = describe(&model, started);
-    if !info.is_speech {
-        let _ = ready.send(Err(EngineError::Load {
-            path: config.model_path.clone(),
-            message: format!(
-                "`{}` is a {} model, not a speech-to-text model",
-                info.variant, info.arch
-            ),
-        }));
-        return;
-    }
-    let options = SessionOptions {
-        n_threads: config.threads as i32,
-        ..Default::default()
-    };
-    let mut session = match model.session_with(&options) {
-        Ok(s) => s,
-        Err(e) => {
-            let _ = ready.send(Err(load_error(e)));
-            return;
-        }
-    };
-    session.set_cancel_token(&cancel);
-    let _ = ready.send(Ok(info));
-
-    // Requests that arrive while a stream is open wait here (one compute at a time).
-    let mut backlog: VecDeque<Request> = VecDeque::new();
-    while let Some(request) = backlog.pop_front().or_else(|| rx.recv().ok()) {
-        match request {
-            Request::Batch {
-                pcms,
-                params,
-                reply,
-            } => {
-                let result = run_batch(&mut session, &pcms, &params);
-                cancel.reset();
-                let _ = reply.send(result);
-            }
-            Request::StreamBegin { params, events } => {
-                run_stream(&mut session, &params, &rx, &events, &mut backlog);
-                cancel.reset();
-            }
-            // Stray stream messages (after an abort or a failed begin).
-            Request::StreamFeed(_) | Request::StreamFinish | Request::StreamAbort => {}
-        }
-    }
-}
-
-/// Runs one stream until it is finished or aborted.
-fn run_stream(
-    session: &mut transcribe_cpp::Session,
-    params: &RunParams,
-    rx: &Receiver<Request>,
-    events: &Sender<StreamEvent>,
-    backlog: &mut VecDeque<Request>,
-) {
-    let options = RunOptions {
-        language: params.language.clone(),
-        ..Default::default()
-    };
-    let fail = |e: transcribe_cpp::Error| {
-        let _ = events.send(StreamEvent::Final(Err(EngineError::Run(e.to_string()))));
-    };
-    let mut stream = match session.stream(&options, &transcribe_cpp::StreamOptions::default()) {
-        Ok(s) => s,
-        Err(e) => return fail(e),
-    };
-    for request in rx.iter() {
-        match request {
-            Request::StreamFeed(pcm) => match stream.feed(&pcm) {
-                Ok(update) if update.result_changed => {
-                    let text = stream.text();
-                    let _ = events.send(StreamEvent::Partial {
-                        committed: text.committed,
-                        tentative: text.tentative,
-                    });
-                }
-                Ok(_) => {}
-                Err(e) => return fail(e),
-            },
-            Request::StreamFinish => {
-                if let Err(e) = stream.finalize() {
-                    return fail(e);
-                }
-                let _ = events.send(StreamEvent::Final(to_utterance(Ok(stream.snapshot()))));
-                return;
-            }
-            Request::StreamAbort => return,
-            other => backlog.push_back(other),
-        }
-    }
-}
-
-fn run_batch(
-    session: &mut transcribe_cpp::Session,
-    pcms: &[Vec<f32>],
-    params: &RunParams,
-) -> BatchReply {
-    let options = RunOptions {
-        language: params.language.clone(),
-        // A transcript prefix does not compose with segment timestamps (the
-        // engine rejects it); dictation, which uses it, needs none.
-        timestamps: if params.prefix.is_some() {
-            TimestampKind::Auto
-        } else {
-            TimestampKind::Segment
-        },
-        task: if params.translate {
-            Task::Translate
-        } else {
-            Task::Transcribe
-        },
-        target_language: params.translate.then(|| "en".to_string()),
-        prompt: params.prompt.clone(),
-        prefix: params.prefix.clone(),
-        ..Default::default()
-    };
-    let slices: Vec<&[f32]> = pcms.iter().map(Vec::as_slice).collect();
-    // A single buffer goes through `run`; the batch path has per-call overhead.
-    let results = if slices.len() == 1 {
-        vec![session.run(slices[0], &options)]
-    } else {
-        session
-            .run_batch(&slices, &options)
-            .map_err(|e| EngineError::Run(e.to_string()))?
-    };
-    results.into_iter().map(to_utterance).collect()
-}
-
-fn to_utterance(
-    result: transcribe_cpp::Result<transcribe_cpp::Transcript>,
-) -> Result<Utterance, EngineError> {
-    let (transcript, warning) = match result {
-        Ok(t) => (t, None),
-        Err(e @ transcribe_cpp::Error::Aborted { .. }) => {
-            let _ = e;
-            return Err(EngineError::Cancelled);
-        }
-        // Truncated or repeating output still carries usable text.
-        Err(e) => match e.partial() {
-            Some(p) => (p.clone(), Some(e.to_string())),
-            None => return Err(EngineError::Run(e.to_string())),
-        },
-    };
-    let segments = transcript
-        .segments
-        .iter()
-        .filter(|s| !s.text.trim().is_empty())
-        .map(|s| TimedText {
-            start_ms: s.t0_ms,
-            end_ms: s.t1_ms,
-            text: s.text.trim().to_string(),
-        })
-        .collect();
-    let t = transcript.timings;
-    Ok(Utterance {
-        text: transcript.text.trim().to_string(),
-        segments,
-        language: transcript.language.clone(),
-        engine_ms: (t.mel_ms + t.encode_ms + t.decode_ms) as f64,
-        warning,
-    })
 }

@@ -1,0 +1,216 @@
+//! The engine in its own process, tested from outside as a user would see
+//! it: the real `utter` binary and model on real speech, with its worker
+//! process killed by a signal, aborted by fault injection, and orphaned.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+const LIBRIVOX: &str = "/usr/share/pocketsphinx/test/data/librivox";
+
+/// 124 s of dense real speech: the five LibriVox clips, five times over.
+fn long_speech() -> &'static Path {
+    static FILE: OnceLock<PathBuf> = OnceLock::new();
+    FILE.get_or_init(|| {
+        let dir = std::env::temp_dir().join(format!("utter-worker-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let out = dir.join("long-speech.wav");
+        let mut clips: Vec<PathBuf> = std::fs::read_dir(LIBRIVOX)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "wav"))
+            .collect();
+        clips.sort();
+        let all: Vec<&PathBuf> = (0..5).flat_map(|_| clips.iter()).collect();
+        let ok = Command::new("sox")
+            .args(&all)
+            .arg(&out)
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "sox builds the long file");
+        out
+    })
+}
+
+fn utter() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_utter"))
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// The engine workers `parent` has started (they carry the hidden argument).
+fn workers_of(parent: u32) -> Vec<u32> {
+    let out = Command::new("pgrep")
+        .args([
+            "-P",
+            &parent.to_string(),
+            "-f",
+            "--",
+            "--utter-engine-worker",
+        ])
+        .output()
+        .unwrap();
+    text(&out.stdout)
+        .split_whitespace()
+        .filter_map(|p| p.parse().ok())
+        .collect()
+}
+
+/// Running (a zombie waiting for a reaper counts as gone).
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| s.rsplit(')').next().map(|rest| rest.trim().to_string()))
+        .is_some_and(|rest| !rest.starts_with('Z'))
+}
+
+fn wait_for_workers(parent: &Child, n: usize) -> Vec<u32> {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let workers = workers_of(parent.id());
+        if workers.len() >= n {
+            return workers;
+        }
+        assert!(Instant::now() < deadline, "no engine worker started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn transcribe_long(env: &[(&str, &str)]) -> Child {
+    utter()
+        .args(["transcribe", "--format", "txt"])
+        .arg(long_speech())
+        .envs(env.iter().copied())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+fn finish(child: Child) -> Output {
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "utter failed: {}", text(&out.stderr));
+    out
+}
+
+#[test]
+fn a_file_whose_worker_is_killed_mid_file_gets_the_same_transcript() {
+    let undisturbed = finish(transcribe_long(&[]));
+    let reference = text(&undisturbed.stdout);
+    assert!(
+        reference.to_lowercase().contains("dashwood"),
+        "a real transcript: {reference}"
+    );
+
+    let child = transcribe_long(&[]);
+    let workers = wait_for_workers(&child, 1);
+    // Mid-file: the model has loaded and the first windows are running.
+    std::thread::sleep(Duration::from_millis(1500));
+    assert!(
+        child_running(&child),
+        "the file must still be in progress when its worker is killed"
+    );
+    let killed = Command::new("kill")
+        .args(["-KILL", &workers[0].to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let out = finish(child);
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("note: the speech engine stopped (killed by SIGKILL) and was restarted"),
+        "the user is told: {stderr}"
+    );
+    assert_eq!(
+        text(&out.stdout),
+        reference,
+        "same transcript as undisturbed"
+    );
+}
+
+fn child_running(child: &Child) -> bool {
+    alive(child.id())
+}
+
+#[test]
+fn killing_the_parent_with_sigkill_leaves_no_worker_behind() {
+    let mut child = transcribe_long(&[]);
+    let workers = wait_for_workers(&child, 1);
+    std::thread::sleep(Duration::from_millis(500)); // mid-run
+    child.kill().unwrap(); // SIGKILL: no chance to clean up
+    let _ = child.wait();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while workers.iter().any(|&w| alive(w)) {
+        assert!(
+            Instant::now() < deadline,
+            "workers {workers:?} outlived their parent"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn an_abort_is_survived_and_a_second_on_the_same_audio_is_a_clear_error() {
+    let clip = Path::new(LIBRIVOX).join("sense_and_sensibility_01_austen_64kb-0930.wav");
+    let once = utter()
+        .arg("transcribe")
+        .arg(&clip)
+        .env("UTTER_ENGINE_FAULT", "abort-on-run:1")
+        .output()
+        .unwrap();
+    assert!(once.status.success(), "{}", text(&once.stderr));
+    assert!(
+        text(&once.stdout).contains("amiable"),
+        "{}",
+        text(&once.stdout)
+    );
+    assert!(
+        text(&once.stderr).contains("killed by SIGABRT) and was restarted"),
+        "{}",
+        text(&once.stderr)
+    );
+
+    // Runs 1 and 2 are the first run and its resubmission: the same audio twice.
+    let twice = utter()
+        .args(["transcribe", "--workers", "1"])
+        .arg(&clip)
+        .arg(&clip)
+        .env("UTTER_ENGINE_FAULT", "abort-on-run:1,2")
+        .output()
+        .unwrap();
+    let stderr = text(&twice.stderr);
+    assert_eq!(twice.status.code(), Some(1), "a failed file: {stderr}");
+    assert!(
+        stderr.contains("the speech engine crashed twice on this audio (killed by SIGABRT)"),
+        "{stderr}"
+    );
+    // The CLI carried on: the second file was transcribed by a fresh worker.
+    assert!(
+        text(&twice.stdout).contains("amiable"),
+        "{}",
+        text(&twice.stdout)
+    );
+}
+
+#[test]
+fn a_hung_worker_is_stopped_and_the_run_sent_again() {
+    let clip = Path::new(LIBRIVOX).join("sense_and_sensibility_01_austen_64kb-0930.wav");
+    let out = utter()
+        .arg("transcribe")
+        .arg(&clip)
+        .env("UTTER_ENGINE_FAULT", "hang-on-run:1")
+        .env("UTTER_ENGINE_RUN_TIMEOUT_S", "3")
+        .output()
+        .unwrap();
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(text(&out.stdout).contains("amiable"));
+    assert!(
+        stderr.contains("it stopped answering and was stopped"),
+        "{stderr}"
+    );
+}

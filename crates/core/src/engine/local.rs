@@ -1,0 +1,250 @@
+//! The engine in a thread of this process: one thread owns the loaded model
+//! and its session (the engine allows one compute at a time per model) and
+//! serves requests from a queue. The worker process runs this same code.
+
+use std::collections::VecDeque;
+use std::path::Path;
+use std::thread::JoinHandle;
+use std::time::Instant;
+
+use crossbeam_channel::{bounded, unbounded, Receiver, Sender};
+use transcribe_cpp::{CancelToken, Model, RunOptions, SessionOptions, Task, TimestampKind};
+
+use super::{
+    describe, BatchReply, EngineConfig, EngineError, ModelInfo, Request, RunParams, StreamEvent,
+    TimedText, Utterance,
+};
+
+/// A model loaded and ready in its thread.
+pub(super) struct Loaded {
+    pub info: ModelInfo,
+    /// The backend the model runs on ("CPU", "CUDA0", "Vulkan0"...).
+    pub backend: String,
+}
+
+/// Starts the engine thread and waits until the model is loaded. With
+/// `cpu_only`, the model is loaded on the CPU even when a GPU is present.
+pub(super) fn start(
+    config: EngineConfig,
+    cpu_only: bool,
+    cancel: CancelToken,
+) -> Result<(Sender<Request>, Loaded, JoinHandle<()>), EngineError> {
+    let (tx, rx) = unbounded::<Request>();
+    let (ready_tx, ready_rx) = bounded(1);
+    let thread = std::thread::Builder::new()
+        .name("utter-engine".into())
+        .spawn(move || worker(config, cpu_only, rx, ready_tx, cancel))
+        .map_err(|e| EngineError::Run(format!("cannot start the engine thread: {e}")))?;
+    let loaded = ready_rx.recv().map_err(|_| EngineError::WorkerGone)??;
+    Ok((tx, loaded, thread))
+}
+
+/// Loads a model on the best backend this build has (CUDA, Vulkan, Metal...);
+/// if that fails (no driver, out of GPU memory), warns and loads on the CPU
+/// instead of failing the dictation.
+fn load_with_cpu_fallback(path: &Path, cpu_only: bool) -> transcribe_cpp::Result<Model> {
+    let on_cpu = transcribe_cpp::ModelOptions {
+        backend: transcribe_cpp::Backend::Cpu,
+        ..Default::default()
+    };
+    if cpu_only {
+        return Model::load_with(path, &on_cpu);
+    }
+    match Model::load(path) {
+        Ok(m) => Ok(m),
+        Err(e @ (transcribe_cpp::Error::Backend(_) | transcribe_cpp::Error::OutOfMemory(_))) => {
+            tracing::warn!("GPU load failed ({e}); falling back to the CPU");
+            Model::load_with(path, &on_cpu)
+        }
+        Err(e) => Err(e),
+    }
+}
+
+fn worker(
+    config: EngineConfig,
+    cpu_only: bool,
+    rx: Receiver<Request>,
+    ready: Sender<Result<Loaded, EngineError>>,
+    cancel: CancelToken,
+) {
+    let started = Instant::now();
+    let load_error = |e: transcribe_cpp::Error| EngineError::Load {
+        path: config.model_path.clone(),
+        message: e.to_string(),
+    };
+    let model = match load_with_cpu_fallback(&config.model_path, cpu_only) {
+        Ok(m) => m,
+        Err(e) => {
+            let _ = ready.send(Err(load_error(e)));
+            return;
+        }
+    };
+    let info = describe(&model, started);
+    if !info.is_speech {
+        let _ = ready.send(Err(EngineError::Load {
+            path: config.model_path.clone(),
+            message: format!(
+                "`{}` is a {} model, not a speech-to-text model",
+                info.variant, info.arch
+            ),
+        }));
+        return;
+    }
+    let options = SessionOptions {
+        n_threads: config.threads as i32,
+        ..Default::default()
+    };
+    let mut session = match model.session_with(&options) {
+        Ok(s) => s,
+        Err(e) => {
+            let _ = ready.send(Err(load_error(e)));
+            return;
+        }
+    };
+    session.set_cancel_token(&cancel);
+    let backend = model.backend();
+    let _ = ready.send(Ok(Loaded { info, backend }));
+
+    // Requests that arrive while a stream is open wait here (one compute at a time).
+    let mut backlog: VecDeque<Request> = VecDeque::new();
+    while let Some(request) = backlog.pop_front().or_else(|| rx.recv().ok()) {
+        match request {
+            Request::Batch {
+                pcms,
+                params,
+                reply,
+            } => {
+                let result = run_batch(&mut session, &pcms, &params);
+                cancel.reset();
+                let _ = reply.send(result);
+            }
+            Request::StreamBegin { params, events } => {
+                run_stream(&mut session, &params, &rx, &events, &mut backlog);
+                cancel.reset();
+            }
+            // Stray stream messages (after an abort or a failed begin); the
+            // cancel token is set directly, and a thread needs no warming.
+            Request::StreamFeed(_)
+            | Request::StreamFinish
+            | Request::StreamAbort
+            | Request::Cancel
+            | Request::Prewarm => {}
+        }
+    }
+}
+
+/// Runs one stream until it is finished or aborted.
+fn run_stream(
+    session: &mut transcribe_cpp::Session,
+    params: &RunParams,
+    rx: &Receiver<Request>,
+    events: &Sender<StreamEvent>,
+    backlog: &mut VecDeque<Request>,
+) {
+    let options = RunOptions {
+        language: params.language.clone(),
+        ..Default::default()
+    };
+    let fail = |e: transcribe_cpp::Error| {
+        let _ = events.send(StreamEvent::Final(Err(EngineError::Run(e.to_string()))));
+    };
+    let mut stream = match session.stream(&options, &transcribe_cpp::StreamOptions::default()) {
+        Ok(s) => s,
+        Err(e) => return fail(e),
+    };
+    for request in rx.iter() {
+        match request {
+            Request::StreamFeed(pcm) => match stream.feed(&pcm) {
+                Ok(update) if update.result_changed => {
+                    let text = stream.text();
+                    let _ = events.send(StreamEvent::Partial {
+                        committed: text.committed,
+                        tentative: text.tentative,
+                    });
+                }
+                Ok(_) => {}
+                Err(e) => return fail(e),
+            },
+            Request::StreamFinish => {
+                if let Err(e) = stream.finalize() {
+                    return fail(e);
+                }
+                let _ = events.send(StreamEvent::Final(to_utterance(Ok(stream.snapshot()))));
+                return;
+            }
+            Request::StreamAbort => return,
+            other => backlog.push_back(other),
+        }
+    }
+}
+
+fn run_batch(
+    session: &mut transcribe_cpp::Session,
+    pcms: &[Vec<f32>],
+    params: &RunParams,
+) -> BatchReply {
+    let options = RunOptions {
+        language: params.language.clone(),
+        // A transcript prefix does not compose with segment timestamps (the
+        // engine rejects it); dictation, which uses it, needs none.
+        timestamps: if params.prefix.is_some() {
+            TimestampKind::Auto
+        } else {
+            TimestampKind::Segment
+        },
+        task: if params.translate {
+            Task::Translate
+        } else {
+            Task::Transcribe
+        },
+        target_language: params.translate.then(|| "en".to_string()),
+        prompt: params.prompt.clone(),
+        prefix: params.prefix.clone(),
+        ..Default::default()
+    };
+    let slices: Vec<&[f32]> = pcms.iter().map(Vec::as_slice).collect();
+    // A single buffer goes through `run`; the batch path has per-call overhead.
+    let results = if slices.len() == 1 {
+        vec![session.run(slices[0], &options)]
+    } else {
+        session
+            .run_batch(&slices, &options)
+            .map_err(|e| EngineError::Run(e.to_string()))?
+    };
+    results.into_iter().map(to_utterance).collect()
+}
+
+fn to_utterance(
+    result: transcribe_cpp::Result<transcribe_cpp::Transcript>,
+) -> Result<Utterance, EngineError> {
+    let (transcript, warning) = match result {
+        Ok(t) => (t, None),
+        Err(e @ transcribe_cpp::Error::Aborted { .. }) => {
+            let _ = e;
+            return Err(EngineError::Cancelled);
+        }
+        // Truncated or repeating output still carries usable text.
+        Err(e) => match e.partial() {
+            Some(p) => (p.clone(), Some(e.to_string())),
+            None => return Err(EngineError::Run(e.to_string())),
+        },
+    };
+    let segments = transcript
+        .segments
+        .iter()
+        .filter(|s| !s.text.trim().is_empty())
+        .map(|s| TimedText {
+            start_ms: s.t0_ms,
+            end_ms: s.t1_ms,
+            text: s.text.trim().to_string(),
+        })
+        .collect();
+    let t = transcript.timings;
+    Ok(Utterance {
+        text: transcript.text.trim().to_string(),
+        segments,
+        language: transcript.language.clone(),
+        engine_ms: (t.mel_ms + t.encode_ms + t.decode_ms) as f64,
+        warning,
+    })
+}

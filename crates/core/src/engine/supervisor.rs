@@ -1,0 +1,637 @@
+//! The parent's side of the worker process. One supervisor thread owns the
+//! worker: it sends one request at a time, keeps it until the answer comes,
+//! and when the worker dies (EOF on its stdout, then its exit status) or stops
+//! answering, restarts it and sends that request once more. A worker that
+//! died on the GPU comes back on the CPU. Idle, the worker may be stopped to
+//! give its memory back; the next request starts it again.
+
+use std::collections::VecDeque;
+use std::io::BufReader;
+use std::path::PathBuf;
+use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{never, select, unbounded, Receiver, Sender};
+
+use super::protocol::{read_frame, write_frame, FromWorker, ToWorker};
+use super::worker::WORKER_ARG;
+use super::{
+    BatchReply, EngineConfig, EngineError, EngineNotice, ModelInfo, Request, RunParams, StreamEvent,
+};
+
+/// Runs sent to workers over this process's life: `UTTER_ENGINE_FAULT`
+/// names runs by this count, so a restarted worker does not repeat a fault.
+static RUNS: AtomicU64 = AtomicU64::new(0);
+
+/// The longest a model may take to load (large models from a slow disk).
+const LOAD_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// How long a run may take before the worker counts as hung: generous (a
+/// large model on a slow CPU runs at a few times real time), scaled to the
+/// audio. `UTTER_ENGINE_RUN_TIMEOUT_S` sets a fixed bound (tests).
+fn run_timeout(audio_seconds: f64) -> Duration {
+    if let Some(s) = std::env::var("UTTER_ENGINE_RUN_TIMEOUT_S")
+        .ok()
+        .and_then(|s| s.parse::<f64>().ok())
+    {
+        return Duration::from_secs_f64(s.max(0.1));
+    }
+    Duration::from_secs_f64(60.0 + 10.0 * audio_seconds)
+}
+
+/// Starts the supervisor and its first worker; returns once the model is loaded.
+pub(super) fn start(
+    config: EngineConfig,
+    exe: PathBuf,
+    idle_unload: Option<Duration>,
+    notices: Sender<EngineNotice>,
+) -> Result<(Sender<Request>, ModelInfo, JoinHandle<()>), EngineError> {
+    let mut supervisor = Supervisor {
+        config,
+        exe,
+        idle_unload: idle_unload.filter(|d| !d.is_zero()),
+        notices,
+        cpu_only: false,
+        worker: None,
+        queue: VecDeque::new(),
+        current: None,
+        next_id: 1,
+        idle_since: Instant::now(),
+    };
+    let info = supervisor.ensure_worker()?;
+    let (tx, rx) = unbounded();
+    let thread = std::thread::Builder::new()
+        .name("utter-engine-supervisor".into())
+        .spawn(move || supervisor.run(rx))
+        .map_err(|e| EngineError::Run(format!("cannot start the engine supervisor: {e}")))?;
+    Ok((tx, info, thread))
+}
+
+/// A running, loaded worker process.
+struct Worker {
+    child: Child,
+    stdin: ChildStdin,
+    /// Frames from its stdout; `None` when it closed (the worker is exiting).
+    frames: Receiver<Option<FromWorker>>,
+    info: ModelInfo,
+    on_gpu: bool,
+    /// We killed it for not answering in time.
+    hung: bool,
+}
+
+/// Work for the engine, kept until it is answered so it can be sent again.
+enum Job {
+    Batch {
+        pcms: Vec<Vec<f32>>,
+        params: RunParams,
+        reply: Sender<BatchReply>,
+    },
+    Stream {
+        params: RunParams,
+        events: Sender<StreamEvent>,
+        /// All audio fed so far, to replay into a restarted worker.
+        fed: Vec<Vec<f32>>,
+        finished: bool,
+    },
+}
+
+impl Job {
+    fn audio_seconds(&self) -> f64 {
+        let samples: usize = match self {
+            Job::Batch { pcms, .. } => pcms.iter().map(Vec::len).sum(),
+            Job::Stream { fed, .. } => fed.iter().map(Vec::len).sum(),
+        };
+        samples as f64 / 16_000.0
+    }
+
+    /// Answers with an error (the job will not be run).
+    fn fail(self, error: EngineError) {
+        match self {
+            Job::Batch { reply, .. } => {
+                let _ = reply.send(Err(error));
+            }
+            Job::Stream { events, .. } => {
+                let _ = events.send(StreamEvent::Final(Err(error)));
+            }
+        }
+    }
+}
+
+/// The job the worker has, and how often it has killed a worker already.
+struct InFlight {
+    id: u64,
+    job: Job,
+    crashes: u32,
+    /// When the worker counts as hung (`None`: a stream still being fed).
+    deadline: Option<Instant>,
+}
+
+/// Why a worker could not be started.
+enum StartFailure {
+    /// It died while loading (an abort in a backend, a bad file).
+    Crashed(String),
+    Failed(EngineError),
+}
+
+struct Supervisor {
+    config: EngineConfig,
+    exe: PathBuf,
+    idle_unload: Option<Duration>,
+    notices: Sender<EngineNotice>,
+    /// After a crash on the GPU, every later worker loads on the CPU.
+    cpu_only: bool,
+    worker: Option<Worker>,
+    queue: VecDeque<(Job, u32)>,
+    current: Option<InFlight>,
+    next_id: u64,
+    idle_since: Instant,
+}
+
+impl Supervisor {
+    fn run(mut self, requests: Receiver<Request>) {
+        let mut requests = requests;
+        let mut open = true;
+        loop {
+            self.dispatch();
+            if !open && self.current.is_none() && self.queue.is_empty() {
+                break;
+            }
+            let frames = self
+                .worker
+                .as_ref()
+                .map_or_else(never, |w| w.frames.clone());
+            let wait = self.until_next_timer();
+            select! {
+                recv(requests) -> r => match r {
+                    Ok(r) => self.on_request(r),
+                    // The handle was dropped: finish what is queued, then stop.
+                    Err(_) => {
+                        open = false;
+                        requests = never();
+                    }
+                },
+                recv(frames) -> f => match f {
+                    Ok(Some(frame)) => self.on_frame(frame),
+                    Ok(None) | Err(_) => self.on_worker_died(),
+                },
+                default(wait) => self.on_timer(),
+            }
+        }
+        self.stop_worker();
+    }
+
+    /// Starts a worker if none is running; its model info once loaded.
+    fn ensure_worker(&mut self) -> Result<ModelInfo, EngineError> {
+        if let Some(w) = &self.worker {
+            return Ok(w.info.clone());
+        }
+        loop {
+            match self.spawn_worker() {
+                Ok(worker) => {
+                    let info = worker.info.clone();
+                    self.worker = Some(worker);
+                    return Ok(info);
+                }
+                // A crash while loading is most often a GPU backend failing:
+                // try once more on the CPU.
+                Err(StartFailure::Crashed(reason)) if !self.cpu_only => {
+                    tracing::warn!(
+                        "the engine worker died while loading ({reason}); retrying on the CPU"
+                    );
+                    self.cpu_only = true;
+                    self.notify(EngineNotice::FellBackToCpu {
+                        reason: format!("{reason}, while loading the model"),
+                    });
+                }
+                Err(StartFailure::Crashed(reason)) => {
+                    return Err(EngineError::Load {
+                        path: self.config.model_path.clone(),
+                        message: format!("the engine crashed while loading it ({reason})"),
+                    })
+                }
+                Err(StartFailure::Failed(e)) => return Err(e),
+            }
+        }
+    }
+
+    fn spawn_worker(&mut self) -> Result<Worker, StartFailure> {
+        let started = Instant::now();
+        let mut command = Command::new(&self.exe);
+        command
+            .arg(WORKER_ARG)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit());
+        #[cfg(windows)]
+        {
+            // Our own process group: the console's Ctrl+C reaches the parent,
+            // which decides; the worker ends when the parent closes its pipe.
+            use std::os::windows::process::CommandExt;
+            const CREATE_NEW_PROCESS_GROUP: u32 = 0x0000_0200;
+            command.creation_flags(CREATE_NEW_PROCESS_GROUP);
+        }
+        let mut child = command.spawn().map_err(|e| {
+            StartFailure::Failed(EngineError::Load {
+                path: self.config.model_path.clone(),
+                message: format!("cannot start the engine worker {}: {e}", self.exe.display()),
+            })
+        })?;
+        let mut stdin = child.stdin.take().expect("piped stdin");
+        let stdout = child.stdout.take().expect("piped stdout");
+        let (frames_tx, frames) = unbounded();
+        std::thread::Builder::new()
+            .name("utter-engine-output".into())
+            .spawn(move || {
+                let mut input = BufReader::new(stdout);
+                loop {
+                    match read_frame::<FromWorker>(&mut input) {
+                        Ok(Some(frame)) => {
+                            if frames_tx.send(Some(frame)).is_err() {
+                                return;
+                            }
+                        }
+                        Ok(None) => break,
+                        Err(e) => {
+                            tracing::error!("engine worker: unreadable answer ({e})");
+                            break;
+                        }
+                    }
+                }
+                let _ = frames_tx.send(None);
+            })
+            .map_err(|e| StartFailure::Failed(EngineError::Run(e.to_string())))?;
+        let load = ToWorker::Load {
+            model_path: self.config.model_path.clone(),
+            threads: self.config.threads,
+            cpu_only: self.cpu_only,
+        };
+        let _ = write_frame(&mut stdin, &load); // a failure shows as EOF below
+        match frames.recv_timeout(LOAD_TIMEOUT) {
+            Ok(Some(FromWorker::Ready { info, backend })) => {
+                tracing::info!(
+                    "engine worker {} ready on {backend} in {} ms",
+                    child.id(),
+                    started.elapsed().as_millis()
+                );
+                Ok(Worker {
+                    child,
+                    stdin,
+                    frames,
+                    info,
+                    on_gpu: !backend.eq_ignore_ascii_case("cpu"),
+                    hung: false,
+                })
+            }
+            Ok(Some(FromWorker::LoadFailed(e))) => {
+                let _ = child.wait();
+                Err(StartFailure::Failed(e))
+            }
+            Ok(Some(_)) | Ok(None) | Err(_) => {
+                let _ = child.kill();
+                let reason = child.wait().map_or_else(|e| e.to_string(), describe_exit);
+                if started.elapsed() >= LOAD_TIMEOUT {
+                    return Err(StartFailure::Failed(EngineError::Load {
+                        path: self.config.model_path.clone(),
+                        message: format!(
+                            "the engine did not finish loading within {} s",
+                            LOAD_TIMEOUT.as_secs()
+                        ),
+                    }));
+                }
+                Err(StartFailure::Crashed(reason))
+            }
+        }
+    }
+
+    /// Sends the next queued job when the worker is free.
+    fn dispatch(&mut self) {
+        if self.current.is_some() || self.queue.is_empty() {
+            return;
+        }
+        if let Err(e) = self.ensure_worker() {
+            // Nothing queued can run; each caller gets the reason.
+            for (job, _) in self.queue.drain(..) {
+                job.fail(e.clone());
+            }
+            return;
+        }
+        let (job, crashes) = self.queue.pop_front().expect("non-empty");
+        let id = self.next_id;
+        self.next_id += 1;
+        let seq = RUNS.fetch_add(1, Ordering::SeqCst) + 1;
+        let mut frames = Vec::new();
+        match &job {
+            Job::Batch { pcms, params, .. } => frames.push(ToWorker::Run {
+                id,
+                seq,
+                params: params.clone(),
+                pcms: pcms.clone(),
+            }),
+            Job::Stream {
+                params,
+                fed,
+                finished,
+                ..
+            } => {
+                frames.push(ToWorker::StreamBegin {
+                    id,
+                    seq,
+                    params: params.clone(),
+                });
+                frames.extend(fed.iter().cloned().map(ToWorker::StreamFeed));
+                if *finished {
+                    frames.push(ToWorker::StreamFinish);
+                }
+            }
+        }
+        let deadline = match &job {
+            Job::Stream {
+                finished: false, ..
+            } => None,
+            _ => Some(Instant::now() + run_timeout(job.audio_seconds())),
+        };
+        self.current = Some(InFlight {
+            id,
+            job,
+            crashes,
+            deadline,
+        });
+        for frame in &frames {
+            self.send(frame);
+        }
+    }
+
+    /// Writes to the worker; a failure means it died, which its closed
+    /// stdout reports to the loop.
+    fn send(&mut self, frame: &ToWorker) {
+        if let Some(w) = self.worker.as_mut() {
+            if let Err(e) = write_frame(&mut w.stdin, frame) {
+                tracing::debug!("engine worker: write failed ({e})");
+            }
+        }
+    }
+
+    /// The open stream: in flight, or else the last queued.
+    fn open_stream(&mut self) -> Option<(&mut Job, bool)> {
+        if let Some(c) = self.current.as_mut() {
+            if matches!(c.job, Job::Stream { .. }) {
+                return Some((&mut c.job, true));
+            }
+        }
+        match self.queue.back_mut() {
+            Some((job @ Job::Stream { .. }, _)) => Some((job, false)),
+            _ => None,
+        }
+    }
+
+    fn on_request(&mut self, request: Request) {
+        self.idle_since = Instant::now();
+        match request {
+            Request::Batch {
+                pcms,
+                params,
+                reply,
+            } => self.queue.push_back((
+                Job::Batch {
+                    pcms,
+                    params,
+                    reply,
+                },
+                0,
+            )),
+            Request::StreamBegin { params, events } => self.queue.push_back((
+                Job::Stream {
+                    params,
+                    events,
+                    fed: Vec::new(),
+                    finished: false,
+                },
+                0,
+            )),
+            Request::StreamFeed(pcm) => {
+                let live = match self.open_stream() {
+                    Some((Job::Stream { fed, finished, .. }, live)) if !*finished => {
+                        fed.push(pcm.clone());
+                        live
+                    }
+                    _ => return,
+                };
+                if live {
+                    self.send(&ToWorker::StreamFeed(pcm));
+                }
+            }
+            Request::StreamFinish => {
+                let live = match self.open_stream() {
+                    Some((Job::Stream { finished, .. }, live)) => {
+                        *finished = true;
+                        live
+                    }
+                    _ => return,
+                };
+                if live {
+                    let c = self.current.as_mut().expect("live stream");
+                    c.deadline = Some(Instant::now() + run_timeout(c.job.audio_seconds()));
+                    self.send(&ToWorker::StreamFinish);
+                }
+            }
+            Request::StreamAbort => {
+                if matches!(
+                    self.current.as_ref().map(|c| &c.job),
+                    Some(Job::Stream { .. })
+                ) {
+                    // An aborted stream answers nothing.
+                    self.current = None;
+                    self.send(&ToWorker::StreamAbort);
+                } else if matches!(self.queue.back(), Some((Job::Stream { .. }, _))) {
+                    self.queue.pop_back();
+                }
+            }
+            Request::Cancel => {
+                if let Some(id) = self.current.as_ref().map(|c| c.id) {
+                    self.send(&ToWorker::Cancel { id });
+                }
+            }
+            Request::Prewarm => {
+                if let Err(e) = self.ensure_worker() {
+                    // The request that needs the engine reports it.
+                    tracing::warn!("engine prewarm: {e}");
+                }
+            }
+        }
+    }
+
+    fn on_frame(&mut self, frame: FromWorker) {
+        let Some(current) = self.current.as_ref() else {
+            return;
+        };
+        let id = current.id;
+        match frame {
+            FromWorker::Reply { id: r, result } if r == id => {
+                if let Some(InFlight {
+                    job: Job::Batch { reply, .. },
+                    ..
+                }) = self.current.take()
+                {
+                    let _ = reply.send(result);
+                }
+                self.idle_since = Instant::now();
+            }
+            FromWorker::Partial {
+                id: r,
+                committed,
+                tentative,
+            } if r == id => {
+                if let Job::Stream { events, .. } = &current.job {
+                    let _ = events.send(StreamEvent::Partial {
+                        committed,
+                        tentative,
+                    });
+                }
+            }
+            FromWorker::Final { id: r, result } if r == id => {
+                if let Some(InFlight {
+                    job: Job::Stream { events, .. },
+                    ..
+                }) = self.current.take()
+                {
+                    let _ = events.send(StreamEvent::Final(result));
+                }
+                self.idle_since = Instant::now();
+            }
+            // An answer to an aborted stream, or a stray frame.
+            _ => {}
+        }
+    }
+
+    fn on_worker_died(&mut self) {
+        let Some(mut worker) = self.worker.take() else {
+            return;
+        };
+        let status = worker.child.wait();
+        let reason = if worker.hung {
+            "it stopped answering and was stopped".to_string()
+        } else {
+            status.map_or_else(|e| e.to_string(), describe_exit)
+        };
+        // The user hears of it through the notice.
+        tracing::info!("the engine worker died: {reason}");
+        if worker.on_gpu && !self.cpu_only {
+            self.cpu_only = true;
+            self.notify(EngineNotice::FellBackToCpu {
+                reason: reason.clone(),
+            });
+        } else {
+            self.notify(EngineNotice::Restarted {
+                reason: reason.clone(),
+            });
+        }
+        if let Some(c) = self.current.take() {
+            let crashes = c.crashes + 1;
+            if crashes >= 2 {
+                c.job.fail(EngineError::Crashed(reason));
+            } else {
+                self.queue.push_front((c.job, crashes));
+            }
+        }
+    }
+
+    fn on_timer(&mut self) {
+        let now = Instant::now();
+        let overdue = self
+            .current
+            .as_ref()
+            .and_then(|c| c.deadline)
+            .is_some_and(|d| now >= d);
+        if overdue {
+            if let Some(c) = self.current.as_mut() {
+                c.deadline = None; // once: its closed stdout then reports the death
+            }
+            if let Some(w) = self.worker.as_mut() {
+                tracing::warn!("the engine worker did not answer in time; stopping it");
+                w.hung = true;
+                let _ = w.child.kill();
+            }
+        }
+        if self.idle_due(now) {
+            tracing::info!("engine idle: unloading the model");
+            self.stop_worker();
+        }
+    }
+
+    fn idle_due(&self, now: Instant) -> bool {
+        self.idle_unload.is_some_and(|idle| {
+            self.worker.is_some()
+                && self.current.is_none()
+                && self.queue.is_empty()
+                && now >= self.idle_since + idle
+        })
+    }
+
+    fn until_next_timer(&self) -> Duration {
+        let now = Instant::now();
+        let deadline = self.current.as_ref().and_then(|c| c.deadline);
+        let idle = self
+            .idle_unload
+            .filter(|_| self.worker.is_some())
+            .map(|d| self.idle_since + d);
+        [deadline, idle]
+            .into_iter()
+            .flatten()
+            .min()
+            .map_or(Duration::from_secs(3600), |t| {
+                t.saturating_duration_since(now)
+            })
+            .max(Duration::from_millis(1))
+    }
+
+    /// Closes the worker's stdin (it exits on that) and reaps it.
+    fn stop_worker(&mut self) {
+        let Some(Worker {
+            mut child, stdin, ..
+        }) = self.worker.take()
+        else {
+            return;
+        };
+        drop(stdin);
+        let until = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < until {
+            if let Ok(Some(_)) = child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+
+    fn notify(&self, notice: EngineNotice) {
+        let _ = self.notices.send(notice);
+    }
+}
+
+/// "killed by SIGABRT", "exited with status 3".
+fn describe_exit(status: ExitStatus) -> String {
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        if let Some(signal) = status.signal() {
+            let name = match signal {
+                libc::SIGABRT => "SIGABRT",
+                libc::SIGKILL => "SIGKILL",
+                libc::SIGSEGV => "SIGSEGV",
+                libc::SIGBUS => "SIGBUS",
+                libc::SIGILL => "SIGILL",
+                libc::SIGFPE => "SIGFPE",
+                libc::SIGTERM => "SIGTERM",
+                _ => return format!("killed by signal {signal}"),
+            };
+            return format!("killed by {name}");
+        }
+    }
+    match status.code() {
+        Some(code) => format!("exited with status {code}"),
+        None => status.to_string(),
+    }
+}

@@ -1,0 +1,323 @@
+//! The worker process: this same binary started with [`WORKER_ARG`]. It loads
+//! the model, serves requests from its stdin and answers on its stdout. When
+//! its parent goes away (the pipe closes, even after a SIGKILL), it exits at
+//! once, mid-run or not, so no worker outlives the app.
+
+use std::io::{Read, Write};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use crossbeam_channel::{bounded, unbounded, Receiver, Sender};
+use transcribe_cpp::CancelToken;
+
+use super::protocol::{read_frame, write_frame, FromWorker, ToWorker};
+use super::{local, EngineConfig, EngineError, EngineHost, Request, StreamEvent};
+
+/// The hidden first argument that makes a binary an engine worker.
+pub const WORKER_ARG: &str = "--utter-engine-worker";
+
+static THIS_BINARY: OnceLock<PathBuf> = OnceLock::new();
+
+/// Call first in `main`. When this process was started as an engine worker,
+/// it serves its parent and returns the exit code to end with; otherwise it
+/// notes that this binary can host workers ([`EngineHost::for_this_process`])
+/// and returns `None`.
+pub fn serve_if_worker() -> Option<u8> {
+    if std::env::args_os().nth(1).is_some_and(|a| a == WORKER_ARG) {
+        return Some(serve());
+    }
+    if let Ok(exe) = std::env::current_exe() {
+        let _ = THIS_BINARY.set(exe);
+    }
+    None
+}
+
+pub(super) fn this_binary() -> Option<PathBuf> {
+    THIS_BINARY.get().cloned()
+}
+
+/// What `UTTER_ENGINE_FAULT` asks the worker to do on which run (tests).
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Fault {
+    Abort,
+    Hang,
+}
+
+/// `abort-on-run:N[,M...]` or `hang-on-run:N[,M...]`; runs count from 1 over
+/// the parent's life, so a restarted worker does not repeat the fault.
+fn parse_faults(spec: &str) -> Vec<(u64, Fault)> {
+    let mut faults = Vec::new();
+    for part in spec.split(';') {
+        let Some((kind, runs)) = part.trim().split_once(':') else {
+            continue;
+        };
+        let fault = match kind {
+            "abort-on-run" => Fault::Abort,
+            "hang-on-run" => Fault::Hang,
+            _ => continue,
+        };
+        faults.extend(
+            runs.split(',')
+                .filter_map(|n| n.trim().parse().ok())
+                .map(|n| (n, fault)),
+        );
+    }
+    faults
+}
+
+fn inject_fault(faults: &[(u64, Fault)], seq: u64) {
+    match faults.iter().find(|(n, _)| *n == seq).map(|(_, f)| f) {
+        Some(Fault::Abort) => {
+            tracing::warn!("UTTER_ENGINE_FAULT: aborting on run {seq}");
+            std::process::abort();
+        }
+        Some(Fault::Hang) => {
+            tracing::warn!("UTTER_ENGINE_FAULT: hanging on run {seq}");
+            loop {
+                std::thread::park();
+            }
+        }
+        None => {}
+    }
+}
+
+fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("UTTER_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .try_init();
+    let debug = std::env::var("UTTER_LOG").is_ok_and(|v| v.contains("debug"));
+    if !debug {
+        crate::quiet_native_logs();
+    }
+}
+
+/// The protocol's output. On Unix the real stdout is moved to a private
+/// descriptor and fd 1 pointed at stderr, so a stray print from native code
+/// cannot corrupt a frame.
+fn protocol_output() -> Box<dyn Write + Send> {
+    #[cfg(unix)]
+    {
+        use std::os::fd::FromRawFd;
+        // SAFETY: plain descriptor calls at start-up, before any other thread
+        // writes to stdout; `dup` returns a descriptor only we own.
+        unsafe {
+            let fd = libc::dup(libc::STDOUT_FILENO);
+            if fd >= 0 && libc::dup2(libc::STDERR_FILENO, libc::STDOUT_FILENO) >= 0 {
+                return Box::new(std::fs::File::from_raw_fd(fd));
+            }
+        }
+    }
+    Box::new(std::io::stdout())
+}
+
+/// A request the engine thread is working on (or will next), in the order
+/// the replies must go out.
+enum Pending {
+    Batch {
+        id: u64,
+        seq: u64,
+        reply: Receiver<super::BatchReply>,
+    },
+    Stream {
+        id: u64,
+        seq: u64,
+        events: Receiver<StreamEvent>,
+    },
+}
+
+fn serve() -> u8 {
+    init_logging();
+    // The terminal's Ctrl+C goes to the whole process group; the parent
+    // decides what happens to its dictation, and we exit when it closes the pipe.
+    #[cfg(unix)]
+    // SAFETY: setting a signal disposition to SIG_IGN at start-up.
+    unsafe {
+        libc::signal(libc::SIGINT, libc::SIG_IGN);
+    }
+    let mut out = protocol_output();
+    let mut input = std::io::BufReader::new(std::io::stdin());
+    let Ok(Some(ToWorker::Load {
+        model_path,
+        threads,
+        cpu_only,
+    })) = read_frame::<ToWorker>(&mut input)
+    else {
+        tracing::error!("engine worker: no load request from the parent");
+        return 2;
+    };
+    let cancel = CancelToken::new();
+    let config = EngineConfig {
+        model_path,
+        threads,
+        host: EngineHost::Thread,
+    };
+    let (engine, _thread) = match local::start(config, cpu_only, cancel.clone()) {
+        Ok((tx, loaded, thread)) => {
+            let ready = FromWorker::Ready {
+                info: loaded.info,
+                backend: loaded.backend,
+            };
+            if write_frame(&mut out, &ready).is_err() {
+                return 0;
+            }
+            (tx, thread)
+        }
+        Err(e) => {
+            let _ = write_frame(&mut out, &FromWorker::LoadFailed(e));
+            return 1;
+        }
+    };
+    let running = Arc::new(Mutex::new(None::<u64>));
+    let (pending_tx, pending_rx) = unbounded();
+    let reader_running = running.clone();
+    let reader_cancel = cancel.clone();
+    std::thread::Builder::new()
+        .name("utter-engine-input".into())
+        .spawn(move || {
+            read_requests(input, engine, pending_tx, reader_running, reader_cancel);
+            // The parent closed the pipe or died: nobody wants the answer.
+            std::process::exit(0);
+        })
+        .expect("spawn the worker's input thread");
+    let faults = std::env::var("UTTER_ENGINE_FAULT")
+        .map(|s| parse_faults(&s))
+        .unwrap_or_default();
+    write_replies(&mut out, pending_rx, &running, &cancel, &faults);
+    0
+}
+
+/// Turns frames from the parent into engine requests; returns at end of input.
+fn read_requests(
+    mut input: impl Read,
+    engine: Sender<Request>,
+    pending: Sender<Pending>,
+    running: Arc<Mutex<Option<u64>>>,
+    cancel: CancelToken,
+) {
+    loop {
+        let message = match read_frame::<ToWorker>(&mut input) {
+            Ok(Some(m)) => m,
+            Ok(None) => return,
+            Err(e) => {
+                tracing::error!("engine worker: unreadable request ({e})");
+                return;
+            }
+        };
+        let request = match message {
+            ToWorker::Run {
+                id,
+                seq,
+                params,
+                pcms,
+            } => {
+                let (reply, rx) = bounded(1);
+                *running.lock().expect("running") = Some(id);
+                let _ = pending.send(Pending::Batch { id, seq, reply: rx });
+                Request::Batch {
+                    pcms,
+                    params,
+                    reply,
+                }
+            }
+            ToWorker::StreamBegin { id, seq, params } => {
+                let (events, rx) = unbounded();
+                *running.lock().expect("running") = Some(id);
+                let _ = pending.send(Pending::Stream {
+                    id,
+                    seq,
+                    events: rx,
+                });
+                Request::StreamBegin { params, events }
+            }
+            ToWorker::StreamFeed(pcm) => Request::StreamFeed(pcm),
+            ToWorker::StreamFinish => Request::StreamFinish,
+            ToWorker::StreamAbort => Request::StreamAbort,
+            ToWorker::Cancel { id } => {
+                if *running.lock().expect("running") == Some(id) {
+                    cancel.cancel();
+                }
+                continue;
+            }
+            ToWorker::Load { .. } => continue,
+        };
+        if engine.send(request).is_err() {
+            return;
+        }
+    }
+}
+
+/// Sends each reply as the engine thread produces it, in request order.
+fn write_replies(
+    out: &mut impl Write,
+    pending: Receiver<Pending>,
+    running: &Mutex<Option<u64>>,
+    cancel: &CancelToken,
+    faults: &[(u64, Fault)],
+) {
+    // Clears the running request under the lock that `Cancel` takes, so a
+    // cancel that arrives late cannot hit the next request.
+    let settle = || {
+        *running.lock().expect("running") = None;
+        cancel.reset();
+    };
+    for item in pending {
+        let sent = match item {
+            Pending::Batch { id, seq, reply } => {
+                inject_fault(faults, seq);
+                let result = reply.recv().unwrap_or(Err(EngineError::WorkerGone));
+                settle();
+                write_frame(out, &FromWorker::Reply { id, result })
+            }
+            Pending::Stream { id, seq, events } => {
+                inject_fault(faults, seq);
+                let mut sent = Ok(());
+                // Ends at the final text, or when an abort drops the stream.
+                for event in events.iter() {
+                    let (frame, last) = match event {
+                        StreamEvent::Partial {
+                            committed,
+                            tentative,
+                        } => (
+                            FromWorker::Partial {
+                                id,
+                                committed,
+                                tentative,
+                            },
+                            false,
+                        ),
+                        StreamEvent::Final(result) => (FromWorker::Final { id, result }, true),
+                    };
+                    sent = write_frame(out, &frame);
+                    if last || sent.is_err() {
+                        break;
+                    }
+                }
+                settle();
+                sent
+            }
+        };
+        if sent.is_err() {
+            return; // the parent is gone
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fault_specs_name_runs_over_the_parents_life() {
+        assert_eq!(parse_faults("abort-on-run:2"), vec![(2, Fault::Abort)]);
+        assert_eq!(
+            parse_faults("abort-on-run:2,3; hang-on-run:5"),
+            vec![(2, Fault::Abort), (3, Fault::Abort), (5, Fault::Hang)]
+        );
+        assert!(parse_faults("explode:1").is_empty());
+        assert!(parse_faults("").is_empty());
+    }
+}
