@@ -640,6 +640,133 @@ fn a_killed_dictation_keeps_its_audio_and_is_transcribed_on_the_next_start() {
     assert!(text.contains("dashwood"), "{text}");
 }
 
+/// The engine worker processes of a running `utter` (direct children).
+fn engine_workers(parent: u32) -> Vec<u32> {
+    let out = Command::new("pgrep")
+        .args([
+            "-P",
+            &parent.to_string(),
+            "-f",
+            "--",
+            "--utter-engine-worker",
+        ])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .filter_map(|p| p.parse().ok())
+        .collect()
+}
+
+/// Holds the hotkey while `clip` plays, then releases it.
+fn dictate_clip(d: &Desktop, dictate: &Dictate, clip: &Path) {
+    d.xdotool(&["keydown", HOTKEY]);
+    dictate.expect("recording_started", Duration::from_secs(5));
+    d.speak(clip);
+    d.xdotool(&["keyup", HOTKEY]);
+}
+
+#[test]
+fn an_engine_abort_mid_dictation_is_survived_and_the_whole_text_arrives() {
+    let _guard = serial();
+    let d = desktop();
+    let tmp = tempfile::tempdir().unwrap();
+    let dictate = Dictate::start_with_env(
+        d,
+        tmp.path(),
+        &["--output", "stdout"],
+        &[("UTTER_ENGINE_FAULT", "abort-on-run:1")],
+    );
+    dictate_clip(d, &dictate, &clip(3));
+    let restarted = dictate.expect("engine_restarted", Duration::from_secs(30));
+    assert!(
+        restarted["message"]
+            .as_str()
+            .unwrap()
+            .contains("killed by SIGABRT"),
+        "{restarted}"
+    );
+    let ev = dictate.expect("text_delivered", Duration::from_secs(30));
+    let text = ev["text"].as_str().unwrap();
+    assert!(word_error_rate(&truth(3), text) <= 0.15, "{text}");
+    dictate.stop();
+}
+
+#[test]
+fn two_engine_crashes_on_one_dictation_are_a_clear_error_and_nothing_is_lost() {
+    let _guard = serial();
+    let d = desktop();
+    let tmp = tempfile::tempdir().unwrap();
+    // Runs 1 and 2: the first run of the dictation and its resubmission.
+    let dictate = Dictate::start_with_env(
+        d,
+        tmp.path(),
+        &["--output", "stdout"],
+        &[("UTTER_ENGINE_FAULT", "abort-on-run:1,2")],
+    );
+    dictate_clip(d, &dictate, &clip(1));
+    let error = dictate.expect("error", Duration::from_secs(30));
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap()
+            .contains("the speech engine crashed twice on this audio"),
+        "{error}"
+    );
+    dictate.expect("text_delivered", Duration::from_secs(30));
+    let first_wav = std::fs::read_dir(tmp.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|x| x == "wav"))
+        .expect("the recording is on disk");
+    assert!(
+        !first_wav.with_extension("json").exists(),
+        "a failed dictation stays unfinished, to be transcribed again"
+    );
+
+    // The same process dictates again, on a fresh worker.
+    dictate_clip(d, &dictate, &clip(2));
+    let ev = dictate.expect("text_delivered", Duration::from_secs(30));
+    let text = ev["text"].as_str().unwrap();
+    assert!(word_error_rate(&truth(2), text) <= 0.15, "{text}");
+    dictate.stop();
+
+    // The next start transcribes the failed one.
+    let again = Dictate::start(d, tmp.path(), &["--output", "stdout"]);
+    again.stop();
+    let record: Value = serde_json::from_str(
+        &std::fs::read_to_string(first_wav.with_extension("json")).expect("recovered"),
+    )
+    .unwrap();
+    assert_eq!(record["status"], "recovered");
+    // (tiny.en hears "ill-disposed" as "old-sposed" in this recording.)
+    let recovered = record["text"].as_str().unwrap().to_lowercase();
+    assert!(recovered.contains("young man"), "{recovered}");
+}
+
+#[test]
+fn an_idle_engine_is_unloaded_and_the_next_dictation_still_delivers() {
+    let _guard = serial();
+    let d = desktop();
+    let tmp = tempfile::tempdir().unwrap();
+    let dictate = Dictate::start(d, tmp.path(), &["--output", "stdout", "--unload-idle", "2"]);
+    let pid = dictate.child.id();
+    assert_eq!(engine_workers(pid).len(), 1, "loaded at start");
+    wait_until("the idle worker to exit", Duration::from_secs(20), || {
+        engine_workers(pid).is_empty()
+    });
+    dictate_clip(d, &dictate, &clip(4));
+    let ev = dictate.expect("text_delivered", Duration::from_secs(30));
+    let text = ev["text"].as_str().unwrap();
+    assert!(word_error_rate(&truth(4), text) <= 0.15, "{text}");
+    assert_eq!(
+        engine_workers(pid).len(),
+        1,
+        "loaded again on the key press"
+    );
+    dictate.stop();
+}
+
 #[test]
 fn a_taken_or_unparsable_hotkey_is_a_clear_error() {
     let _guard = serial();
