@@ -7,8 +7,10 @@ Starts the real `utter-app` on an Xvfb display STARTS times (default 5) and
 measures, from the spawn: the log line "tray ready" (window + tray up) and
 "dictation ready" (model and VAD loaded, hotkey registered). After the last
 start it waits 10 s, then measures CPU over IDLE_SECONDS (default 30) and the
-RSS of the app and its WebKit child processes, with the mic closed.
-Also prints the UI bundle's size. Prints Markdown for docs/benchmarks.md.
+RSS of the app and its WebKit child processes, with the mic closed. The app is
+set to unload the model after 1 idle minute: it then waits for its engine
+worker to exit and measures the memory again. Also prints the UI bundle's
+size. Prints Markdown for docs/benchmarks.md.
 """
 import gzip, os, statistics, subprocess, sys, tempfile, time
 
@@ -20,6 +22,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 tmp = tempfile.mkdtemp(prefix="utter-app-bench-")
 env = dict(os.environ, DISPLAY=":94", UTTER_CONFIG_DIR=f"{tmp}/config", UTTER_DATA_DIR=f"{tmp}/data",
            XDG_CONFIG_HOME=f"{tmp}/xdg-config", RUST_LOG="info", UTTER_UPDATE_CHECK="0")
+os.makedirs(f"{tmp}/config")
+with open(f"{tmp}/config/settings.json", "w") as f:
+    f.write('{"version": 1, "engineIdleUnloadMinutes": 1}')
 xvfb = subprocess.Popen(["Xvfb", ":94", "-screen", "0", "1280x800x24", "-nolisten", "tcp"],
                         stderr=subprocess.DEVNULL)
 time.sleep(1.5)
@@ -105,6 +110,22 @@ c1 = cpu_ticks(pids); elapsed = time.monotonic() - t0
 cpu = (c1 - c0) / TICK / elapsed * 100
 rss = [(open(f"/proc/{q}/comm").read().strip(), rss_mb(q)) for q in pids if os.path.exists(f"/proc/{q}")]
 pss = sum(pss_mb(q) for q in pids)
+
+
+def is_worker(pid):
+    try:
+        return b"--utter-engine-worker" in open(f"/proc/{pid}/cmdline", "rb").read()
+    except OSError:
+        return False
+
+
+workers = [q for q in pids if is_worker(q)]
+deadline = time.monotonic() + 90
+while any(os.path.exists(f"/proc/{w}") for w in workers) and time.monotonic() < deadline:
+    time.sleep(1)
+unloaded = [q for q in tree(p.pid) if os.path.exists(f"/proc/{q}")]
+pss_unloaded = sum(pss_mb(q) for q in unloaded)
+rss_unloaded = [(open(f"/proc/{q}/comm").read().strip(), rss_mb(q)) for q in unloaded]
 p.terminate(); p.wait(); xvfb.terminate()
 
 dist = os.path.join(ROOT, "ui", "dist")
@@ -117,5 +138,7 @@ for d, _, files in os.walk(dist):
 print(f"| start → window + tray ready (median of {STARTS}) | {statistics.median(tray):.0f} ms (min {min(tray):.0f}, max {max(tray):.0f}) |")
 print(f"| start → dictation ready: model + VAD loaded, hotkey registered | {statistics.median(ready):.0f} ms (min {min(ready):.0f}, max {max(ready):.0f}) |")
 print(f"| idle CPU, app + WebKit processes, mic closed ({IDLE_S:.0f} s) | {cpu:.2f} % of one core |")
-print(f"| memory, idle | PSS {pss:.0f} MB in all; RSS " + ", ".join(f"{n} {r:.0f} MB" for n, r in rss) + " |")
+print(f"| memory, idle, model loaded | PSS {pss:.0f} MB in all; RSS " + ", ".join(f"{n} {r:.0f} MB" for n, r in rss) + " |")
+print(f"| memory, idle, model unloaded (after 1 idle minute) | PSS {pss_unloaded:.0f} MB in all; RSS "
+      + ", ".join(f"{n} {r:.0f} MB" for n, r in rss_unloaded) + " |")
 print(f"| UI bundle (ui/dist) | {raw / 1024:.0f} KiB ({gz / 1024:.0f} KiB gzipped) |")

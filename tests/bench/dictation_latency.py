@@ -11,28 +11,13 @@ machine noise hits them alike. Prints a Markdown table for docs/benchmarks.md.
 """
 import os, statistics, subprocess, sys, time
 
-from virtual_desktop import TARGET, Dictate, VirtualDesktop, cpu_seconds
+from virtual_desktop import TARGET, Dictate, VirtualDesktop, cpu_seconds, paced_speech
 
 IDLE_ONLY = "--idle-only" in sys.argv
 args = [a for a in sys.argv[1:] if a != "--idle-only"]
 ROUNDS = int(args[0]) if args else 3
 UTTER = os.environ.get("UTTER_BIN", os.path.join(TARGET, "release", "utter"))
-LIBRIVOX = "/usr/share/pocketsphinx/test/data/librivox"
 
-
-def speech(desktop, seconds):
-    """Clips with 0.7 s pauses, repeated until about `seconds` long."""
-    clips = sorted(os.path.join(LIBRIVOX, f) for f in os.listdir(LIBRIVOX) if f.endswith(".wav"))
-    durations = [float(subprocess.check_output(["soxi", "-D", c])) + 0.7 for c in clips]
-    chosen, total, i = [], 0.0, 0
-    while total < seconds - 1.5 or not chosen:
-        chosen.append(clips[i % len(clips)]); total += durations[i % len(clips)]; i += 1
-    out = desktop.path(f"speech-{seconds}.wav")
-    padded = []
-    for j, c in enumerate(chosen):
-        p = desktop.path(f"p{seconds}-{j}.wav"); desktop.run(["sox", c, p, "pad", "0", "0.7"]); padded.append(p)
-    desktop.run(["sox", *padded, out])
-    return out, total
 
 def main(desktop):
     eager = Dictate(desktop, UTTER, "ctrl+shift+space", [])
@@ -45,7 +30,7 @@ def main(desktop):
     if IDLE_ONLY:
         print(f"idle CPU of `utter dictate` (mic closed, 30 s): {idle:.2f} %")
         return
-    files = {s: speech(desktop, s) for s in (5, 15, 30, 60)}
+    files = {s: paced_speech(desktop, s) for s in (5, 15, 30, 60)}
     baseline = Dictate(desktop, UTTER, "ctrl+alt+space", ["--no-eager"])
 
     results = {s: {"eager": [], "baseline": [], "tail": []} for s in files}

@@ -54,10 +54,10 @@ def cpu_seconds(pid):
 class Dictate:
     """A running `utter dictate` on its own hotkey (and `utter ptt` socket)."""
 
-    def __init__(self, desktop, binary, hotkey, extra):
+    def __init__(self, desktop, binary, hotkey, extra, env=None):
         self.desktop, self.hotkey = desktop, hotkey
         self.events = queue.Queue()
-        env = dict(desktop.env, UTTER_PTT_SOCKET=os.path.join(desktop.runtime, hotkey + ".sock"))
+        env = dict(desktop.env, UTTER_PTT_SOCKET=os.path.join(desktop.runtime, hotkey + ".sock"), **(env or {}))
         self.p = desktop.spawn([binary, "dictate", "--events", "json", "--output", "stdout", "--hotkey", hotkey,
                                 "--recordings-dir", desktop.path("rec-" + hotkey), *extra],
                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
@@ -93,3 +93,21 @@ class Dictate:
         stopped, _ = self.wait("recording_stopped", 10)
         delivered, seen = self.wait("text_delivered", 180)
         return delivered["t_ms"] - stopped["t_ms"], delivered, seen, cpu_seconds(self.p.pid) - cpu
+
+
+LIBRIVOX = "/usr/share/pocketsphinx/test/data/librivox"
+
+
+def paced_speech(desktop, seconds):
+    """Clips with 0.7 s pauses, repeated until about `seconds` long."""
+    clips = sorted(os.path.join(LIBRIVOX, f) for f in os.listdir(LIBRIVOX) if f.endswith(".wav"))
+    durations = [float(subprocess.check_output(["soxi", "-D", c])) + 0.7 for c in clips]
+    chosen, total, i = [], 0.0, 0
+    while total < seconds - 1.5 or not chosen:
+        chosen.append(clips[i % len(clips)]); total += durations[i % len(clips)]; i += 1
+    out = desktop.path(f"speech-{seconds}.wav")
+    padded = []
+    for j, c in enumerate(chosen):
+        p = desktop.path(f"p{seconds}-{j}.wav"); desktop.run(["sox", c, p, "pad", "0", "0.7"]); padded.append(p)
+    desktop.run(["sox", *padded, out])
+    return out, total

@@ -238,6 +238,7 @@ fn worker(shared: &Arc<Shared>) {
             settings.engine_language(),
         );
         lock(&shared.files.inner).engine = None;
+        tell_engine_notices(shared, engine);
         finish(shared, job.id, result);
     }
     shared.update_status(|_| {});
@@ -347,6 +348,16 @@ pub(super) fn segments_of(t: &FileTranscript) -> Vec<Segment> {
             text: s.text.trim().to_string(),
         })
         .collect()
+}
+
+/// Restarts are logged; a fall-back to the CPU is shown once, until dismissed.
+fn tell_engine_notices(shared: &Shared, engine: &Engine) {
+    for notice in engine.notices() {
+        tracing::warn!("file transcription: {notice}");
+        if matches!(notice, crate::engine::EngineNotice::FellBackToCpu { .. }) {
+            shared.update_status(|s| s.notice = Some(notice.to_string()));
+        }
+    }
 }
 
 /// One transcription outside the queue (history retry), with its own engine.

@@ -89,8 +89,16 @@ impl ModelInfo {
     }
 }
 
-/// Loads a model file only to learn what it is (validation on import).
+/// Loads a model file only to learn what it is (validation on import), in a
+/// worker process where this binary can start one.
 pub fn probe(path: &Path) -> Result<ModelInfo, EngineError> {
+    match EngineHost::for_this_process() {
+        EngineHost::Process { exe, .. } => supervisor::probe_in_worker(&exe, path),
+        EngineHost::Thread => probe_here(path),
+    }
+}
+
+fn probe_here(path: &Path) -> Result<ModelInfo, EngineError> {
     let started = Instant::now();
     let model = Model::load(path).map_err(|e| EngineError::Load {
         path: path.to_path_buf(),

@@ -38,6 +38,10 @@ pub enum ToWorker {
     Cancel {
         id: u64,
     },
+    /// Instead of `Load`: only say what this model file is, then exit.
+    Probe {
+        model_path: PathBuf,
+    },
 }
 
 /// Worker → parent.
@@ -47,6 +51,7 @@ pub enum FromWorker {
         info: ModelInfo,
         backend: String,
     },
+    Probed(Result<ModelInfo, EngineError>),
     LoadFailed(EngineError),
     Reply {
         id: u64,

@@ -7,7 +7,7 @@
 
 use std::collections::VecDeque;
 use std::io::BufReader;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::thread::JoinHandle;
@@ -67,6 +67,100 @@ pub(super) fn start(
         .spawn(move || supervisor.run(rx))
         .map_err(|e| EngineError::Run(format!("cannot start the engine supervisor: {e}")))?;
     Ok((tx, info, thread))
+}
+
+/// A started worker process: its stdin, and the frames from its stdout
+/// (`None` once it closed).
+struct Spawned {
+    child: Child,
+    stdin: ChildStdin,
+    frames: Receiver<Option<FromWorker>>,
+}
+
+fn spawn_process(exe: &Path) -> std::io::Result<Spawned> {
+    let mut command = Command::new(exe);
+    command
+        .arg(WORKER_ARG)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit());
+    #[cfg(windows)]
+    {
+        // Our own process group: the console's Ctrl+C reaches the parent,
+        // which decides; the worker ends when the parent closes its pipe.
+        use std::os::windows::process::CommandExt;
+        const CREATE_NEW_PROCESS_GROUP: u32 = 0x0000_0200;
+        command.creation_flags(CREATE_NEW_PROCESS_GROUP);
+    }
+    let mut child = command.spawn()?;
+    let stdin = child.stdin.take().expect("piped stdin");
+    let stdout = child.stdout.take().expect("piped stdout");
+    let (frames_tx, frames) = unbounded();
+    std::thread::Builder::new()
+        .name("utter-engine-output".into())
+        .spawn(move || {
+            let mut input = BufReader::new(stdout);
+            loop {
+                match read_frame::<FromWorker>(&mut input) {
+                    Ok(Some(frame)) => {
+                        if frames_tx.send(Some(frame)).is_err() {
+                            return;
+                        }
+                    }
+                    Ok(None) => break,
+                    Err(e) => {
+                        tracing::error!("engine worker: unreadable answer ({e})");
+                        break;
+                    }
+                }
+            }
+            let _ = frames_tx.send(None);
+        })?;
+    Ok(Spawned {
+        child,
+        stdin,
+        frames,
+    })
+}
+
+/// Loads a model file in a short-lived worker only to learn what it is, so
+/// a file that makes the engine abort fails the import, not the app.
+pub(super) fn probe_in_worker(exe: &Path, model_path: &Path) -> Result<ModelInfo, EngineError> {
+    let failed = |message: String| EngineError::Load {
+        path: model_path.to_path_buf(),
+        message,
+    };
+    let Spawned {
+        mut child,
+        mut stdin,
+        frames,
+    } = spawn_process(exe).map_err(|e| {
+        failed(format!(
+            "cannot start the engine worker {}: {e}",
+            exe.display()
+        ))
+    })?;
+    let _ = write_frame(
+        &mut stdin,
+        &ToWorker::Probe {
+            model_path: model_path.to_path_buf(),
+        },
+    );
+    let answer = frames.recv_timeout(LOAD_TIMEOUT);
+    drop(stdin);
+    match answer {
+        Ok(Some(FromWorker::Probed(result))) => {
+            let _ = child.wait();
+            result
+        }
+        _ => {
+            let _ = child.kill();
+            let reason = child.wait().map_or_else(|e| e.to_string(), describe_exit);
+            Err(failed(format!(
+                "the engine crashed while reading it ({reason})"
+            )))
+        }
+    }
 }
 
 /// A running, loaded worker process.
@@ -218,50 +312,16 @@ impl Supervisor {
 
     fn spawn_worker(&mut self) -> Result<Worker, StartFailure> {
         let started = Instant::now();
-        let mut command = Command::new(&self.exe);
-        command
-            .arg(WORKER_ARG)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit());
-        #[cfg(windows)]
-        {
-            // Our own process group: the console's Ctrl+C reaches the parent,
-            // which decides; the worker ends when the parent closes its pipe.
-            use std::os::windows::process::CommandExt;
-            const CREATE_NEW_PROCESS_GROUP: u32 = 0x0000_0200;
-            command.creation_flags(CREATE_NEW_PROCESS_GROUP);
-        }
-        let mut child = command.spawn().map_err(|e| {
+        let Spawned {
+            mut child,
+            mut stdin,
+            frames,
+        } = spawn_process(&self.exe).map_err(|e| {
             StartFailure::Failed(EngineError::Load {
                 path: self.config.model_path.clone(),
                 message: format!("cannot start the engine worker {}: {e}", self.exe.display()),
             })
         })?;
-        let mut stdin = child.stdin.take().expect("piped stdin");
-        let stdout = child.stdout.take().expect("piped stdout");
-        let (frames_tx, frames) = unbounded();
-        std::thread::Builder::new()
-            .name("utter-engine-output".into())
-            .spawn(move || {
-                let mut input = BufReader::new(stdout);
-                loop {
-                    match read_frame::<FromWorker>(&mut input) {
-                        Ok(Some(frame)) => {
-                            if frames_tx.send(Some(frame)).is_err() {
-                                return;
-                            }
-                        }
-                        Ok(None) => break,
-                        Err(e) => {
-                            tracing::error!("engine worker: unreadable answer ({e})");
-                            break;
-                        }
-                    }
-                }
-                let _ = frames_tx.send(None);
-            })
-            .map_err(|e| StartFailure::Failed(EngineError::Run(e.to_string())))?;
         let load = ToWorker::Load {
             model_path: self.config.model_path.clone(),
             threads: self.config.threads,

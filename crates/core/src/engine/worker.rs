@@ -140,14 +140,20 @@ fn serve() -> u8 {
     }
     let mut out = protocol_output();
     let mut input = std::io::BufReader::new(std::io::stdin());
-    let Ok(Some(ToWorker::Load {
-        model_path,
-        threads,
-        cpu_only,
-    })) = read_frame::<ToWorker>(&mut input)
-    else {
-        tracing::error!("engine worker: no load request from the parent");
-        return 2;
+    let (model_path, threads, cpu_only) = match read_frame::<ToWorker>(&mut input) {
+        Ok(Some(ToWorker::Load {
+            model_path,
+            threads,
+            cpu_only,
+        })) => (model_path, threads, cpu_only),
+        Ok(Some(ToWorker::Probe { model_path })) => {
+            let probed = FromWorker::Probed(super::probe_here(&model_path));
+            return u8::from(write_frame(&mut out, &probed).is_err());
+        }
+        _ => {
+            tracing::error!("engine worker: no load request from the parent");
+            return 2;
+        }
     };
     let cancel = CancelToken::new();
     let config = EngineConfig {
@@ -242,7 +248,7 @@ fn read_requests(
                 }
                 continue;
             }
-            ToWorker::Load { .. } => continue,
+            ToWorker::Load { .. } | ToWorker::Probe { .. } => continue,
         };
         if engine.send(request).is_err() {
             return;
