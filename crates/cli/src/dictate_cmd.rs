@@ -239,6 +239,9 @@ fn dictate(
         Err(e) => {
             hotkeys.unbind();
             eprintln!("error: {e}");
+            if config.output.method != OutputMethod::Stdout {
+                eprintln!("hint: `--output stdout` prints the text instead");
+            }
             return Ok(ExitCode::from(exit::USAGE));
         }
     };

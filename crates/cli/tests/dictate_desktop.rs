@@ -768,6 +768,30 @@ fn an_idle_engine_is_unloaded_and_the_next_dictation_still_delivers() {
 }
 
 #[test]
+fn without_a_display_paste_output_is_a_clear_error_and_nothing_touches_x11() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_utter"))
+        .args(["dictate", "--output", "paste", "--recordings-dir"])
+        .arg(tmp.path())
+        .env_remove("DISPLAY")
+        .env_remove("WAYLAND_DISPLAY")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("there is no display to paste into"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("hint: `--output stdout` prints the text instead"),
+        "{stderr}"
+    );
+    // No hotkey manager (and its X11 thread) is created just to release nothing.
+    assert!(!stderr.contains("x11 connection"), "{stderr}");
+}
+
+#[test]
 fn a_taken_or_unparsable_hotkey_is_a_clear_error() {
     let _guard = serial();
     let d = desktop();

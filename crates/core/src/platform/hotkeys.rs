@@ -230,10 +230,14 @@ fn register_on_main(key: HotKey) -> Result<(), global_hotkey::Error> {
 
 fn unregister_all_on_main() {
     let keys: Vec<HotKey> = REGISTERED.with(|r| r.borrow_mut().drain(..).collect());
-    let _ = with_manager(|m| {
-        for k in keys {
-            if let Err(e) = m.unregister(k) {
-                tracing::debug!("unregister {k:?}: {e}");
+    // No manager yet means nothing registered: creating one here would start
+    // global-hotkey's X11 thread in a session that has no X server.
+    MANAGER.with(|cell| {
+        if let Some(m) = cell.borrow().as_ref() {
+            for k in keys {
+                if let Err(e) = m.unregister(k) {
+                    tracing::debug!("unregister {k:?}: {e}");
+                }
             }
         }
     });
@@ -266,7 +270,9 @@ impl Hotkeys {
         bindings: &Bindings,
         control: Sender<Control>,
     ) -> Result<(), HotkeyError> {
-        let why_not_x11 = Self::availability(&self.session).err().unwrap_or_default();
+        let why_not_x11 = Self::session_allows(&self.session)
+            .err()
+            .unwrap_or_default();
         let trigger = super::portal::trigger_for(&bindings.main.1);
         match super::portal::PortalShortcut::bind(&trigger, control) {
             Ok(shortcut) => {
@@ -280,8 +286,20 @@ impl Hotkeys {
     }
 
     /// Whether this session can have global hotkeys at all, and if not, why
-    /// and what to do instead.
+    /// and what to do instead. Connects to the X server to check it, so it
+    /// is for `utter doctor` and status pages, not for binding.
     pub fn availability(session: &DesktopSession) -> Result<(), String> {
+        Self::session_allows(session)?;
+        match session {
+            DesktopSession::X11 => check_x_server(),
+            _ => Ok(()),
+        }
+    }
+
+    /// What the kind of session allows, without connecting to anything.
+    /// Binding opens (and keeps) its own X connection: a check connection
+    /// closed just before it can make the X server reset under it.
+    fn session_allows(session: &DesktopSession) -> Result<(), String> {
         match session {
             DesktopSession::Wayland { compositor, .. } => Err(format!(
                 "this is a Wayland session{}, where apps cannot grab keys themselves (X11 grabs \
@@ -297,8 +315,7 @@ impl Hotkeys {
                  `utter ptt press|release|toggle|cancel` instead"
                     .into(),
             ),
-            DesktopSession::X11 => check_x_server(),
-            DesktopSession::MacOs | DesktopSession::Windows => Ok(()),
+            DesktopSession::X11 | DesktopSession::MacOs | DesktopSession::Windows => Ok(()),
         }
     }
 
@@ -311,7 +328,7 @@ impl Hotkeys {
         if self.session.is_wayland() {
             return self.bind_portal(bindings, control);
         }
-        Self::availability(&self.session).map_err(HotkeyError::Unavailable)?;
+        Self::session_allows(&self.session).map_err(HotkeyError::Unavailable)?;
         for (key, name) in bindings.always_on() {
             // A previous instance that just exited may still hold the grab until
             // the X server notices; give it a moment before calling the key taken.

@@ -130,7 +130,7 @@ pub fn availability(method: OutputMethod, session: &DesktopSession) -> Result<()
     match session {
         DesktopSession::Headless if method != OutputMethod::Stdout => Err(
             "there is no display to paste into or hold a clipboard (DISPLAY and WAYLAND_DISPLAY \
-             are unset): use --output stdout"
+             are unset); have the text printed instead"
                 .into(),
         ),
         _ => Ok(()),
