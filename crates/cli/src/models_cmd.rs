@@ -30,6 +30,12 @@ pub enum ModelsCommand {
         #[arg(long)]
         no_hub: bool,
     },
+    /// Which catalog model suits this computer, for dictation and for files, and why
+    Recommend {
+        /// Spoken language (ISO code)
+        #[arg(long, short, default_value = "en")]
+        language: String,
+    },
     /// Remove an installed model
     Remove { name: String },
     /// Make an installed model the default for dictation and files
@@ -66,6 +72,7 @@ pub fn run(store: &ModelStore, cmd: ModelsCommand) -> Result<ExitCode> {
             base_url,
             no_hub,
         } => download(store, &name, quant.as_deref(), &base_url, !no_hub)?,
+        ModelsCommand::Recommend { language } => recommend(&language),
         ModelsCommand::Remove { name } => {
             let entry = store.remove(&name)?;
             println!("Removed {} ({})", entry.name, human_size(entry.size));
@@ -227,4 +234,33 @@ fn download(
         human_size(entry.size)
     );
     Ok(())
+}
+
+fn recommend(language: &str) {
+    use utter_core::models::recommend::{recommend, Hardware, ModelUse};
+    let hardware = Hardware::detect();
+    let catalog = models::Catalog::builtin();
+    let ram = hardware.ram_bytes.map_or("unknown".to_string(), |b| {
+        format!("{:.0} GB", b as f64 / f64::from(1u32 << 30))
+    });
+    let gpu = hardware
+        .gpu
+        .as_ref()
+        .map_or("none the engine can use".to_string(), |(name, memory)| {
+            format!("{name}, {}", human_size(*memory))
+        });
+    println!(
+        "This computer: {} CPU cores, {ram} RAM, GPU: {gpu}",
+        hardware.cpu_cores
+    );
+    for (label, use_) in [
+        ("dictation", ModelUse::Dictation),
+        ("files", ModelUse::Files),
+    ] {
+        match recommend(&catalog, &hardware, language, use_) {
+            Some(r) => println!("For {label}: {} ({})", r.model, r.reason),
+            None => println!("For {label}: no catalog model speaks `{language}` and fits here"),
+        }
+    }
+    println!("Install with `utter models download NAME`.");
 }

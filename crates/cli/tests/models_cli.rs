@@ -452,3 +452,28 @@ fn the_catalog_lists_models_with_sizes_and_features() {
         "{list}"
     );
 }
+
+#[test]
+fn recommend_names_a_catalog_model_per_use_that_speaks_the_language() {
+    let catalog = utter_core::models::Catalog::builtin();
+    let tmp = tempfile::tempdir().unwrap();
+    let out = utter(
+        &tmp.path().join("models"),
+        &["models", "recommend", "--language", "de"],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("CPU cores"), "{stdout}");
+    for label in ["For dictation: ", "For files: "] {
+        let line = stdout
+            .lines()
+            .find(|l| l.starts_with(label))
+            .unwrap_or_else(|| panic!("no `{label}` line: {stdout}"));
+        let name = line[label.len()..].split_whitespace().next().unwrap();
+        let model = catalog
+            .find(name)
+            .unwrap_or_else(|| panic!("{name} not in the catalog"));
+        assert!(model.languages.iter().any(|l| l == "de"), "{line}");
+        assert!(line.contains("accuracy"), "the reason is given: {line}");
+    }
+}

@@ -56,6 +56,20 @@ pub struct ModelInfo {
     pub load_ms: f64,
 }
 
+/// The GPU with the most memory that the engine can use: (name, bytes).
+pub fn largest_gpu() -> Option<(String, u64)> {
+    transcribe_cpp::devices()
+        .into_iter()
+        .filter(|d| {
+            matches!(
+                d.device_type,
+                transcribe_cpp::DeviceType::Gpu | transcribe_cpp::DeviceType::Igpu
+            )
+        })
+        .max_by_key(|d| d.memory_total)
+        .map(|d| (d.description, d.memory_total))
+}
+
 /// Compute devices the engine sees: (kind, name, description).
 pub fn compute_devices() -> Vec<(String, String, String)> {
     transcribe_cpp::devices()

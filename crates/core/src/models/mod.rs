@@ -7,6 +7,7 @@ pub mod convert;
 pub mod defaults;
 pub mod download;
 pub mod import;
+pub mod recommend;
 pub mod store;
 
 pub use catalog::{Catalog, CatalogModel};

@@ -1,0 +1,258 @@
+//! Which catalog model suits this computer, one for dictation and one for
+//! files, each with its reason in one line. The rule is deliberately simple
+//! and stated here, so the UI and the CLI can show why:
+//!
+//! - Only speech models that speak the language, with an accuracy score, and
+//!   whose file fits: in the GPU's memory (at most 70 % of it) when there is a
+//!   GPU, else in a quarter of the RAM.
+//! - On the CPU, size is speed: dictation takes models up to 120 M parameters
+//!   per core (≈ 250 M on 2 cores), files twice that. A GPU lifts the
+//!   parameter limit; dictation then still wants a speed score ≥ 75.
+//! - Among those, the most accurate wins; ties go to the faster one.
+
+use super::catalog::{Catalog, CatalogModel};
+
+/// What the recommendation is based on.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Hardware {
+    /// `None` when it could not be read (then 8 GB is assumed, and said).
+    pub ram_bytes: Option<u64>,
+    pub cpu_cores: usize,
+    /// The largest GPU the engine can use, if any: (name, memory).
+    pub gpu: Option<(String, u64)>,
+}
+
+impl Hardware {
+    /// This computer, as the engine and the OS report it.
+    pub fn detect() -> Self {
+        Self {
+            ram_bytes: total_ram(),
+            cpu_cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            gpu: crate::engine::largest_gpu(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ModelUse {
+    Dictation,
+    Files,
+}
+
+/// A recommended model and why, in one line.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Recommendation {
+    pub model: String,
+    pub reason: String,
+}
+
+const ASSUMED_RAM: u64 = 8 << 30;
+const PARAMS_PER_CORE_DICTATION: f64 = 120e6;
+const GPU_MEMORY_SHARE: f64 = 0.7;
+const GPU_DICTATION_MIN_SPEED: u32 = 75;
+
+/// "0.6B" → 6e8, "180M" → 1.8e8.
+fn parameters(model: &CatalogModel) -> Option<f64> {
+    let p = model.parameters.as_deref()?.trim();
+    let (number, scale) = match p.chars().last()? {
+        'B' | 'b' => (&p[..p.len() - 1], 1e9),
+        'M' | 'm' => (&p[..p.len() - 1], 1e6),
+        _ => (p, 1.0),
+    };
+    number.trim().parse::<f64>().ok().map(|n| n * scale)
+}
+
+fn gb(bytes: u64) -> String {
+    format!("{:.0} GB", bytes as f64 / (1u64 << 30) as f64)
+}
+
+/// The best model for `use_` in `language` (an ISO code) on `hardware`.
+pub fn recommend(
+    catalog: &Catalog,
+    hardware: &Hardware,
+    language: &str,
+    use_: ModelUse,
+) -> Option<Recommendation> {
+    let cores = hardware.cpu_cores.max(1);
+    let max_params = match (use_, &hardware.gpu) {
+        (_, Some(_)) => f64::INFINITY,
+        (ModelUse::Dictation, None) => PARAMS_PER_CORE_DICTATION * cores as f64,
+        (ModelUse::Files, None) => 2.0 * PARAMS_PER_CORE_DICTATION * cores as f64,
+    };
+    let memory = match &hardware.gpu {
+        Some((_, vram)) => (*vram as f64 * GPU_MEMORY_SHARE) as u64,
+        None => hardware.ram_bytes.unwrap_or(ASSUMED_RAM) / 4,
+    };
+    let best = catalog
+        .models
+        .iter()
+        .filter(|m| m.languages.iter().any(|l| l == language))
+        .filter(|m| m.accuracy_score.is_some())
+        .filter(|m| m.file(None).is_some_and(|f| f.size <= memory))
+        .filter(|m| parameters(m).is_some_and(|p| p <= max_params))
+        .filter(|m| {
+            use_ == ModelUse::Files
+                || hardware.gpu.is_none()
+                || m.speed_score.unwrap_or(0) >= GPU_DICTATION_MIN_SPEED
+        })
+        .max_by_key(|m| (m.accuracy_score, m.speed_score))?;
+    let size = best.parameters.as_deref().unwrap_or("?");
+    let reason = match &hardware.gpu {
+        Some((name, vram)) => format!(
+            "{size} parameters, fits in your GPU's {} ({name}); accuracy {}/100",
+            gb(*vram),
+            best.accuracy_score.unwrap_or(0)
+        ),
+        None => format!(
+            "{size} parameters: {} on {cores} CPU core{}{}; accuracy {}/100",
+            match use_ {
+                ModelUse::Dictation => "fast enough for dictation",
+                ModelUse::Files => "the most accurate that is practical for files",
+            },
+            if cores == 1 { "" } else { "s" },
+            if hardware.ram_bytes.is_none() {
+                " (memory unknown, 8 GB assumed)"
+            } else {
+                ""
+            },
+            best.accuracy_score.unwrap_or(0)
+        ),
+    };
+    Some(Recommendation {
+        model: best.name.clone(),
+        reason,
+    })
+}
+
+/// Total physical memory, where the OS tells it.
+fn total_ram() -> Option<u64> {
+    #[cfg(target_os = "linux")]
+    {
+        let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
+        let kb: u64 = meminfo
+            .lines()
+            .find(|l| l.starts_with("MemTotal:"))?
+            .split_whitespace()
+            .nth(1)?
+            .parse()
+            .ok()?;
+        Some(kb * 1024)
+    }
+    #[cfg(target_os = "macos")]
+    {
+        let mut bytes: u64 = 0;
+        let mut len = std::mem::size_of::<u64>();
+        // SAFETY: hw.memsize is a u64; we pass its size and a valid pointer.
+        let rc = unsafe {
+            libc::sysctlbyname(
+                c"hw.memsize".as_ptr(),
+                (&mut bytes as *mut u64).cast(),
+                &mut len,
+                std::ptr::null_mut(),
+                0,
+            )
+        };
+        (rc == 0).then_some(bytes)
+    }
+    #[cfg(not(any(target_os = "linux", target_os = "macos")))]
+    {
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hardware(ram_gb: u64, cores: usize, gpu_gb: Option<u64>) -> Hardware {
+        Hardware {
+            ram_bytes: Some(ram_gb << 30),
+            cpu_cores: cores,
+            gpu: gpu_gb.map(|g| ("Test GPU".to_string(), g << 30)),
+        }
+    }
+
+    fn pick(hw: &Hardware, language: &str, use_: ModelUse) -> String {
+        recommend(&Catalog::builtin(), hw, language, use_)
+            .expect("a recommendation")
+            .model
+    }
+
+    #[test]
+    fn small_cpus_get_small_fast_models_and_files_may_be_larger() {
+        let laptop = hardware(8, 2, None);
+        let dictation = pick(&laptop, "en", ModelUse::Dictation);
+        let files = pick(&laptop, "en", ModelUse::Files);
+        let params = |name: &str| parameters(Catalog::builtin().find(name).unwrap()).unwrap();
+        assert!(params(&dictation) <= 240e6, "{dictation}");
+        assert!(params(&files) <= 480e6, "{files}");
+        assert!(params(&files) >= params(&dictation));
+        let reason = recommend(&Catalog::builtin(), &laptop, "en", ModelUse::Dictation)
+            .unwrap()
+            .reason;
+        assert!(reason.contains("on 2 CPU cores"), "{reason}");
+    }
+
+    #[test]
+    fn more_cores_allow_larger_models_and_a_gpu_more_still() {
+        let catalog = Catalog::builtin();
+        let acc = |name: String| catalog.find(&name).unwrap().accuracy_score.unwrap();
+        let two = acc(pick(&hardware(16, 2, None), "en", ModelUse::Files));
+        let sixteen = acc(pick(&hardware(32, 16, None), "en", ModelUse::Files));
+        let gpu = acc(pick(&hardware(32, 8, Some(8)), "en", ModelUse::Files));
+        assert!(two <= sixteen && sixteen <= gpu, "{two} {sixteen} {gpu}");
+        let reason = recommend(&catalog, &hardware(32, 8, Some(8)), "en", ModelUse::Files)
+            .unwrap()
+            .reason;
+        assert!(
+            reason.contains("fits in your GPU's 8 GB (Test GPU)"),
+            "{reason}"
+        );
+    }
+
+    #[test]
+    fn the_model_speaks_the_language_and_fits_in_memory() {
+        let catalog = Catalog::builtin();
+        for lang in ["de", "ja", "en"] {
+            let name = pick(&hardware(16, 8, None), lang, ModelUse::Dictation);
+            let model = catalog.find(&name).unwrap();
+            assert!(
+                model.languages.iter().any(|l| l == lang),
+                "{name} for {lang}"
+            );
+        }
+        // A 2 GB GPU holds at most 1.4 GB of model.
+        let name = pick(&hardware(16, 8, Some(2)), "en", ModelUse::Files);
+        assert!(catalog.find(&name).unwrap().file(None).unwrap().size <= (14 << 30) / 10);
+        assert!(
+            recommend(&catalog, &hardware(16, 8, None), "tlh", ModelUse::Files).is_none(),
+            "no model speaks Klingon"
+        );
+    }
+
+    #[test]
+    fn unknown_memory_is_said_not_hidden() {
+        let hw = Hardware {
+            ram_bytes: None,
+            cpu_cores: 4,
+            gpu: None,
+        };
+        let r = recommend(&Catalog::builtin(), &hw, "en", ModelUse::Dictation).unwrap();
+        assert!(
+            r.reason.contains("memory unknown, 8 GB assumed"),
+            "{}",
+            r.reason
+        );
+    }
+
+    #[test]
+    fn parameter_counts_parse() {
+        let mut m = Catalog::builtin().models[0].clone();
+        for (text, value) in [("0.6B", 6e8), ("180M", 1.8e8), ("24.3B", 24.3e9)] {
+            m.parameters = Some(text.into());
+            assert!((parameters(&m).unwrap() - value).abs() < 1.0, "{text}");
+        }
+        m.parameters = Some("big".into());
+        assert_eq!(parameters(&m), None);
+    }
+}
