@@ -477,3 +477,22 @@ fn recommend_names_a_catalog_model_per_use_that_speaks_the_language() {
         assert!(line.contains("accuracy"), "the reason is given: {line}");
     }
 }
+
+#[test]
+fn a_models_languages_come_from_the_engine_and_are_kept_in_the_manifest() {
+    let tmp = tempfile::tempdir().unwrap();
+    let models = tmp.path().join("models");
+    let ct2 = ct2_dir(&tmp.path().join("src"));
+    let out = utter(&models, &["models", "import", ct2.to_str().unwrap(), "--name", "tiny"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(models.join("manifest.json")).unwrap())
+            .unwrap();
+    let tiny = &manifest["models"][0];
+    // Named "tiny" (no `.en` to guess from): English only, as the engine says.
+    assert_eq!(tiny["name"], "tiny");
+    assert_eq!(tiny["capabilities"]["languages"], serde_json::json!(["en"]), "{tiny}");
+    assert_eq!(tiny["capabilities"]["translates"], false, "{tiny}");
+    assert_eq!(tiny["capabilities"]["streaming"], false, "{tiny}");
+}
+

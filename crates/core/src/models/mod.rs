@@ -13,7 +13,7 @@ pub mod store;
 pub use catalog::{Catalog, CatalogModel};
 pub use defaults::{install_default, DefaultInstall};
 pub use import::{import, ImportSource};
-pub use store::{ModelEntry, ModelKind, ModelStore};
+pub use store::{Capabilities, ModelEntry, ModelKind, ModelStore};
 
 use std::path::PathBuf;
 
@@ -108,12 +108,35 @@ pub fn install_from_catalog(
         } else {
             ModelKind::Speech
         },
+        capabilities: Some((&info).into()),
         arch: info.arch,
         variant: info.variant,
         file: format!("{}.gguf", model.name),
         source: urls.first().cloned().unwrap_or_default(),
         size: file.size,
         sha256: file.sha256.clone(),
+    };
+    store.record(entry.clone())?;
+    Ok(entry)
+}
+
+/// Records what the engine reports about a model installed before its
+/// capabilities were kept in the manifest (loads it once, in a worker).
+pub fn backfill_capabilities(
+    store: &ModelStore,
+    entry: ModelEntry,
+) -> Result<ModelEntry, ModelError> {
+    if entry.capabilities.is_some() {
+        return Ok(entry);
+    }
+    let path = store.path_of(&entry);
+    let info = crate::engine::probe(&path).map_err(|e| ModelError::Invalid {
+        path: path.clone(),
+        message: e.to_string(),
+    })?;
+    let entry = ModelEntry {
+        capabilities: Some((&info).into()),
+        ..entry
     };
     store.record(entry.clone())?;
     Ok(entry)

@@ -32,6 +32,31 @@ pub struct ModelEntry {
     pub source: String,
     pub size: u64,
     pub sha256: String,
+    /// What the engine reported when it loaded the file at install time;
+    /// `None` in manifests written before this was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capabilities: Option<Capabilities>,
+}
+
+/// A model's abilities, from the engine, not guessed from its name.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Capabilities {
+    /// ISO codes; empty when the model does not say.
+    pub languages: Vec<String>,
+    pub detects_language: bool,
+    pub translates: bool,
+    pub streaming: bool,
+}
+
+impl From<&crate::engine::ModelInfo> for Capabilities {
+    fn from(info: &crate::engine::ModelInfo) -> Self {
+        Self {
+            languages: info.languages.clone(),
+            detects_language: info.detects_language,
+            translates: info.translates,
+            streaming: info.streaming,
+        }
+    }
 }
 
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -119,11 +144,14 @@ impl ModelStore {
     pub fn record(&self, entry: ModelEntry) -> Result<(), ModelError> {
         let mut manifest = self.read_manifest()?;
         manifest.version = 1;
-        manifest.models.retain(|m| m.name != entry.name);
         if entry.kind == ModelKind::Speech && manifest.default_speech.is_none() {
             manifest.default_speech = Some(entry.name.clone());
         }
-        manifest.models.push(entry);
+        // A reinstall or an update keeps its place in the list.
+        match manifest.models.iter_mut().find(|m| m.name == entry.name) {
+            Some(slot) => *slot = entry,
+            None => manifest.models.push(entry),
+        }
         self.write_manifest(&manifest)
     }
 
@@ -234,6 +262,7 @@ mod tests {
             source: "test".into(),
             size: 1,
             sha256: "00".into(),
+            capabilities: None,
         }
     }
 
