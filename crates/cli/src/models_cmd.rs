@@ -16,6 +16,12 @@ pub enum ModelsCommand {
     List {
         #[arg(long)]
         available: bool,
+        /// With --available: only models that speak this language (ISO code)
+        #[arg(long, short, requires = "available")]
+        language: Option<String>,
+        /// With --available: only catalog models that are installed
+        #[arg(long, requires = "available")]
+        installed: bool,
     },
     /// Download a model from the catalog (resumable, verified by sha256)
     Download {
@@ -65,7 +71,11 @@ fn human_size(bytes: u64) -> String {
 
 pub fn run(store: &ModelStore, cmd: ModelsCommand) -> Result<ExitCode> {
     match cmd {
-        ModelsCommand::List { available: true } => list_available(store)?,
+        ModelsCommand::List {
+            available: true,
+            language,
+            installed,
+        } => list_available(store, language.as_deref(), installed)?,
         ModelsCommand::Download {
             name,
             quant,
@@ -81,7 +91,9 @@ pub fn run(store: &ModelStore, cmd: ModelsCommand) -> Result<ExitCode> {
             store.set_default(&name)?;
             println!("{name} is now the default speech model");
         }
-        ModelsCommand::List { available: false } => {
+        ModelsCommand::List {
+            available: false, ..
+        } => {
             let list = store.list()?;
             if list.is_empty() {
                 println!("No models installed in {}.", store.dir().display());
@@ -148,14 +160,18 @@ pub fn run(store: &ModelStore, cmd: ModelsCommand) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn list_available(store: &ModelStore) -> Result<()> {
+fn list_available(store: &ModelStore, language: Option<&str>, only_installed: bool) -> Result<()> {
     let catalog = Catalog::builtin();
     let installed: Vec<String> = store.list()?.into_iter().map(|m| m.name).collect();
+    let shown = catalog.models.iter().filter(|m| {
+        language.is_none_or(|l| m.languages.iter().any(|x| x == l))
+            && (!only_installed || installed.contains(&m.name))
+    });
     println!(
         "{:<34} {:<19} {:>9} {:>5} {:>5}  FEATURES",
         "NAME", "ARCH", "SIZE", "SPEED", "ACC"
     );
-    for m in &catalog.models {
+    for m in shown {
         let size = m.file(None).map_or(0, |f| f.size);
         let mut features = Vec::new();
         if m.streaming {

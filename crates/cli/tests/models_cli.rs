@@ -483,7 +483,10 @@ fn a_models_languages_come_from_the_engine_and_are_kept_in_the_manifest() {
     let tmp = tempfile::tempdir().unwrap();
     let models = tmp.path().join("models");
     let ct2 = ct2_dir(&tmp.path().join("src"));
-    let out = utter(&models, &["models", "import", ct2.to_str().unwrap(), "--name", "tiny"]);
+    let out = utter(
+        &models,
+        &["models", "import", ct2.to_str().unwrap(), "--name", "tiny"],
+    );
     assert!(out.status.success(), "{}", text(&out.stderr));
     let manifest: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(models.join("manifest.json")).unwrap())
@@ -491,8 +494,47 @@ fn a_models_languages_come_from_the_engine_and_are_kept_in_the_manifest() {
     let tiny = &manifest["models"][0];
     // Named "tiny" (no `.en` to guess from): English only, as the engine says.
     assert_eq!(tiny["name"], "tiny");
-    assert_eq!(tiny["capabilities"]["languages"], serde_json::json!(["en"]), "{tiny}");
+    assert_eq!(
+        tiny["capabilities"]["languages"],
+        serde_json::json!(["en"]),
+        "{tiny}"
+    );
     assert_eq!(tiny["capabilities"]["translates"], false, "{tiny}");
     assert_eq!(tiny["capabilities"]["streaming"], false, "{tiny}");
 }
 
+#[test]
+fn the_catalog_can_be_filtered_by_language() {
+    let tmp = tempfile::tempdir().unwrap();
+    let models = tmp.path().join("models");
+    let out = utter(
+        &models,
+        &["models", "list", "--available", "--language", "de"],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let catalog = utter_core::models::Catalog::builtin();
+    let listed: Vec<&str> = text(&out.stdout)
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|name| catalog.find(name).is_some())
+        .map(|name| catalog.find(name).unwrap().name.as_str())
+        .collect();
+    assert!(listed.len() >= 5, "{listed:?}");
+    assert!(listed.contains(&"whisper-large-v3"), "{listed:?}");
+    assert!(
+        !listed.contains(&"whisper-tiny.en"),
+        "English-only is left out"
+    );
+    for name in &listed {
+        let langs = &catalog.find(name).unwrap().languages;
+        assert!(langs.iter().any(|l| l == "de"), "{name}");
+    }
+    // Nothing is installed in this directory.
+    let out = utter(&models, &["models", "list", "--available", "--installed"]);
+    assert_eq!(
+        text(&out.stdout).lines().count(),
+        2,
+        "header and footer only"
+    );
+}
