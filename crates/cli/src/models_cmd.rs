@@ -8,7 +8,7 @@ use clap::Subcommand;
 use indicatif::{ProgressBar, ProgressStyle};
 use utter_core::models::download::DownloadOptions;
 use utter_core::models::Catalog;
-use utter_core::models::{self, ModelKind, ModelStore};
+use utter_core::models::{self, ModelKind, ModelStore, ModelUse};
 
 #[derive(Subcommand)]
 pub enum ModelsCommand {
@@ -44,8 +44,13 @@ pub enum ModelsCommand {
     },
     /// Remove an installed model
     Remove { name: String },
-    /// Make an installed model the default for dictation and files
-    Use { name: String },
+    /// Make an installed model the default for dictation and files (--for: only one of them)
+    Use {
+        name: String,
+        /// Only for this: a small fast model for dictation, a large one for files
+        #[arg(long = "for", value_parser = ["dictation", "files"])]
+        for_use: Option<String>,
+    },
     /// Import a CTranslate2/faster-whisper model directory, a Silero .safetensors, a whisper.cpp .bin or a .gguf
     Import {
         path: PathBuf,
@@ -87,9 +92,17 @@ pub fn run(store: &ModelStore, cmd: ModelsCommand) -> Result<ExitCode> {
             let entry = store.remove(&name)?;
             println!("Removed {} ({})", entry.name, human_size(entry.size));
         }
-        ModelsCommand::Use { name } => {
-            store.set_default(&name)?;
-            println!("{name} is now the default speech model");
+        ModelsCommand::Use { name, for_use } => {
+            let use_ = match for_use.as_deref() {
+                Some("dictation") => Some(ModelUse::Dictation),
+                Some("files") => Some(ModelUse::Files),
+                _ => None,
+            };
+            store.set_default_for(&name, use_)?;
+            match for_use {
+                Some(what) => println!("{name} is now the default speech model for {what}"),
+                None => println!("{name} is now the default speech model"),
+            }
         }
         ModelsCommand::List {
             available: false, ..
@@ -101,6 +114,7 @@ pub fn run(store: &ModelStore, cmd: ModelsCommand) -> Result<ExitCode> {
                 return Ok(ExitCode::SUCCESS);
             }
             let default = store.default_speech()?.map(|m| m.name);
+            let for_files = store.default_for(ModelUse::Files)?.map(|m| m.name);
             println!(
                 "{:<22} {:<7} {:<12} {:>9}  SOURCE",
                 "NAME", "KIND", "ARCH", "SIZE"
@@ -110,10 +124,12 @@ pub fn run(store: &ModelStore, cmd: ModelsCommand) -> Result<ExitCode> {
                     ModelKind::Speech => "speech",
                     ModelKind::Vad => "vad",
                 };
-                let star = if default.as_deref() == Some(m.name.as_str()) {
-                    "*"
-                } else {
-                    ""
+                let is = |d: &Option<String>| d.as_deref() == Some(m.name.as_str());
+                let star = match (is(&default), is(&for_files)) {
+                    (true, true) => "*",
+                    (true, false) => "*d",
+                    (false, true) => "*f",
+                    (false, false) => "",
                 };
                 println!(
                     "{:<22} {:<7} {:<12} {:>9}  {}",
@@ -125,7 +141,7 @@ pub fn run(store: &ModelStore, cmd: ModelsCommand) -> Result<ExitCode> {
                 );
             }
             println!(
-                "(* = default speech model; models in {})",
+                "(* = default speech model, *d for dictation only, *f for files only; models in {})",
                 store.dir().display()
             );
         }
@@ -253,7 +269,7 @@ fn download(
 }
 
 fn recommend(language: &str) {
-    use utter_core::models::recommend::{recommend, Hardware, ModelUse};
+    use utter_core::models::recommend::{recommend, Hardware};
     let hardware = Hardware::detect();
     let catalog = models::Catalog::builtin();
     let ram = hardware.ram_bytes.map_or("unknown".to_string(), |b| {

@@ -10,7 +10,7 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use utter_core::engine::{Engine, EngineConfig};
 use utter_core::export::{self, Format};
-use utter_core::models::ModelStore;
+use utter_core::models::{ModelStore, ModelUse};
 use utter_core::transcribe::{self, FileError, FileOptions, FileTranscript};
 use utter_core::vad::SpeechDetector;
 
@@ -98,13 +98,14 @@ fn progress_bar(path: &std::path::Path) -> ProgressBar {
 }
 
 pub fn run(store: &ModelStore, args: TranscribeArgs) -> Result<ExitCode> {
-    let (model_name, model_path) = match store.resolve_speech(args.model.as_deref()) {
-        Ok(m) => m,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return Ok(ExitCode::from(exit::NO_MODEL));
-        }
-    };
+    let (model_name, model_path) =
+        match store.resolve_speech_for(args.model.as_deref(), ModelUse::Files) {
+            Ok(m) => m,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return Ok(ExitCode::from(exit::NO_MODEL));
+            }
+        };
     let (workers, threads) = worker_layout(args.workers, args.threads);
     let mut engines = Vec::with_capacity(workers);
     for _ in 0..workers {

@@ -11,6 +11,7 @@ use serde::Serialize;
 use super::{load_models, lock, AppError, AppEvent, LoadFailure, Loaded, Shared};
 use crate::engine::Engine;
 use crate::history::{EntryKind, NewEntry, Segment};
+use crate::models::ModelUse;
 use crate::transcribe::{transcribe_file, FileError, FileOptions, FileTranscript};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -208,7 +209,7 @@ fn worker(shared: &Arc<Shared>) {
         let settings = shared.settings();
         if loaded.as_ref().is_none_or(|l| l.0 != settings.model) {
             loaded = None; // free the old model before loading the new one
-            match load_models(shared, settings.model.as_deref(), None) {
+            match load_models(shared, settings.model.as_deref(), ModelUse::Files) {
                 Ok(Loaded {
                     model_name,
                     engine,
@@ -370,7 +371,7 @@ pub(super) fn transcribe_once(
         model_name,
         engine,
         mut vad,
-    } = load_models(shared, model, None).map_err(|f| match f {
+    } = load_models(shared, model, ModelUse::Files).map_err(|f| match f {
         LoadFailure::NoModel => AppError::Other("no speech model is installed".into()),
         LoadFailure::Error(m) => AppError::Other(m),
     })?;

@@ -18,7 +18,7 @@ pub use files::{FileJob, JobState};
 use crate::dictation::events::Stamped;
 use crate::dictation::service::Control;
 use crate::history::{self, Entry, History, HistoryError};
-use crate::models::store::{ModelEntry, ModelKind, ModelStore};
+use crate::models::store::{ModelEntry, ModelKind, ModelStore, ModelUse};
 use crate::platform::doctor::{self, Capability};
 use crate::platform::hotkeys::Hotkeys;
 use crate::platform::output::{open_sink, OutputEnv};
@@ -582,23 +582,28 @@ enum LoadFailure {
     Error(String),
 }
 
-/// Loads `model` (or the store's default speech model) and the VAD. With
-/// `idle_unload`, the engine gives its memory back after that long idle.
+/// Loads `model` (or the store's default speech model for `use_`) and the
+/// VAD. Dictation's engine gives its memory back after the idle time the
+/// settings name; a file job's lives only as long as its queue.
 fn load_models(
     shared: &Shared,
     model: Option<&str>,
-    idle_unload: Option<std::time::Duration>,
+    use_: ModelUse,
 ) -> Result<Loaded, LoadFailure> {
     let store = &shared.store;
     let err = |e: &dyn std::fmt::Display| LoadFailure::Error(e.to_string());
-    if model.is_none() && store.default_speech().map_err(|e| err(&e))?.is_none() {
+    if model.is_none() && store.default_for(use_).map_err(|e| err(&e))?.is_none() {
         return Err(LoadFailure::NoModel);
     }
     let vad_entry = store
         .vad()
         .map_err(|e| err(&e))?
         .ok_or(LoadFailure::NoModel)?;
-    let (model_name, model_path) = store.resolve_speech(model).map_err(|e| err(&e))?;
+    let (model_name, model_path) = store.resolve_speech_for(model, use_).map_err(|e| err(&e))?;
+    let idle_unload = match use_ {
+        ModelUse::Dictation => shared.settings().engine_idle_unload(),
+        ModelUse::Files => None,
+    };
     let engine = crate::engine::Engine::start(crate::engine::EngineConfig {
         host: crate::engine::EngineHost::for_this_process().with_idle_unload(idle_unload),
         ..crate::engine::EngineConfig::new(model_path)

@@ -14,6 +14,7 @@ use crate::dictation::events::{DictationEvent, Stamped};
 use crate::dictation::record_log::unix_ms;
 use crate::dictation::service::{self, Control, CpalMicrophone, ServiceConfig, ServiceIo};
 use crate::history::{EntryKind, NewEntry};
+use crate::models::ModelUse;
 use crate::platform::doctor::{self, Capability};
 use crate::platform::hotkeys::{Bindings, HotkeyError, NoRecordingKeys, RecordingKeys};
 use crate::platform::output::open_sink;
@@ -108,11 +109,7 @@ fn supervise(shared: &Arc<Shared>, requests: Receiver<Request>) {
 fn run(shared: &Arc<Shared>, control: Sender<Control>, control_rx: Receiver<Control>) {
     shared.update_status(|s| s.state = AppState::Loading);
     let settings = shared.settings();
-    let loaded = match load_models(
-        shared,
-        settings.model.as_deref(),
-        settings.engine_idle_unload(),
-    ) {
+    let loaded = match load_models(shared, settings.model.as_deref(), ModelUse::Dictation) {
         Ok(l) => l,
         Err(LoadFailure::NoModel) => {
             shared.update_status(|s| {

@@ -13,7 +13,7 @@ pub mod store;
 pub use catalog::{Catalog, CatalogModel};
 pub use defaults::{install_default, DefaultInstall};
 pub use import::{import, ImportSource};
-pub use store::{Capabilities, ModelEntry, ModelKind, ModelStore};
+pub use store::{Capabilities, ModelEntry, ModelKind, ModelStore, ModelUse};
 
 use std::path::PathBuf;
 

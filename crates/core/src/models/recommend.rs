@@ -11,6 +11,7 @@
 //! - Among those, the most accurate wins; ties go to the faster one.
 
 use super::catalog::{Catalog, CatalogModel};
+pub use super::store::ModelUse;
 
 /// What the recommendation is based on.
 #[derive(Debug, Clone, PartialEq)]
@@ -31,12 +32,6 @@ impl Hardware {
             gpu: crate::engine::largest_gpu(),
         }
     }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ModelUse {
-    Dictation,
-    Files,
 }
 
 /// A recommended model and why, in one line.

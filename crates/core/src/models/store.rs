@@ -64,9 +64,20 @@ struct Manifest {
     version: u32,
     #[serde(default)]
     models: Vec<ModelEntry>,
-    /// The speech model used when none is named.
+    /// The speech model used when none is named (dictation, and files
+    /// unless `default_files` says otherwise).
     #[serde(default)]
     default_speech: Option<String>,
+    /// A different default for file transcription (say, a larger model).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    default_files: Option<String>,
+}
+
+/// What a speech model is used for: each may have its own default.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ModelUse {
+    Dictation,
+    Files,
 }
 
 const MANIFEST: &str = "manifest.json";
@@ -167,6 +178,9 @@ impl ModelStore {
         if manifest.default_speech.as_deref() == Some(name) {
             manifest.default_speech = None;
         }
+        if manifest.default_files.as_deref() == Some(name) {
+            manifest.default_files = None;
+        }
         let path = self.path_of(&entry);
         match std::fs::remove_file(&path) {
             Ok(()) => {}
@@ -177,8 +191,14 @@ impl ModelStore {
         Ok(entry)
     }
 
-    /// Makes `name` the speech model used when none is named.
+    /// Makes `name` the speech model used when none is named, for
+    /// dictation and files alike.
     pub fn set_default(&self, name: &str) -> Result<(), ModelError> {
+        self.set_default_for(name, None)
+    }
+
+    /// Makes `name` the default for one use (`None`: for both).
+    pub fn set_default_for(&self, name: &str, use_: Option<ModelUse>) -> Result<(), ModelError> {
         let entry = self
             .find(name)?
             .ok_or_else(|| ModelError::NotFound(format!("no installed model named `{name}`")))?;
@@ -188,8 +208,29 @@ impl ModelStore {
             )));
         }
         let mut manifest = self.read_manifest()?;
-        manifest.default_speech = Some(name.to_string());
+        match use_ {
+            Some(ModelUse::Dictation) => manifest.default_speech = Some(name.to_string()),
+            Some(ModelUse::Files) => manifest.default_files = Some(name.to_string()),
+            None => {
+                manifest.default_speech = Some(name.to_string());
+                manifest.default_files = None;
+            }
+        }
         self.write_manifest(&manifest)
+    }
+
+    /// The speech model for `use_` when none is named: its own default if
+    /// files have one, else the general default.
+    pub fn default_for(&self, use_: ModelUse) -> Result<Option<ModelEntry>, ModelError> {
+        if use_ == ModelUse::Files {
+            let manifest = self.read_manifest()?;
+            if let Some(name) = manifest.default_files {
+                if let Some(entry) = self.find(&name)? {
+                    return Ok(Some(entry));
+                }
+            }
+        }
+        self.default_speech()
     }
 
     /// The speech model to use when none is named: the chosen default, else
@@ -208,8 +249,17 @@ impl ModelStore {
         Ok(self.list()?.into_iter().find(|m| m.kind == ModelKind::Vad))
     }
 
-    /// Resolves `--model NAME|PATH` (or nothing) to a speech model file.
+    /// Resolves `--model NAME|PATH` (or nothing: the dictation default) to a speech model file.
     pub fn resolve_speech(&self, requested: Option<&str>) -> Result<(String, PathBuf), ModelError> {
+        self.resolve_speech_for(requested, ModelUse::Dictation)
+    }
+
+    /// Resolves `--model NAME|PATH` (or nothing: the default for `use_`).
+    pub fn resolve_speech_for(
+        &self,
+        requested: Option<&str>,
+        use_: ModelUse,
+    ) -> Result<(String, PathBuf), ModelError> {
         match requested {
             Some(req) => {
                 let as_path = Path::new(req);
@@ -237,7 +287,7 @@ impl ModelStore {
                     }
                 }
             }
-            None => match self.default_speech()? {
+            None => match self.default_for(use_)? {
                 Some(entry) => Ok((entry.name.clone(), self.path_of(&entry))),
                 None => Err(ModelError::NotFound(format!(
                     "no speech model installed in {}; {INSTALL_HINT}",
@@ -264,6 +314,43 @@ mod tests {
             sha256: "00".into(),
             capabilities: None,
         }
+    }
+
+    #[test]
+    fn files_may_have_their_own_default_and_fall_back_to_the_general_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = ModelStore::new(dir.path());
+        for name in ["small", "large"] {
+            std::fs::write(dir.path().join(format!("{name}.bin")), b"x").unwrap();
+            store.record(entry(name, ModelKind::Speech)).unwrap();
+        }
+        let for_use = |u| store.resolve_speech_for(None, u).unwrap().0;
+        assert_eq!(
+            for_use(ModelUse::Files),
+            "small",
+            "no files default: the general one"
+        );
+        store
+            .set_default_for("large", Some(ModelUse::Files))
+            .unwrap();
+        assert_eq!(for_use(ModelUse::Files), "large");
+        assert_eq!(for_use(ModelUse::Dictation), "small");
+        // Reinstalling keeps the model's place and the defaults.
+        store.record(entry("large", ModelKind::Speech)).unwrap();
+        assert_eq!(store.list().unwrap()[1].name, "large");
+        assert_eq!(for_use(ModelUse::Files), "large");
+        // `models use NAME` without --for sets both again.
+        store.set_default("small").unwrap();
+        assert_eq!(for_use(ModelUse::Files), "small");
+        store
+            .set_default_for("large", Some(ModelUse::Files))
+            .unwrap();
+        store.remove("large").unwrap();
+        assert_eq!(
+            for_use(ModelUse::Files),
+            "small",
+            "a removed default falls back"
+        );
     }
 
     #[test]
