@@ -89,11 +89,18 @@ impl Default for OutputConfig {
     }
 }
 
+/// What to do when key presses are refused: only macOS asks for a permission.
+#[cfg(target_os = "macos")]
+const INPUT_PERMISSION_HINT: &str =
+    " (allow Utter in System Settings → Privacy & Security → Accessibility)";
+#[cfg(not(target_os = "macos"))]
+const INPUT_PERMISSION_HINT: &str = "";
+
 #[derive(Debug, thiserror::Error)]
 pub enum OutputError {
     #[error("clipboard unavailable: {0}")]
     Clipboard(String),
-    #[error("cannot simulate key presses: {0} (on macOS, allow Utter in System Settings → Privacy & Security → Accessibility)")]
+    #[error("cannot simulate key presses: {0}{hint}", hint = INPUT_PERMISSION_HINT)]
     Input(String),
 }
 
