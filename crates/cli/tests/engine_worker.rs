@@ -140,6 +140,8 @@ fn child_running(child: &Child) -> bool {
 fn killing_the_parent_with_sigkill_leaves_no_worker_behind() {
     let mut child = transcribe_long(&[]);
     let workers = wait_for_workers(&child, 1);
+    let name = std::fs::read_to_string(format!("/proc/{}/comm", workers[0])).unwrap();
+    assert_eq!(name.trim(), "utter-engine", "named for ps and top");
     std::thread::sleep(Duration::from_millis(500)); // mid-run
     child.kill().unwrap(); // SIGKILL: no chance to clean up
     let _ = child.wait();
@@ -212,5 +214,20 @@ fn a_hung_worker_is_stopped_and_the_run_sent_again() {
     assert!(
         stderr.contains("it stopped answering and was stopped"),
         "{stderr}"
+    );
+}
+
+#[test]
+fn a_worker_of_another_build_refuses_before_reading_anything() {
+    let out = utter()
+        .args(["--utter-engine-worker", "utter-engine/0/0.0.0"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("its parent utter-engine/0/0.0.0"),
+        "{}",
+        text(&out.stderr)
     );
 }

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{never, select, unbounded, Receiver, Sender};
 
 use super::protocol::{read_frame, write_frame, FromWorker, ToWorker};
-use super::worker::WORKER_ARG;
+use super::worker::{BUILD, EXIT_OTHER_BUILD, WORKER_ARG};
 use super::{
     BatchReply, EngineConfig, EngineError, EngineNotice, ModelInfo, Request, RunParams, StreamEvent,
 };
@@ -80,7 +80,7 @@ struct Spawned {
 fn spawn_process(exe: &Path) -> std::io::Result<Spawned> {
     let mut command = Command::new(exe);
     command
-        .arg(WORKER_ARG)
+        .args([WORKER_ARG, BUILD])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit());
@@ -350,7 +350,19 @@ impl Supervisor {
             }
             Ok(Some(_)) | Ok(None) | Err(_) => {
                 let _ = child.kill();
-                let reason = child.wait().map_or_else(|e| e.to_string(), describe_exit);
+                let status = child.wait();
+                if status
+                    .as_ref()
+                    .is_ok_and(|s| s.code() == Some(EXIT_OTHER_BUILD))
+                {
+                    return Err(StartFailure::Failed(EngineError::Load {
+                        path: self.config.model_path.clone(),
+                        message: "Utter was updated while it was running: restart it to load \
+                                  the speech engine"
+                            .into(),
+                    }));
+                }
+                let reason = status.map_or_else(|e| e.to_string(), describe_exit);
                 if started.elapsed() >= LOAD_TIMEOUT {
                     return Err(StartFailure::Failed(EngineError::Load {
                         path: self.config.model_path.clone(),

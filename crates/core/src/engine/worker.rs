@@ -16,6 +16,14 @@ use super::{local, EngineConfig, EngineError, EngineHost, Request, StreamEvent};
 /// The hidden first argument that makes a binary an engine worker.
 pub const WORKER_ARG: &str = "--utter-engine-worker";
 
+/// The second argument: parent and worker must be the same build (frames
+/// are not self-describing), which a binary replaced on disk while Utter
+/// runs may not be. Checked before any frame is read.
+pub(super) const BUILD: &str = concat!("utter-engine/1/", env!("CARGO_PKG_VERSION"));
+
+/// The worker's exit status when it is another build than its parent.
+pub(super) const EXIT_OTHER_BUILD: i32 = 3;
+
 static THIS_BINARY: OnceLock<PathBuf> = OnceLock::new();
 
 /// Call first in `main`. When this process was started as an engine worker,
@@ -23,13 +31,53 @@ static THIS_BINARY: OnceLock<PathBuf> = OnceLock::new();
 /// notes that this binary can host workers ([`EngineHost::for_this_process`])
 /// and returns `None`.
 pub fn serve_if_worker() -> Option<u8> {
-    if std::env::args_os().nth(1).is_some_and(|a| a == WORKER_ARG) {
+    let mut args = std::env::args_os().skip(1);
+    if args.next().is_some_and(|a| a == WORKER_ARG) {
+        let parent = args.next().unwrap_or_default();
+        if parent != BUILD {
+            eprintln!(
+                "utter engine worker: this binary is {BUILD}, its parent {}",
+                parent.to_string_lossy()
+            );
+            return Some(EXIT_OTHER_BUILD as u8);
+        }
         return Some(serve());
     }
-    if let Ok(exe) = std::env::current_exe() {
+    if let Some(exe) = running_binary() {
         let _ = THIS_BINARY.set(exe);
     }
     None
+}
+
+/// The file this process runs from. On Linux, `/proc/self/exe` names the
+/// running binary even after a package upgrade replaced the file on disk, so
+/// a worker restarted later is the same version as its parent (the protocol
+/// check in `Load` covers the other systems).
+fn running_binary() -> Option<PathBuf> {
+    #[cfg(target_os = "linux")]
+    {
+        let proc_exe = PathBuf::from("/proc/self/exe");
+        if proc_exe.exists() {
+            return Some(proc_exe);
+        }
+    }
+    std::env::current_exe().ok()
+}
+
+/// Names this process `utter-engine` for `ps` and `top` (started through
+/// `/proc/self/exe`, it would otherwise show as `exe`).
+fn name_this_process() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: PR_SET_NAME copies at most 16 bytes from a NUL-terminated string.
+    unsafe {
+        libc::prctl(
+            libc::PR_SET_NAME,
+            c"utter-engine".as_ptr() as libc::c_ulong,
+            0,
+            0,
+            0,
+        );
+    }
 }
 
 pub(super) fn this_binary() -> Option<PathBuf> {
@@ -131,6 +179,7 @@ enum Pending {
 
 fn serve() -> u8 {
     init_logging();
+    name_this_process();
     // The terminal's Ctrl+C goes to the whole process group; the parent
     // decides what happens to its dictation, and we exit when it closes the pipe.
     #[cfg(unix)]
