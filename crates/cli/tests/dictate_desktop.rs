@@ -13,7 +13,8 @@ use crossbeam_channel::{unbounded, Receiver};
 use serde_json::Value;
 use utter_core::text::word_error_rate;
 
-const LIBRIVOX: &str = "/usr/share/pocketsphinx/test/data/librivox";
+mod common;
+use common::{engine_workers, wav_files, LIBRIVOX};
 
 /// The virtual desktop: X display + PulseAudio runtime dir + speech fixtures.
 struct Desktop {
@@ -142,13 +143,7 @@ fn desktop() -> &'static Desktop {
 }
 
 fn clip(i: usize) -> PathBuf {
-    let mut clips: Vec<PathBuf> = std::fs::read_dir(LIBRIVOX)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "wav"))
-        .collect();
-    clips.sort();
-    clips[i].clone()
+    wav_files(Path::new(LIBRIVOX))[i].clone()
 }
 
 fn truth(i: usize) -> String {
@@ -579,16 +574,11 @@ fn cancel_discards_the_dictation_but_keeps_its_audio() {
     d.xdotool(&["keyup", HOTKEY]);
     dictate.no_event("text_delivered", Duration::from_secs(3));
     assert_eq!(target.submit(d), "", "nothing was pasted");
-    let wavs: Vec<_> = std::fs::read_dir(tmp.path())
-        .unwrap()
-        .filter_map(|e| e.ok())
-        .filter(|e| e.path().extension().is_some_and(|x| x == "wav"))
-        .collect();
+    let wavs = wav_files(tmp.path());
     assert_eq!(wavs.len(), 1, "the audio is kept on disk");
-    let record: Value = serde_json::from_str(
-        &std::fs::read_to_string(wavs[0].path().with_extension("json")).unwrap(),
-    )
-    .unwrap();
+    let record: Value =
+        serde_json::from_str(&std::fs::read_to_string(wavs[0].with_extension("json")).unwrap())
+            .unwrap();
     assert_eq!(record["status"], "cancelled");
     dictate.stop();
 }
@@ -616,10 +606,9 @@ fn a_killed_dictation_keeps_its_audio_and_is_transcribed_on_the_next_start() {
     let _ = player.wait();
     d.xdotool(&["keyup", HOTKEY]);
 
-    let wav = std::fs::read_dir(tmp.path())
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| p.extension().is_some_and(|x| x == "wav"))
+    let wav = wav_files(tmp.path())
+        .into_iter()
+        .next()
         .expect("a recording");
     let reader = hound::WavReader::open(&wav).expect("a readable WAV after kill -9");
     let kept = reader.duration() as f64 / 16_000.0;
@@ -638,24 +627,6 @@ fn a_killed_dictation_keeps_its_audio_and_is_transcribed_on_the_next_start() {
     assert_eq!(recovered["status"], "recovered");
     let text = recovered["text"].as_str().unwrap().to_lowercase();
     assert!(text.contains("dashwood"), "{text}");
-}
-
-/// The engine worker processes of a running `utter` (direct children).
-fn engine_workers(parent: u32) -> Vec<u32> {
-    let out = Command::new("pgrep")
-        .args([
-            "-P",
-            &parent.to_string(),
-            "-f",
-            "--",
-            "--utter-engine-worker",
-        ])
-        .output()
-        .unwrap();
-    String::from_utf8_lossy(&out.stdout)
-        .split_whitespace()
-        .filter_map(|p| p.parse().ok())
-        .collect()
 }
 
 /// Holds the hotkey while `clip` plays, then releases it.
@@ -714,10 +685,9 @@ fn two_engine_crashes_on_one_dictation_are_a_clear_error_and_nothing_is_lost() {
         "{error}"
     );
     dictate.expect("text_delivered", Duration::from_secs(30));
-    let first_wav = std::fs::read_dir(tmp.path())
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| p.extension().is_some_and(|x| x == "wav"))
+    let first_wav = wav_files(tmp.path())
+        .into_iter()
+        .next()
         .expect("the recording is on disk");
     assert!(
         !first_wav.with_extension("json").exists(),

@@ -7,7 +7,8 @@ use std::process::{Child, Command, Output, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-const LIBRIVOX: &str = "/usr/share/pocketsphinx/test/data/librivox";
+mod common;
+use common::{engine_workers, wav_files, LIBRIVOX};
 
 /// 124 s of dense real speech: the five LibriVox clips, five times over.
 fn long_speech() -> &'static Path {
@@ -16,12 +17,7 @@ fn long_speech() -> &'static Path {
         let dir = std::env::temp_dir().join(format!("utter-worker-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let out = dir.join("long-speech.wav");
-        let mut clips: Vec<PathBuf> = std::fs::read_dir(LIBRIVOX)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .filter(|p| p.extension().is_some_and(|e| e == "wav"))
-            .collect();
-        clips.sort();
+        let clips = wav_files(Path::new(LIBRIVOX));
         let all: Vec<&PathBuf> = (0..5).flat_map(|_| clips.iter()).collect();
         let ok = Command::new("sox")
             .args(&all)
@@ -42,24 +38,6 @@ fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
-/// The engine workers `parent` has started (they carry the hidden argument).
-fn workers_of(parent: u32) -> Vec<u32> {
-    let out = Command::new("pgrep")
-        .args([
-            "-P",
-            &parent.to_string(),
-            "-f",
-            "--",
-            "--utter-engine-worker",
-        ])
-        .output()
-        .unwrap();
-    text(&out.stdout)
-        .split_whitespace()
-        .filter_map(|p| p.parse().ok())
-        .collect()
-}
-
 /// Running (a zombie waiting for a reaper counts as gone).
 fn alive(pid: u32) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat"))
@@ -71,7 +49,7 @@ fn alive(pid: u32) -> bool {
 fn wait_for_workers(parent: &Child, n: usize) -> Vec<u32> {
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
-        let workers = workers_of(parent.id());
+        let workers = engine_workers(parent.id());
         if workers.len() >= n {
             return workers;
         }

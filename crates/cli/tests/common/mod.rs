@@ -1,0 +1,36 @@
+//! Helpers shared by the CLI's test binaries.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Real speech: the LibriVox clips of Debian's `pocketsphinx-testdata`.
+pub const LIBRIVOX: &str = "/usr/share/pocketsphinx/test/data/librivox";
+
+/// The WAV files in `dir`, sorted by name.
+pub fn wav_files(dir: &Path) -> Vec<PathBuf> {
+    let mut wavs: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "wav"))
+        .collect();
+    wavs.sort();
+    wavs
+}
+
+/// The engine worker processes `parent` started (they carry the hidden argument).
+pub fn engine_workers(parent: u32) -> Vec<u32> {
+    let out = Command::new("pgrep")
+        .args([
+            "-P",
+            &parent.to_string(),
+            "-f",
+            "--",
+            "--utter-engine-worker",
+        ])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .filter_map(|p| p.parse().ok())
+        .collect()
+}
