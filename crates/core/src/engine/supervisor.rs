@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{never, select, unbounded, Receiver, Sender};
+use crossbeam_channel::{never, select, unbounded, Receiver, RecvTimeoutError, Sender};
 
 use super::protocol::{read_frame, write_frame, FromWorker, ToWorker};
 use super::worker::{BUILD, EXIT_OTHER_BUILD, WORKER_ARG};
@@ -153,13 +153,43 @@ pub(super) fn probe_in_worker(exe: &Path, model_path: &Path) -> Result<ModelInfo
             let _ = child.wait();
             result
         }
-        _ => {
-            let _ = child.kill();
-            let reason = child.wait().map_or_else(|e| e.to_string(), describe_exit);
-            Err(failed(format!(
-                "the engine crashed while reading it ({reason})"
-            )))
-        }
+        other => Err(failed(
+            match reap_silent(child, matches!(other, Err(RecvTimeoutError::Timeout))) {
+                NoAnswer::TimedOut => format!(
+                    "the engine did not finish reading it within {} s",
+                    LOAD_TIMEOUT.as_secs()
+                ),
+                NoAnswer::OtherBuild => OTHER_BUILD_MESSAGE.into(),
+                NoAnswer::Died(reason) => format!("the engine crashed while reading it ({reason})"),
+            },
+        )),
+    }
+}
+
+const OTHER_BUILD_MESSAGE: &str =
+    "Utter was updated while it was running: restart it to load the speech engine";
+
+/// Why a worker gave no usable first answer.
+enum NoAnswer {
+    /// Nothing within the load timeout (it was stopped).
+    TimedOut,
+    /// It is another build than this process ([`EXIT_OTHER_BUILD`]).
+    OtherBuild,
+    /// It died: how.
+    Died(String),
+}
+
+/// Stops a worker that did not answer as it should and says why.
+fn reap_silent(mut child: Child, timed_out: bool) -> NoAnswer {
+    let _ = child.kill();
+    let status = child.wait();
+    if timed_out {
+        return NoAnswer::TimedOut;
+    }
+    match status {
+        Ok(s) if s.code() == Some(EXIT_OTHER_BUILD) => NoAnswer::OtherBuild,
+        Ok(s) => NoAnswer::Died(describe_exit(s)),
+        Err(e) => NoAnswer::Died(e.to_string()),
     }
 }
 
@@ -348,31 +378,23 @@ impl Supervisor {
                 let _ = child.wait();
                 Err(StartFailure::Failed(e))
             }
-            Ok(Some(_)) | Ok(None) | Err(_) => {
-                let _ = child.kill();
-                let status = child.wait();
-                if status
-                    .as_ref()
-                    .is_ok_and(|s| s.code() == Some(EXIT_OTHER_BUILD))
-                {
-                    return Err(StartFailure::Failed(EngineError::Load {
+            other => {
+                let failed = |message: String| {
+                    StartFailure::Failed(EngineError::Load {
                         path: self.config.model_path.clone(),
-                        message: "Utter was updated while it was running: restart it to load \
-                                  the speech engine"
-                            .into(),
-                    }));
-                }
-                let reason = status.map_or_else(|e| e.to_string(), describe_exit);
-                if started.elapsed() >= LOAD_TIMEOUT {
-                    return Err(StartFailure::Failed(EngineError::Load {
-                        path: self.config.model_path.clone(),
-                        message: format!(
+                        message,
+                    })
+                };
+                Err(
+                    match reap_silent(child, matches!(other, Err(RecvTimeoutError::Timeout))) {
+                        NoAnswer::TimedOut => failed(format!(
                             "the engine did not finish loading within {} s",
                             LOAD_TIMEOUT.as_secs()
-                        ),
-                    }));
-                }
-                Err(StartFailure::Crashed(reason))
+                        )),
+                        NoAnswer::OtherBuild => failed(OTHER_BUILD_MESSAGE.into()),
+                        NoAnswer::Died(reason) => StartFailure::Crashed(reason),
+                    },
+                )
             }
         }
     }
