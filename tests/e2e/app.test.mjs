@@ -3,7 +3,7 @@
 // WebKitWebDriver. Run by `npm test` (scripts/test.sh).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   APP_BIN, LIBRIVOX, appDirs, attrs, pasteTarget, stopAll, byTestId, desktop, invoke, launch, librivoxTruth, sleep, waitFor, wordErrorRate,
@@ -156,6 +156,75 @@ test('hotkey dictation with the app running pastes into another window and lands
     assert.equal(shown.trim(), pasted);
   } finally {
     zenity.close();
+    await app.close();
+  }
+});
+
+/** Dictates clip `id` with an engine whose first two runs abort (the
+ *  dictation's run and its resubmission), and returns its History row. */
+async function dictateIntoCrashingEngine(dirs, id) {
+  const app = await launch(d, dirs, { env: { UTTER_ENGINE_FAULT: 'abort-on-run:1,2' } });
+  const zenity = pasteTarget(d, 'CrashTarget');
+  try {
+    await waitReady(app.browser);
+    await zenity.focus();
+    d.xdotool('keydown', 'ctrl+shift+space');
+    await waitFor('recording', async () => (await homeState(app.browser)) === 'recording', 5000, 50);
+    d.speak(join(LIBRIVOX, `${id}.wav`));
+    d.xdotool('keyup', 'ctrl+shift+space');
+    await waitFor('idle again', async () => (await homeState(app.browser)) === 'idle', 60000, 100);
+    await nav(app.browser, 'history');
+    const item = await byTestId(app.browser, 'history-item');
+    await item.waitForDisplayed({ timeout: 10000 });
+    assert.match(await (await item.$('[data-testid="history-error"]')).getText(), /crashed twice on this audio/);
+    // Nothing is lost: the recording is on disk, not yet marked finished.
+    const recordings = join(dirs.data, 'recordings');
+    const wavs = readdirSync(recordings).filter((f) => f.endsWith('.wav'));
+    assert.equal(wavs.length, 1, `one recording in ${recordings}`);
+    const sidecar = join(recordings, wavs[0].replace(/\.wav$/, '.json'));
+    assert.ok(!existsSync(sidecar), 'a failed dictation stays unfinished');
+    return { app, sidecar };
+  } finally {
+    zenity.close();
+  }
+}
+
+/** The only History row, once it has no error; its text is checked against the clip. */
+async function assertRecoveredRow(app, truth, id) {
+  const row = () => byTestId(app.browser, 'history-item');
+  await waitFor('the failure to clear', async () => !(await (await row()).$('[data-testid="history-error"]').isExisting()), 60000, 200);
+  assert.equal((await app.browser.$$('[data-testid="history-item"]')).length, 1, 'one row, not a second one');
+  const text = await (await (await row()).$('[data-testid="history-text"]')).getText();
+  const wer = wordErrorRate(truth[id], text);
+  assert.ok(wer <= 0.15, `WER ${wer}: ${text}`);
+}
+
+test('an engine that crashes twice on a dictation: the app stays up, History lists it as failed, Retry recovers the text', async () => {
+  const truth = librivoxTruth();
+  const id = Object.keys(truth)[3];
+  const { app, sidecar } = await dictateIntoCrashingEngine(appDirs(d, 'crash-retry'), id);
+  try {
+    await (await (await byTestId(app.browser, 'history-item')).$('[data-testid="history-retry"]')).click();
+    await assertRecoveredRow(app, truth, id);
+    // Finished now, so the next start does not transcribe it again.
+    assert.equal(JSON.parse(readFileSync(sidecar, 'utf8')).status, 'recovered');
+  } finally {
+    await app.close();
+  }
+});
+
+test('a dictation that failed is transcribed at the next start, completing its History row', async () => {
+  const truth = librivoxTruth();
+  const id = Object.keys(truth)[0];
+  const dirs = appDirs(d, 'crash-restart');
+  await (await dictateIntoCrashingEngine(dirs, id)).app.close();
+  const app = await launch(d, dirs);
+  try {
+    await waitReady(app.browser);
+    await nav(app.browser, 'history');
+    await (await byTestId(app.browser, 'history-item')).waitForDisplayed({ timeout: 10000 });
+    await assertRecoveredRow(app, truth, id);
+  } finally {
     await app.close();
   }
 });

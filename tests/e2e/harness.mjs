@@ -230,7 +230,7 @@ async function startDriver(env) {
 }
 
 /** Starts the real app under tauri-driver and connects a WebDriver session. */
-export async function launch(d, dirs, { models = MODELS_DIR } = {}) {
+export async function launch(d, dirs, { models = MODELS_DIR, env: extraEnv = {} } = {}) {
   const env = {
     ...d.env,
     UTTER_CONFIG_DIR: dirs.config,
@@ -241,6 +241,7 @@ export async function launch(d, dirs, { models = MODELS_DIR } = {}) {
     XDG_CONFIG_HOME: dirs.xdgConfig,
     RUST_LOG: 'info',
     UTTER_UPDATE_CHECK: '0', // tests never reach out to GitHub
+    ...extraEnv,
   };
   const started = Date.now();
   // A session can fail to start when the previous app is still shutting down

@@ -26,6 +26,10 @@ const MIGRATIONS: &[&str] = &[
     "ALTER TABLE entries ADD COLUMN source_name TEXT;
      ALTER TABLE entries ADD COLUMN segments_json TEXT;
      CREATE INDEX entries_created ON entries(created_ms);",
+    // 3: a dictation whose transcription failed is kept with the reason (for
+    // a retry); post-processed text keeps the engine's own text alongside.
+    "ALTER TABLE entries ADD COLUMN error TEXT;
+     ALTER TABLE entries ADD COLUMN raw_text TEXT;",
 ];
 
 pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;
@@ -80,6 +84,10 @@ pub struct NewEntry {
     pub audio_path: Option<PathBuf>,
     pub source_name: Option<String>,
     pub segments: Vec<Segment>,
+    /// Why the transcription failed; `text` is what was transcribed before.
+    pub error: Option<String>,
+    /// The engine's text, where post-processing changed it.
+    pub raw_text: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -94,10 +102,12 @@ pub struct Entry {
     pub language: Option<String>,
     pub audio_path: Option<String>,
     pub source_name: Option<String>,
+    pub error: Option<String>,
+    pub raw_text: Option<String>,
 }
 
 const COLUMNS: &str =
-    "id, kind, text, created_ms, duration_ms, model, language, audio_path, source_name";
+    "id, kind, text, created_ms, duration_ms, model, language, audio_path, source_name, error, raw_text";
 
 fn entry(row: &Row) -> rusqlite::Result<Entry> {
     let kind: String = row.get(1)?;
@@ -115,6 +125,8 @@ fn entry(row: &Row) -> rusqlite::Result<Entry> {
         language: row.get(6)?,
         audio_path: row.get(7)?,
         source_name: row.get(8)?,
+        error: row.get(9)?,
+        raw_text: row.get(10)?,
     })
 }
 
@@ -159,8 +171,8 @@ impl History {
         let segments = (!new.segments.is_empty())
             .then(|| serde_json::to_string(&new.segments).expect("segments serialise"));
         self.conn.execute(
-            "INSERT INTO entries (kind, text, created_ms, duration_ms, model, language, audio_path, source_name, segments_json)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+            "INSERT INTO entries (kind, text, created_ms, duration_ms, model, language, audio_path, source_name, segments_json, error, raw_text)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
             params![
                 new.kind.as_str(),
                 new.text,
@@ -171,6 +183,8 @@ impl History {
                 new.audio_path.as_ref().map(|p| p.display().to_string()),
                 new.source_name,
                 segments,
+                new.error,
+                new.raw_text,
             ],
         )?;
         let id = self.conn.last_insert_rowid();
@@ -228,21 +242,39 @@ impl History {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
-    /// Replaces an entry's text after a retry.
+    /// Replaces an entry's text after a successful retry (which clears a
+    /// failure).
     pub fn update_text(
         &self,
         id: i64,
         text: &str,
+        raw_text: Option<&str>,
         model: &str,
         segments: &[Segment],
     ) -> Result<Option<Entry>, HistoryError> {
         let segments =
             (!segments.is_empty()).then(|| serde_json::to_string(segments).expect("serialise"));
         self.conn.execute(
-            "UPDATE entries SET text = ?2, model = ?3, segments_json = ?4 WHERE id = ?1",
-            params![id, text, model, segments],
+            "UPDATE entries SET text = ?2, raw_text = ?3, model = ?4, segments_json = ?5, error = NULL
+             WHERE id = ?1",
+            params![id, text, raw_text, model, segments],
         )?;
         self.get(id)
+    }
+
+    /// The dictation recorded in this audio file, if History has it.
+    pub fn dictation_with_audio(&self, audio: &Path) -> Result<Option<Entry>, HistoryError> {
+        Ok(self
+            .conn
+            .query_row(
+                &format!(
+                    "SELECT {COLUMNS} FROM entries WHERE kind = 'dictation' AND audio_path = ?1
+                     ORDER BY id DESC LIMIT 1"
+                ),
+                [audio.display().to_string()],
+                entry,
+            )
+            .optional()?)
     }
 
     /// Deletes an entry and its audio file.
@@ -315,7 +347,45 @@ mod tests {
             audio_path: audio,
             source_name: None,
             segments: vec![],
+            error: None,
+            raw_text: None,
         }
+    }
+
+    #[test]
+    fn a_failed_dictation_is_found_by_its_audio_and_a_retry_clears_the_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let h = History::open(&dir.path().join("h.sqlite3")).unwrap();
+        let wav = dir.path().join("dictation-1.wav");
+        let failed = h
+            .add(&NewEntry {
+                error: Some("the speech engine crashed twice on this audio".into()),
+                ..dictation("", 1000, Some(wav.clone()))
+            })
+            .unwrap();
+        assert_eq!(
+            failed.error.as_deref(),
+            Some("the speech engine crashed twice on this audio")
+        );
+        let found = h.dictation_with_audio(&wav).unwrap().unwrap();
+        assert_eq!(found.id, failed.id);
+        assert!(h
+            .dictation_with_audio(&dir.path().join("other.wav"))
+            .unwrap()
+            .is_none());
+        let retried = h
+            .update_text(
+                failed.id,
+                "Hello, world.",
+                Some("hello world"),
+                "tiny.en",
+                &[],
+            )
+            .unwrap()
+            .unwrap();
+        assert_eq!(retried.error, None);
+        assert_eq!(retried.text, "Hello, world.");
+        assert_eq!(retried.raw_text.as_deref(), Some("hello world"));
     }
 
     #[test]
@@ -351,7 +421,7 @@ mod tests {
         assert_eq!(h.segments(file.id).unwrap()[0].text, "Agenda");
 
         let updated = h
-            .update_text(a.id, "Hello, world.", "base.en", &[])
+            .update_text(a.id, "Hello, world.", None, "base.en", &[])
             .unwrap();
         assert_eq!(updated.unwrap().text, "Hello, world.");
         assert_eq!(h.delete(b.id).unwrap().unwrap().id, b.id);

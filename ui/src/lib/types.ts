@@ -83,6 +83,10 @@ export interface HistoryEntry {
   language: string | null;
   audioPath: string | null;
   sourceName: string | null;
+  /** Why the transcription failed; the recording is kept for a retry. */
+  error: string | null;
+  /** What the engine heard, where replacements or clean-up changed it. */
+  rawText: string | null;
 }
 
 export interface Segment {

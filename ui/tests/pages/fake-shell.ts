@@ -125,7 +125,7 @@ function handle(cmd: string, args: Record<string, unknown>): unknown {
       return null;
     case 'history_retry': {
       const h = state.history.find((x) => x.id === args.id)!;
-      return { ...h, text: `retried with ${args.model ?? h.model}`, model: (args.model as string | null) ?? h.model };
+      return { ...h, text: `retried with ${args.model ?? h.model}`, model: (args.model as string | null) ?? h.model, error: null };
     }
     case 'history_audio':
       return wav();

@@ -17,6 +17,8 @@ export function historyEntry(id: number, over: Partial<HistoryEntry> = {}): Hist
     language: 'en',
     audioPath: `/data/rec/${id}.wav`,
     sourceName: null,
+    error: null,
+    rawText: null,
     ...over,
   };
 }

@@ -81,6 +81,30 @@ describe('history', () => {
     await close();
   });
 
+  it('shows a failed dictation with its reason, and a retry that clears it', async () => {
+    const f = baseFixture();
+    f.history = [
+      historyEntry(1, { text: '', error: 'the speech engine crashed twice on this audio' }),
+      historyEntry(2, { text: 'Ship it on Friday.', rawText: 'ship it on friday' }),
+    ];
+    const { page, problems, close } = await open(h, f, { hash: 'history' });
+    const failed = page.getByTestId('history-item').first();
+    await failed.getByTestId('history-error').waitFor();
+    expect(await failed.getByTestId('history-error').textContent()).toContain('crashed twice on this audio');
+    expect(await failed.getByTestId('history-error').textContent()).toContain('Retry transcribes it again');
+    expect(await failed.getByTestId('history-text').count()).toBe(0);
+    // The engine's own text is one click away where replacements changed it.
+    const raw = page.getByTestId('history-item').nth(1).getByTestId('history-raw');
+    expect(await raw.textContent()).toContain('ship it on friday');
+
+    await failed.getByTestId('history-retry').click();
+    expect((await waitForCall(page, 'history_retry'))[0].args).toEqual({ id: 1, model: null });
+    await page.waitForFunction(() => document.querySelector('[data-testid=history-text]')?.textContent === 'retried with whisper-base');
+    expect(await failed.getByTestId('history-error').count()).toBe(0);
+    expect(problems).toEqual([]);
+    await close();
+  });
+
   it('loads more pages and refreshes on history-changed', async () => {
     const f = baseFixture();
     f.history = Array.from({ length: 60 }, (_, i) => historyEntry(i + 1));

@@ -318,6 +318,8 @@ fn finish(shared: &Shared, id: u64, result: Result<FileTranscript, String>) {
                 audio_path: Some(t.file.clone()),
                 source_name: t.file.file_name().map(|n| n.to_string_lossy().into_owned()),
                 segments: segments.clone(),
+                error: None,
+                raw_text: None,
             });
             shared.files.update(id, |s| {
                 s.job.state = JobState::Done;

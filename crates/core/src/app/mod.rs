@@ -446,8 +446,22 @@ impl App {
             history::EntryKind::File => transcript.text(),
         };
         let updated = lock(&self.shared.history)
-            .update_text(id, &text, &transcript.model, &segments)?
+            .update_text(id, &text, None, &transcript.model, &segments)?
             .ok_or_else(|| AppError::Other(format!("history entry {id} no longer exists")))?;
+        if entry.kind == history::EntryKind::Dictation {
+            // Finished now: the next start must not transcribe it again.
+            use crate::dictation::record_log::{self, RecordingRecord, RecordingStatus};
+            let _ = record_log::write_record(
+                Path::new(&audio),
+                &RecordingRecord {
+                    status: RecordingStatus::Recovered,
+                    text,
+                    model: transcript.model.clone(),
+                    audio_ms: transcript.duration_ms.max(0) as u64,
+                    finished_unix_ms: record_log::unix_ms(),
+                },
+            );
+        }
         self.shared.emit(AppEvent::HistoryChanged);
         Ok(updated)
     }

@@ -3,6 +3,7 @@
 //! status changes, cues and UI events.
 
 use std::collections::HashMap;
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -299,11 +300,15 @@ impl EventHandler {
                 shared.service.transcribing.store(false, Ordering::SeqCst);
                 shared.update_status(|s| s.state = AppState::Idle);
             }
-            DictationEvent::TextDelivered { id, text, .. } => {
+            DictationEvent::TextDelivered {
+                id, text, error, ..
+            } => {
                 shared.service.transcribing.store(false, Ordering::SeqCst);
                 if let Some((audio, created_ms, audio_ms)) = self.recordings.remove(id) {
-                    if !text.is_empty() {
-                        self.record(text, audio, created_ms, audio_ms);
+                    // A failed dictation is listed even without text, so
+                    // the user sees it and can retry it.
+                    if !text.is_empty() || error.is_some() {
+                        self.record(text, error.clone(), audio, created_ms, audio_ms);
                     }
                 }
                 shared.update_status(|s| {
@@ -313,16 +318,7 @@ impl EventHandler {
                     }
                 });
             }
-            DictationEvent::Recovered { audio_path, text } => {
-                let audio_ms = hound::WavReader::open(audio_path)
-                    .map(|r| {
-                        u64::from(r.duration()) * 1000 / u64::from(r.spec().sample_rate.max(1))
-                    })
-                    .unwrap_or(0);
-                if !text.is_empty() {
-                    self.record(text, audio_path.clone(), unix_ms() as i64, audio_ms);
-                }
-            }
+            DictationEvent::Recovered { audio_path, text } => self.recovered(audio_path, text),
             // Told once, until dismissed: from now on dictation runs on the CPU.
             DictationEvent::EngineRestarted {
                 message,
@@ -341,7 +337,14 @@ impl EventHandler {
         shared.emit(AppEvent::Dictation(Stamped::from(event)));
     }
 
-    fn record(&self, text: &str, audio: String, created_ms: i64, audio_ms: u64) {
+    fn record(
+        &self,
+        text: &str,
+        error: Option<String>,
+        audio: String,
+        created_ms: i64,
+        audio_ms: u64,
+    ) {
         self.shared.add_history(&NewEntry {
             kind: EntryKind::Dictation,
             text: text.to_string(),
@@ -352,6 +355,40 @@ impl EventHandler {
             audio_path: Some(audio.into()),
             source_name: None,
             segments: vec![],
+            error,
+            raw_text: None,
         });
+    }
+
+    /// A recording an earlier run left unfinished, now transcribed: it
+    /// completes the History entry of a failed dictation, or becomes one.
+    fn recovered(&self, audio_path: &str, text: &str) {
+        let listed = lock(&self.shared.history).dictation_with_audio(Path::new(audio_path));
+        match listed {
+            Ok(Some(entry)) => {
+                let updated =
+                    lock(&self.shared.history).update_text(entry.id, text, None, &self.model, &[]);
+                match updated {
+                    Ok(_) => self.shared.emit(AppEvent::HistoryChanged),
+                    Err(e) => tracing::warn!("history: {e}"),
+                }
+            }
+            Ok(None) if !text.is_empty() => {
+                let audio_ms = hound::WavReader::open(audio_path)
+                    .map(|r| {
+                        u64::from(r.duration()) * 1000 / u64::from(r.spec().sample_rate.max(1))
+                    })
+                    .unwrap_or(0);
+                self.record(
+                    text,
+                    None,
+                    audio_path.to_string(),
+                    unix_ms() as i64,
+                    audio_ms,
+                );
+            }
+            Ok(None) => {}
+            Err(e) => tracing::warn!("history: {e}"),
+        }
     }
 }

@@ -58,6 +58,10 @@ pub enum DictationEvent {
         output: String,
         engine_ms: f64,
         segments: usize,
+        /// Set when the engine failed on part or all of the audio: `text` is
+        /// what it transcribed, and the recording is kept for a retry.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
     },
     /// A recording from an earlier run whose transcription never finished.
     Recovered {

@@ -445,6 +445,7 @@ impl<E: FnMut(DictationEvent)> Service<E> {
             output: self.io.sink.method().name().to_string(),
             engine_ms: d.engine_ms(),
             segments: d.segments(),
+            error: d.failed.clone(),
         });
         if !text.is_empty() {
             self.last_text = text.clone();
