@@ -153,3 +153,47 @@ fn whisper_has_no_streaming_decoder_so_a_stream_is_refused_and_the_worker_carrie
         .unwrap();
     assert!(out[0].text.contains("amiable"), "{}", out[0].text);
 }
+
+/// Issue 14: a word tiny.en mishears in real speech ("ill-disposed", heard
+/// as "old-sposed") comes out right once it is in the vocabulary, and the
+/// clips' WER does not get worse for it.
+#[test]
+fn vocabulary_fixes_a_word_tiny_en_gets_wrong_without_hurting_the_rest() {
+    let engine = Engine::start(EngineConfig::new(common::speech_model())).unwrap();
+    assert!(engine.info().takes_vocabulary, "whisper takes a glossary");
+    let vocabulary = vec!["ill-disposed".to_string(), "Dashwood".to_string()];
+    let run = |pcm: &[f32], vocabulary: &[String]| {
+        let params = RunParams {
+            language: Some("en".into()),
+            vocabulary: vocabulary.to_vec(),
+            ..Default::default()
+        };
+        engine.transcribe(vec![pcm.to_vec()], params).unwrap()[0]
+            .text
+            .clone()
+    };
+    let (mut errors_plain, mut errors_vocab) = (0, 0);
+    for (path, truth) in common::librivox_clips() {
+        let pcm = common::load_pcm(&path);
+        let (plain, with_vocab) = (run(&pcm, &[]), run(&pcm, &vocabulary));
+        eprintln!(
+            "{}:\n  plain: {plain}\n  vocab: {with_vocab}",
+            path.display()
+        );
+        let r = normalize_words(&truth);
+        errors_plain += word_edit_distance(&r, &normalize_words(&plain));
+        errors_vocab += word_edit_distance(&r, &normalize_words(&with_vocab));
+        if path.ends_with("sense_and_sensibility_01_austen_64kb-0880.wav") {
+            assert!(
+                !plain.to_lowercase().contains("ill-disposed"),
+                "the premise: without the word, tiny.en mishears it ({plain})"
+            );
+            assert!(
+                with_vocab.contains("ill-disposed"),
+                "with the word in the vocabulary: {with_vocab}"
+            );
+        }
+    }
+    eprintln!("errors: {errors_plain} plain, {errors_vocab} with the vocabulary");
+    assert!(errors_vocab <= errors_plain);
+}

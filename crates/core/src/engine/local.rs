@@ -143,6 +143,7 @@ fn run_stream(
 ) {
     let options = RunOptions {
         language: params.language.clone(),
+        vocabulary: vocabulary_for(session, params),
         ..Default::default()
     };
     let fail = |e: transcribe_cpp::Error| {
@@ -178,6 +179,19 @@ fn run_stream(
     }
 }
 
+/// The vocabulary, where this model takes one (elsewhere the engine would
+/// only warn on every run; the user's replacements still apply).
+fn vocabulary_for(session: &transcribe_cpp::Session, params: &RunParams) -> Vec<String> {
+    if params.vocabulary.is_empty()
+        || !session
+            .model()
+            .supports(transcribe_cpp::Feature::Vocabulary)
+    {
+        return Vec::new();
+    }
+    params.vocabulary.clone()
+}
+
 fn run_batch(
     session: &mut transcribe_cpp::Session,
     pcms: &[Vec<f32>],
@@ -200,6 +214,7 @@ fn run_batch(
         target_language: params.translate.then(|| "en".to_string()),
         prompt: params.prompt.clone(),
         prefix: params.prefix.clone(),
+        vocabulary: vocabulary_for(session, params),
         ..Default::default()
     };
     let slices: Vec<&[f32]> = pcms.iter().map(Vec::as_slice).collect();

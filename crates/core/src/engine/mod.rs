@@ -53,6 +53,8 @@ pub struct ModelInfo {
     /// it audio directly instead of VAD segments.
     pub streaming: bool,
     pub translates: bool,
+    /// Custom vocabulary reaches the model (`RunParams::vocabulary`).
+    pub takes_vocabulary: bool,
     pub load_ms: f64,
 }
 
@@ -136,6 +138,7 @@ fn describe(model: &Model, started: Instant) -> ModelInfo {
         detects_language: caps.as_ref().is_some_and(|c| c.supports_language_detect),
         streaming: caps.as_ref().is_some_and(|c| c.supports_streaming),
         translates: caps.as_ref().is_some_and(|c| c.supports_translate),
+        takes_vocabulary: model.supports(transcribe_cpp::Feature::Vocabulary),
         load_ms: started.elapsed().as_secs_f64() * 1000.0,
     }
 }
@@ -153,6 +156,10 @@ pub struct RunParams {
     /// Text already transcribed from the start of this audio: the model
     /// continues after it and returns only the continuation.
     pub prefix: Option<String>,
+    /// The user's words, most important first (Whisper: a glossary in the
+    /// previous-context slot; the engine drops what does not fit, from the
+    /// end). Ignored by models without `ModelInfo::takes_vocabulary`.
+    pub vocabulary: Vec<String>,
 }
 
 /// A piece of text with times relative to the audio it came from.
@@ -451,6 +458,7 @@ impl Engine {
                 detects_language: false,
                 streaming: false,
                 translates: false,
+                takes_vocabulary: false,
                 load_ms: 0.0,
             },
             notices: crossbeam_channel::never(),
