@@ -16,6 +16,7 @@ pub mod export;
 pub mod history;
 pub mod models;
 pub mod platform;
+pub mod postprocess;
 pub mod settings;
 pub mod text;
 pub mod transcribe;

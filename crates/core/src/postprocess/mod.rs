@@ -1,0 +1,193 @@
+//! What happens to the engine's text before the user sees it, in one place
+//! for dictation and file transcripts: the user's replacements, spoken
+//! punctuation (dictation only), clean-up, and the dictation's first capital.
+//! Pure functions over text; the settings say which steps run.
+//!
+//! Order: clean-up first (a filler must not split a rule's words), then
+//! spoken commands, then the user's replacements (their spelling wins, and
+//! may itself contain words that sound like commands), then the first
+//! capital.
+
+mod cleanup;
+mod commands;
+mod replace;
+mod tokens;
+
+use serde::{Deserialize, Serialize};
+
+pub use replace::{Replacement, RuleError};
+
+/// The text rules as the user set them (part of the settings).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct TextRulesConfig {
+    pub replacements: Vec<Replacement>,
+    /// "comma", "new line"... are written as marks (English).
+    pub spoken_punctuation: bool,
+    /// Drop fillers and stuttered repeats.
+    pub clean_up: bool,
+}
+
+/// The rules, checked and compiled once per settings change.
+#[derive(Debug, Clone, Default)]
+pub struct TextRules {
+    replacements: Vec<replace::Compiled>,
+    spoken_punctuation: bool,
+    clean_up: bool,
+}
+
+/// Text as the user gets it, and the engine's text when a rule changed it.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Processed {
+    pub text: String,
+    pub raw: Option<String>,
+}
+
+impl Processed {
+    fn new(raw: &str, text: String) -> Self {
+        let raw = raw.trim();
+        let raw = (text != raw).then(|| raw.to_string());
+        Self { text, raw }
+    }
+}
+
+impl TextRules {
+    pub fn new(config: &TextRulesConfig) -> Result<Self, RuleError> {
+        let replacements = config
+            .replacements
+            .iter()
+            .enumerate()
+            .map(|(i, r)| replace::Compiled::new(i, r))
+            .collect::<Result<_, _>>()?;
+        Ok(Self {
+            replacements,
+            spoken_punctuation: config.spoken_punctuation,
+            clean_up: config.clean_up,
+        })
+    }
+
+    /// A dictation's text. `continues_sentence`: the user's previous
+    /// dictation, just before, ended mid-sentence, so this one starts in
+    /// lower case ("Dear Anna," + "thanks for...").
+    pub fn dictation(&self, raw: &str, continues_sentence: bool) -> Processed {
+        let mut text = self.common(raw, self.spoken_punctuation);
+        if continues_sentence {
+            let mut tokens = tokens::tokenize(&text);
+            if let Some(first) = tokens.first_mut() {
+                first.decapitalize();
+            }
+            text = tokens::render(&tokens);
+        }
+        Processed::new(raw, text)
+    }
+
+    /// One segment of a file transcript: replacements and clean-up, no
+    /// commands (a recording's "new paragraph" was said to its listeners).
+    pub fn transcript(&self, raw: &str) -> Processed {
+        Processed::new(raw, self.common(raw, false))
+    }
+
+    fn common(&self, raw: &str, commands: bool) -> String {
+        let mut text = raw.trim().to_string();
+        if self.clean_up || commands {
+            let mut t = tokens::tokenize(&text);
+            if self.clean_up {
+                t = cleanup::apply(t);
+            }
+            if commands {
+                t = commands::apply(t);
+            }
+            text = tokens::render(&t);
+        }
+        for rule in &self.replacements {
+            text = rule.apply(&text);
+        }
+        text
+    }
+}
+
+/// A dictation that follows `previous` continues its sentence: the previous
+/// text ended without a mark that closes a sentence (or a line).
+pub fn continues_sentence(previous: &str) -> bool {
+    let end = previous.trim_end_matches(' ');
+    !end.is_empty() && !end.ends_with(['.', '!', '?', '…', '\n', ':', '"', ')'])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rules(replacements: &[(&str, &str)], spoken_punctuation: bool, clean_up: bool) -> TextRules {
+        TextRules::new(&TextRulesConfig {
+            replacements: replacements
+                .iter()
+                .map(|(h, w)| Replacement {
+                    heard: h.to_string(),
+                    written: w.to_string(),
+                    regex: false,
+                })
+                .collect(),
+            spoken_punctuation,
+            clean_up,
+        })
+        .unwrap()
+    }
+
+    #[test]
+    fn no_rules_change_nothing_and_keep_no_raw_copy() {
+        let p = TextRules::default().dictation("  Hello there.  ", false);
+        assert_eq!(p, Processed::new("Hello there.", "Hello there.".into()));
+        assert_eq!(p.raw, None);
+    }
+
+    #[test]
+    fn all_steps_together_keep_the_engine_text_alongside() {
+        let r = rules(&[("cooper netties", "Kubernetes")], true, true);
+        let p = r.dictation(
+            "Um, deploy cooper netties comma then, uh, test. New line. Done period",
+            false,
+        );
+        assert_eq!(p.text, "Deploy Kubernetes, then test.\nDone.");
+        assert_eq!(
+            p.raw.as_deref(),
+            Some("Um, deploy cooper netties comma then, uh, test. New line. Done period")
+        );
+    }
+
+    #[test]
+    fn file_transcripts_get_replacements_and_clean_up_but_no_commands() {
+        let r = rules(&[("get hub", "GitHub")], true, true);
+        let p = r.transcript("Um, open get hub, comma, new line.");
+        assert_eq!(p.text, "Open GitHub, comma, new line.");
+    }
+
+    #[test]
+    fn a_dictation_that_continues_a_sentence_starts_in_lower_case() {
+        let r = TextRules::default();
+        assert!(continues_sentence("Dear Anna,"));
+        assert!(!continues_sentence("Done."));
+        assert!(!continues_sentence(""));
+        assert_eq!(
+            r.dictation("Thanks for the notes.", true).text,
+            "thanks for the notes."
+        );
+        assert_eq!(r.dictation("I agree.", true).text, "I agree.");
+        assert_eq!(
+            r.dictation("Thanks for the notes.", false).text,
+            "Thanks for the notes."
+        );
+    }
+
+    #[test]
+    fn a_replacement_next_to_punctuation_and_a_command() {
+        let r = rules(&[("utter", "Utter")], true, false);
+        assert_eq!(
+            r.dictation("I use utter period", false).text,
+            "I use Utter."
+        );
+        assert_eq!(
+            r.dictation("Utter, comma, utter?", false).text,
+            "Utter, Utter?"
+        );
+    }
+}
