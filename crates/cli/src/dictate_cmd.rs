@@ -20,6 +20,8 @@ use utter_core::platform::{main_loop, MainThread};
 use utter_core::vad::SpeechDetector;
 
 use crate::exit;
+use crate::text_args::TextArgs;
+use utter_core::postprocess::TextRules;
 
 #[derive(Clone, Copy, ValueEnum)]
 enum EventFormat {
@@ -89,10 +91,13 @@ pub struct DictateArgs {
     /// loaded); the next key press loads it again while you speak
     #[arg(long, default_value_t = 600, value_name = "SECONDS")]
     unload_idle: u64,
+    #[command(flatten)]
+    text: TextArgs,
 }
 
 pub fn run(store: &ModelStore, args: DictateArgs) -> Result<ExitCode> {
-    // Parse the keys before anything slow, so a typo fails at once.
+    // Parse the keys and rules before anything slow, so a typo fails at once.
+    let text = (args.text.vocabulary()?, args.text.rules()?);
     let bindings = match Bindings::parse(
         &args.hotkey,
         &args.latch_key,
@@ -109,13 +114,14 @@ pub fn run(store: &ModelStore, args: DictateArgs) -> Result<ExitCode> {
     let store = store.clone();
     // The main thread runs the platform's event loop (hotkeys on Windows and
     // macOS need it); the dictation service runs on a worker thread.
-    main_loop::run(move |main| dictate(&store, args, bindings, main))
+    main_loop::run(move |main| dictate(&store, args, bindings, text, main))
 }
 
 fn dictate(
     store: &ModelStore,
     args: DictateArgs,
     bindings: Bindings,
+    (vocabulary, text_rules): (Vec<String>, TextRules),
     main: MainThread,
 ) -> Result<ExitCode> {
     let (model_name, model_path) = match store.resolve_speech(args.model.as_deref()) {
@@ -166,6 +172,10 @@ fn dictate(
     config.dictation.eager = !args.no_eager;
     config.dictation.language = args.language;
     config.dictation.segmenter.min_silence_ms = args.silence_ms;
+    let vocabulary_note = (!vocabulary.is_empty() && !engine.info().takes_vocabulary)
+        .then(|| vocabulary_ignored(&model_name));
+    config.dictation.vocabulary = vocabulary;
+    config.text_rules = text_rules;
     if let Some(dir) = args.recordings_dir {
         config.recordings_dir = dir;
     }
@@ -173,7 +183,7 @@ fn dictate(
         .with_context(|| format!("cannot create {}", config.recordings_dir.display()))?;
 
     let (control_tx, control_rx) = crossbeam_channel::unbounded();
-    let mut notices = Vec::new();
+    let mut notices: Vec<String> = vocabulary_note.into_iter().collect();
     // Keys: global hotkeys where the desktop allows them; `utter ptt` always.
     let hotkeys = Hotkeys::new(main.clone());
     let (keys, how): (Box<dyn RecordingKeys>, String) =
@@ -221,7 +231,9 @@ fn dictate(
             DictationEvent::Ready { model, mic } => {
                 eprintln!("Ready ({model}, mic: {mic}). {how}; Ctrl+C to quit.")
             }
-            DictationEvent::Recovered { audio_path, text } => {
+            DictationEvent::Recovered {
+                audio_path, text, ..
+            } => {
                 eprintln!("Recovered an unfinished dictation ({audio_path}): {text}")
             }
             DictationEvent::Error { message } => eprintln!("error: {message}"),
@@ -254,6 +266,7 @@ fn dictate(
         &engine,
         &mut vad,
         &model_name,
+        &config.text_rules,
         &mut emit,
     );
 
@@ -305,4 +318,11 @@ pub fn devices(compute: bool) -> Result<ExitCode> {
         println!("{}{name}", if is_default { "* " } else { "  " });
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// What a user who gave a vocabulary is told when the model cannot use it.
+pub fn vocabulary_ignored(model: &str) -> String {
+    format!(
+        "{model} does not take a vocabulary: your words are not passed to it (replacements still apply); a Whisper model takes one"
+    )
 }

@@ -4,6 +4,7 @@
 mod dictate_cmd;
 mod doctor_cmd;
 mod models_cmd;
+mod text_args;
 mod transcribe_cmd;
 
 use std::path::PathBuf;

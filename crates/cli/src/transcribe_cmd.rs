@@ -15,6 +15,7 @@ use utter_core::transcribe::{self, FileError, FileOptions, FileTranscript};
 use utter_core::vad::SpeechDetector;
 
 use crate::exit;
+use crate::text_args::TextArgs;
 
 #[derive(Args)]
 pub struct TranscribeArgs {
@@ -48,6 +49,8 @@ pub struct TranscribeArgs {
     /// Windows per engine call
     #[arg(long, default_value_t = 1, hide = true)]
     batch_size: usize,
+    #[command(flatten)]
+    text: TextArgs,
 }
 
 /// Workers and threads per worker. Two single-threaded workers beat one
@@ -106,6 +109,8 @@ pub fn run(store: &ModelStore, args: TranscribeArgs) -> Result<ExitCode> {
                 return Ok(ExitCode::from(exit::NO_MODEL));
             }
         };
+    // Before the model loads, so a typo fails at once.
+    let (vocabulary, rules) = (args.text.vocabulary()?, args.text.rules()?);
     let (workers, threads) = worker_layout(args.workers, args.threads);
     let mut engines = Vec::with_capacity(workers);
     for _ in 0..workers {
@@ -153,8 +158,16 @@ pub fn run(store: &ModelStore, args: TranscribeArgs) -> Result<ExitCode> {
         language: args.language.clone(),
         translate: args.translate,
         batch_size: args.batch_size,
+        vocabulary,
+        rules,
         ..Default::default()
     };
+    if !options.vocabulary.is_empty() && !engines[0].info().takes_vocabulary {
+        eprintln!(
+            "note: {}",
+            crate::dictate_cmd::vocabulary_ignored(&engines[0].info().variant)
+        );
+    }
     let mut failed = 0usize;
     for path in &args.files {
         let bar = progress_bar(path);

@@ -334,3 +334,49 @@ fn languages_and_translation_are_checked_against_the_model() {
     let out = utter(&["transcribe", "--language", "en", CLIP2]);
     assert!(out.status.success(), "{}", stderr(&out));
 }
+
+/// Issue 14 on the command line: a vocabulary word the model mishears
+/// without it, a replacement, and a vocabulary file with a comment.
+#[test]
+fn vocabulary_and_replacements_shape_the_transcript() {
+    let clip =
+        "/usr/share/pocketsphinx/test/data/librivox/sense_and_sensibility_01_austen_64kb-0880.wav";
+    let plain = utter(&["transcribe", clip]);
+    assert!(plain.status.success(), "{}", stderr(&plain));
+    assert!(
+        !stdout(&plain).contains("ill-disposed"),
+        "{}",
+        stdout(&plain)
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    let words = dir.path().join("words.txt");
+    std::fs::write(&words, "# my words\nill-disposed\n\nDashwood\n").unwrap();
+    let out = utter(&[
+        "transcribe",
+        clip,
+        "--vocab-file",
+        words.to_str().unwrap(),
+        "--replace",
+        "young man=young fellow",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out).trim(),
+        "He was not an ill-disposed young fellow."
+    );
+
+    let bad = utter(&["transcribe", clip, "--replace", "no equals sign"]);
+    assert!(!bad.status.success());
+    assert!(
+        stderr(&bad).contains("expected HEARD=WRITTEN"),
+        "{}",
+        stderr(&bad)
+    );
+    let missing = utter(&["transcribe", clip, "--vocab-file", "/nonexistent/words.txt"]);
+    assert!(
+        stderr(&missing).contains("cannot read the vocabulary file"),
+        "{}",
+        stderr(&missing)
+    );
+}

@@ -9,9 +9,16 @@ use serde::{Deserialize, Serialize};
 use crate::dictation::trigger::TriggerMode;
 use crate::platform::hotkeys::parse_hotkey;
 use crate::platform::output::{OutputConfig, OutputMethod, PasteKeys};
+use crate::postprocess::{TextRules, TextRulesConfig};
 
 /// The schema version this build writes. Older versions are migrated on load.
-pub const SETTINGS_VERSION: u32 = 1;
+pub const SETTINGS_VERSION: u32 = 2;
+
+/// The longest vocabulary kept. Whisper reads about 220 tokens of it (the
+/// engine drops the entries at the end of a longer list), and each entry
+/// lengthens every run (docs/benchmarks.md).
+pub const VOCABULARY_MAX: usize = 200;
+const VOCABULARY_ENTRY_MAX_CHARS: usize = 100;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
@@ -41,6 +48,12 @@ pub struct Settings {
     /// loaded); the next key press loads it again while the user speaks.
     pub engine_idle_unload_minutes: u32,
     pub theme: String,
+    /// Words and names to spell as written here, most important first
+    /// (passed to the engine with every run).
+    pub vocabulary: Vec<String>,
+    /// Replacements, spoken punctuation, clean-up (version 2).
+    #[serde(flatten)]
+    pub text_rules: TextRulesConfig,
 }
 
 impl Default for Settings {
@@ -65,6 +78,8 @@ impl Default for Settings {
             keep_audio_days: 30,
             engine_idle_unload_minutes: 10,
             theme: "system".into(),
+            vocabulary: Vec::new(),
+            text_rules: TextRulesConfig::default(),
         }
     }
 }
@@ -125,6 +140,26 @@ impl Settings {
         if !["system", "light", "dark"].contains(&self.theme.as_str()) {
             return Err(invalid("theme", "must be system, light or dark"));
         }
+        if self.vocabulary.len() > VOCABULARY_MAX {
+            return Err(invalid(
+                "vocabulary",
+                format!(
+                    "{} entries; at most {VOCABULARY_MAX} (the model reads only the first few dozen)",
+                    self.vocabulary.len()
+                ),
+            ));
+        }
+        if let Some(bad) = self.vocabulary.iter().find(|w| {
+            w.trim().is_empty()
+                || w.chars().count() > VOCABULARY_ENTRY_MAX_CHARS
+                || w.contains('\n')
+        }) {
+            return Err(invalid(
+                "vocabulary",
+                format!("`{bad}`: each entry is one word or phrase of 1 to {VOCABULARY_ENTRY_MAX_CHARS} characters"),
+            ));
+        }
+        self.text_rules()?;
         if self.input_device.as_deref().is_some_and(str::is_empty) {
             return Err(invalid(
                 "inputDevice",
@@ -132,6 +167,10 @@ impl Settings {
             ));
         }
         Ok(())
+    }
+
+    pub fn text_rules(&self) -> Result<TextRules, SettingsError> {
+        TextRules::new(&self.text_rules).map_err(|e| invalid("replacements", e.to_string()))
     }
 
     /// How long the speech model may sit idle before it is unloaded.
@@ -224,7 +263,8 @@ pub fn load(path: &Path) -> Loaded {
 }
 
 /// Brings an older file up to [`SETTINGS_VERSION`]. Version 0 is a file
-/// without a `version` field (written before versioning): same fields.
+/// without a `version` field (written before versioning): same fields as 1.
+/// Version 2 added the vocabulary and text rules, which start empty and off.
 fn migrate(mut value: serde_json::Value) -> Result<serde_json::Value, String> {
     let obj = value
         .as_object_mut()
@@ -302,9 +342,24 @@ mod tests {
             hotkey: "alt+f9".into(),
             mode: "toggle".into(),
             language: "de".into(),
+            vocabulary: vec!["Kubernetes".into(), "Anna Åberg".into()],
+            text_rules: TextRulesConfig {
+                replacements: vec![crate::postprocess::Replacement {
+                    heard: "get hub".into(),
+                    written: "GitHub".into(),
+                    regex: false,
+                }],
+                spoken_punctuation: true,
+                clean_up: true,
+            },
             ..Settings::default()
         };
         save(&path, &s).unwrap();
+        let json: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        // The UI's field names: flat, camelCase.
+        assert_eq!(json["spokenPunctuation"], true);
+        assert_eq!(json["replacements"][0]["written"], "GitHub");
         let loaded = load(&path);
         assert_eq!(loaded.settings, s);
         assert!(loaded.notice.is_none());
@@ -339,6 +394,11 @@ mod tests {
             ("vadThreshold", r#"{"version":1,"vadThreshold":7}"#),
             ("mode", r#"{"version":1,"mode":"sometimes"}"#),
             ("output", r#"{"version":1,"output":"stdout"}"#),
+            ("vocabulary", r#"{"version":2,"vocabulary":["ok", "  "]}"#),
+            (
+                "replacements",
+                r#"{"version":2,"replacements":[{"heard":"(x","written":"y","regex":true}]}"#,
+            ),
         ] {
             std::fs::write(&path, json).unwrap();
             let loaded = load(&path);
@@ -364,6 +424,14 @@ mod tests {
         assert_eq!(loaded.settings.hotkey, "alt+f8");
         assert!(!loaded.settings.sounds);
         assert_eq!(loaded.settings.version, SETTINGS_VERSION);
+
+        // Version 1 had no vocabulary or text rules: they start empty and off.
+        std::fs::write(&path, r#"{"version":1,"hotkey":"alt+f7"}"#).unwrap();
+        let loaded = load(&path);
+        assert!(loaded.notice.is_none(), "{:?}", loaded.notice);
+        assert_eq!(loaded.settings.hotkey, "alt+f7");
+        assert!(loaded.settings.vocabulary.is_empty());
+        assert_eq!(loaded.settings.text_rules, TextRulesConfig::default());
 
         std::fs::write(&path, r#"{"version":99}"#).unwrap();
         let notice = load(&path).notice.expect("a notice");

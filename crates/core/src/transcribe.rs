@@ -10,6 +10,7 @@ use crossbeam_channel::Receiver;
 
 use crate::audio::{self, AudioError};
 use crate::engine::{Engine, EngineError, RunParams, TimedText, Utterance};
+use crate::postprocess::TextRules;
 use crate::vad::{Segmenter, SegmenterConfig, SpeechDetector};
 use crate::windows::{assemble, Window, WindowPacker};
 
@@ -25,6 +26,10 @@ pub struct FileOptions {
     /// Windows per engine call.
     pub batch_size: usize,
     pub segmenter: SegmenterConfig,
+    /// The user's words, passed to the engine with every window.
+    pub vocabulary: Vec<String>,
+    /// Replacements and clean-up, applied to each segment.
+    pub rules: TextRules,
 }
 
 impl Default for FileOptions {
@@ -36,6 +41,8 @@ impl Default for FileOptions {
             // give finer-grained progress and spread across workers.
             batch_size: 1,
             segmenter: SegmenterConfig::for_files(),
+            vocabulary: Vec::new(),
+            rules: TextRules::default(),
         }
     }
 }
@@ -50,12 +57,35 @@ pub struct FileTranscript {
     pub segments: Vec<TimedText>,
     /// Problems that did not stop the transcription (e.g. a garbled window).
     pub warnings: Vec<String>,
+    /// The engine's text of each segment, before the text rules.
+    #[serde(skip)]
+    pub raw_segments: Vec<String>,
 }
 
 impl FileTranscript {
     /// The whole text, segments joined with single spaces.
     pub fn text(&self) -> String {
         crate::text::join_segments(self.segments.iter().map(|s| s.text.as_str()))
+    }
+
+    /// The engine's whole text, where the text rules changed it.
+    pub fn raw_text(&self) -> Option<String> {
+        let raw = crate::text::join_segments(self.raw_segments.iter().map(String::as_str));
+        (raw != self.text()).then_some(raw)
+    }
+
+    fn push_segment(&mut self, start_ms: i64, end_ms: i64, raw: String, rules: &TextRules) {
+        let text = rules.transcript(&raw).text;
+        // A segment that was only a filler is gone.
+        if text.is_empty() && !raw.trim().is_empty() {
+            return;
+        }
+        self.segments.push(TimedText {
+            start_ms,
+            end_ms,
+            text,
+        });
+        self.raw_segments.push(raw);
     }
 }
 
@@ -233,6 +263,7 @@ pub fn transcribe_file(
     let params = RunParams {
         language: options.language.clone(),
         translate: options.translate,
+        vocabulary: options.vocabulary.clone(),
         ..Default::default()
     };
     let mut source = WindowSource::new(splitter);
@@ -254,7 +285,7 @@ pub fn transcribe_file(
             let utterances = rx.recv().map_err(|_| EngineError::WorkerGone)??;
             let mut end = 0;
             for (w, u) in windows.iter().zip(utterances) {
-                merge(transcript, w, u);
+                merge(transcript, w, u, &options.rules);
                 end = w.source_span_ms().1;
             }
             Ok(end)
@@ -333,7 +364,7 @@ pub fn transcribe_file(
 }
 
 /// Adds one window's result, mapped to file time.
-fn merge(transcript: &mut FileTranscript, window: &Window, u: Utterance) {
+fn merge(transcript: &mut FileTranscript, window: &Window, u: Utterance, rules: &TextRules) {
     tracing::debug!(
         window_s = window.len() as f64 / 16_000.0,
         pieces = window.pieces.len(),
@@ -355,20 +386,12 @@ fn merge(transcript: &mut FileTranscript, window: &Window, u: Utterance) {
     if u.segments.is_empty() {
         if !u.text.is_empty() {
             let (start_ms, end_ms) = window.source_span_ms();
-            transcript.segments.push(TimedText {
-                start_ms,
-                end_ms,
-                text: u.text,
-            });
+            transcript.push_segment(start_ms, end_ms, u.text, rules);
         }
         return;
     }
     for s in u.segments {
         let (start_ms, end_ms) = window.map_span_ms(s.start_ms, s.end_ms);
-        transcript.segments.push(TimedText {
-            start_ms,
-            end_ms,
-            text: s.text,
-        });
+        transcript.push_segment(start_ms, end_ms, s.text, rules);
     }
 }

@@ -236,7 +236,7 @@ fn worker(shared: &Arc<Shared>) {
             engine,
             vad,
             model_name,
-            settings.engine_language(),
+            file_options(&settings),
         );
         lock(&shared.files.inner).engine = None;
         tell_engine_notices(shared, engine);
@@ -245,20 +245,26 @@ fn worker(shared: &Arc<Shared>) {
     shared.update_status(|_| {});
 }
 
+/// How the settings want files transcribed: language, vocabulary, text rules.
+fn file_options(settings: &crate::settings::Settings) -> FileOptions {
+    FileOptions {
+        language: settings.engine_language(),
+        vocabulary: settings.vocabulary.clone(),
+        rules: settings.text_rules().unwrap_or_default(),
+        ..FileOptions::default()
+    }
+}
+
 fn run_job(
     shared: &Shared,
     job: &FileJob,
     engine: &Arc<Engine>,
     vad: &mut crate::vad::SpeechDetector,
     model_name: &str,
-    language: Option<String>,
+    options: FileOptions,
 ) -> Result<FileTranscript, String> {
     let path = Path::new(&job.path);
     let duration_ms = crate::audio::decode::probe_duration_secs(path).map(|s| (s * 1000.0) as i64);
-    let options = FileOptions {
-        language,
-        ..FileOptions::default()
-    };
     let mut last_report = Instant::now();
     let result = transcribe_file(
         std::slice::from_ref(engine.as_ref()),
@@ -319,7 +325,7 @@ fn finish(shared: &Shared, id: u64, result: Result<FileTranscript, String>) {
                 source_name: t.file.file_name().map(|n| n.to_string_lossy().into_owned()),
                 segments: segments.clone(),
                 error: None,
-                raw_text: None,
+                raw_text: t.raw_text(),
             });
             shared.files.update(id, |s| {
                 s.job.state = JobState::Done;
@@ -377,10 +383,7 @@ pub(super) fn transcribe_once(
         LoadFailure::NoModel => AppError::Other("no speech model is installed".into()),
         LoadFailure::Error(m) => AppError::Other(m),
     })?;
-    let options = FileOptions {
-        language: shared.settings().engine_language(),
-        ..FileOptions::default()
-    };
+    let options = file_options(&shared.settings());
     match transcribe_file(
         std::slice::from_ref(&engine),
         Some(&mut vad),

@@ -439,14 +439,21 @@ impl App {
         let model = model.map(str::to_owned).or(settings.model.clone());
         let transcript = files::transcribe_once(&self.shared, Path::new(&audio), model.as_deref())?;
         let segments = files::segments_of(&transcript);
-        let text = match entry.kind {
+        let (text, raw) = match entry.kind {
+            // The engine's text through the same rules a live dictation gets.
             history::EntryKind::Dictation => {
-                crate::text::join_dictation(transcript.segments.iter().map(|s| s.text.as_str()))
+                let raw =
+                    crate::text::join_dictation(transcript.raw_segments.iter().map(String::as_str));
+                let p = settings
+                    .text_rules()
+                    .unwrap_or_default()
+                    .dictation(&raw, false);
+                (p.text, p.raw)
             }
-            history::EntryKind::File => transcript.text(),
+            history::EntryKind::File => (transcript.text(), transcript.raw_text()),
         };
         let updated = lock(&self.shared.history)
-            .update_text(id, &text, None, &transcript.model, &segments)?
+            .update_text(id, &text, raw.as_deref(), &transcript.model, &segments)?
             .ok_or_else(|| AppError::Other(format!("history entry {id} no longer exists")))?;
         if entry.kind == history::EntryKind::Dictation {
             // Finished now: the next start must not transcribe it again.

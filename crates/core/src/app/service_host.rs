@@ -149,6 +149,8 @@ fn run(shared: &Arc<Shared>, control: Sender<Control>, control_rx: Receiver<Cont
     config.device = settings.input_device.clone();
     config.output = settings.output_config().unwrap_or_default();
     config.dictation.language = language.clone();
+    config.dictation.vocabulary = settings.vocabulary.clone();
+    config.text_rules = settings.text_rules().unwrap_or_default();
     config.dictation.segmenter.threshold = settings.vad_threshold;
     config.dictation.segmenter.min_silence_ms = settings.silence_ms;
     config.recordings_dir = shared.paths.recordings.clone();
@@ -203,6 +205,7 @@ fn run(shared: &Arc<Shared>, control: Sender<Control>, control_rx: Receiver<Cont
         &loaded.engine,
         &mut vad,
         &loaded.model_name,
+        &config.text_rules,
         &mut |e| handler.handle(e),
     );
     let io = ServiceIo {
@@ -301,14 +304,23 @@ impl EventHandler {
                 shared.update_status(|s| s.state = AppState::Idle);
             }
             DictationEvent::TextDelivered {
-                id, text, error, ..
+                id,
+                text,
+                raw_text,
+                error,
+                ..
             } => {
                 shared.service.transcribing.store(false, Ordering::SeqCst);
                 if let Some((audio, created_ms, audio_ms)) = self.recordings.remove(id) {
                     // A failed dictation is listed even without text, so
                     // the user sees it and can retry it.
                     if !text.is_empty() || error.is_some() {
-                        self.record(text, error.clone(), audio, created_ms, audio_ms);
+                        let entry = NewEntry {
+                            raw_text: raw_text.clone(),
+                            error: error.clone(),
+                            ..self.entry(text, audio, created_ms, audio_ms)
+                        };
+                        self.shared.add_history(&entry);
                     }
                 }
                 shared.update_status(|s| {
@@ -318,7 +330,11 @@ impl EventHandler {
                     }
                 });
             }
-            DictationEvent::Recovered { audio_path, text } => self.recovered(audio_path, text),
+            DictationEvent::Recovered {
+                audio_path,
+                text,
+                raw_text,
+            } => self.recovered(audio_path, text, raw_text.as_deref()),
             // Told once, until dismissed: from now on dictation runs on the CPU.
             DictationEvent::EngineRestarted {
                 message,
@@ -337,15 +353,8 @@ impl EventHandler {
         shared.emit(AppEvent::Dictation(Stamped::from(event)));
     }
 
-    fn record(
-        &self,
-        text: &str,
-        error: Option<String>,
-        audio: String,
-        created_ms: i64,
-        audio_ms: u64,
-    ) {
-        self.shared.add_history(&NewEntry {
+    fn entry(&self, text: &str, audio: String, created_ms: i64, audio_ms: u64) -> NewEntry {
+        NewEntry {
             kind: EntryKind::Dictation,
             text: text.to_string(),
             created_ms,
@@ -355,19 +364,24 @@ impl EventHandler {
             audio_path: Some(audio.into()),
             source_name: None,
             segments: vec![],
-            error,
+            error: None,
             raw_text: None,
-        });
+        }
     }
 
     /// A recording an earlier run left unfinished, now transcribed: it
     /// completes the History entry of a failed dictation, or becomes one.
-    fn recovered(&self, audio_path: &str, text: &str) {
+    fn recovered(&self, audio_path: &str, text: &str, raw_text: Option<&str>) {
         let listed = lock(&self.shared.history).dictation_with_audio(Path::new(audio_path));
         match listed {
             Ok(Some(entry)) => {
-                let updated =
-                    lock(&self.shared.history).update_text(entry.id, text, None, &self.model, &[]);
+                let updated = lock(&self.shared.history).update_text(
+                    entry.id,
+                    text,
+                    raw_text,
+                    &self.model,
+                    &[],
+                );
                 match updated {
                     Ok(_) => self.shared.emit(AppEvent::HistoryChanged),
                     Err(e) => tracing::warn!("history: {e}"),
@@ -379,13 +393,10 @@ impl EventHandler {
                         u64::from(r.duration()) * 1000 / u64::from(r.spec().sample_rate.max(1))
                     })
                     .unwrap_or(0);
-                self.record(
-                    text,
-                    None,
-                    audio_path.to_string(),
-                    unix_ms() as i64,
-                    audio_ms,
-                );
+                self.shared.add_history(&NewEntry {
+                    raw_text: raw_text.map(str::to_owned),
+                    ..self.entry(text, audio_path.to_string(), unix_ms() as i64, audio_ms)
+                });
             }
             Ok(None) => {}
             Err(e) => tracing::warn!("history: {e}"),

@@ -58,6 +58,10 @@ pub enum DictationEvent {
         output: String,
         engine_ms: f64,
         segments: usize,
+        /// The engine's text, where replacements, spoken punctuation or
+        /// clean-up changed it.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        raw_text: Option<String>,
         /// Set when the engine failed on part or all of the audio: `text` is
         /// what it transcribed, and the recording is kept for a retry.
         #[serde(skip_serializing_if = "Option::is_none")]
@@ -67,6 +71,8 @@ pub enum DictationEvent {
     Recovered {
         audio_path: String,
         text: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        raw_text: Option<String>,
     },
     Error {
         message: String,

@@ -16,6 +16,7 @@ pub mod trigger;
 use std::path::Path;
 
 use crate::engine::Engine;
+use crate::postprocess::{Processed, TextRules};
 use crate::transcribe::{transcribe_file, FileError, FileOptions};
 use crate::vad::SpeechDetector;
 
@@ -30,6 +31,7 @@ pub fn recover_unfinished(
     engine: &Engine,
     vad: &mut SpeechDetector,
     model_name: &str,
+    rules: &TextRules,
     emit: &mut dyn FnMut(DictationEvent),
 ) {
     for wav in record_log::unfinished(dir) {
@@ -52,7 +54,8 @@ pub fn recover_unfinished(
                 continue;
             }
         };
-        let text = crate::text::join_dictation(transcript.segments.iter().map(|s| s.text.as_str()));
+        let raw = crate::text::join_dictation(transcript.segments.iter().map(|s| s.text.as_str()));
+        let Processed { text, raw } = rules.dictation(&raw, false);
         let _ = record_log::write_record(
             &wav,
             &RecordingRecord {
@@ -66,6 +69,7 @@ pub fn recover_unfinished(
         emit(DictationEvent::Recovered {
             audio_path: wav.display().to_string(),
             text,
+            raw_text: raw,
         });
     }
 }

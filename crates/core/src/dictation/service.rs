@@ -14,6 +14,7 @@ use crate::audio::capture::{Capture, CaptureEvent};
 use crate::engine::{Engine, EngineNotice};
 use crate::platform::hotkeys::RecordingKeys;
 use crate::platform::output::{OutputConfig, TextSink};
+use crate::postprocess::{continues_sentence, Processed, TextRules};
 use crate::vad::SpeechDetector;
 
 use super::events::DictationEvent;
@@ -40,6 +41,8 @@ pub struct ServiceConfig {
     /// Finished recordings whose audio is kept.
     pub keep_recordings: usize,
     pub model_name: String,
+    /// Replacements, spoken punctuation and clean-up for each dictation.
+    pub text_rules: TextRules,
     /// Report the mic level (~20 per second) while recording, for level meters.
     pub emit_levels: bool,
 }
@@ -60,6 +63,7 @@ impl ServiceConfig {
             recordings_dir: record_log::default_recordings_dir(),
             keep_recordings: 500,
             model_name,
+            text_rules: TextRules::default(),
             emit_levels: false,
         }
     }
@@ -161,6 +165,8 @@ pub struct ServiceIo {
 
 /// With an always-open mic, the moments before the press are kept as pre-roll.
 const PREROLL_SAMPLES: usize = 16 * 300;
+/// A dictation this soon after one that ended mid-sentence continues it.
+const CONTINUE_SENTENCE_WITHIN: Duration = Duration::from_secs(60);
 
 /// The service's state; one handler per kind of input.
 struct Service<E: FnMut(DictationEvent)> {
@@ -173,6 +179,8 @@ struct Service<E: FnMut(DictationEvent)> {
     current: Option<Dictation>,
     next_id: u64,
     last_text: String,
+    /// When `last_text` went out: a dictation soon after it may continue its sentence.
+    last_delivered: Option<Instant>,
     shutting_down: bool,
     preroll: VecDeque<f32>,
     level_sent: Instant,
@@ -196,6 +204,7 @@ impl<E: FnMut(DictationEvent)> Service<E> {
             current: None,
             next_id: 1,
             last_text: String::new(),
+            last_delivered: None,
             shutting_down: false,
             preroll: VecDeque::new(),
             level_sent: Instant::now(),
@@ -425,7 +434,11 @@ impl<E: FnMut(DictationEvent)> Service<E> {
 
     fn deliver(&mut self, d: Dictation) {
         self.io.keys.set_recording(false);
-        let text = d.text();
+        let continues = self
+            .last_delivered
+            .is_some_and(|t| t.elapsed() < CONTINUE_SENTENCE_WITHIN)
+            && continues_sentence(&self.last_text);
+        let Processed { text, raw } = self.config.text_rules.dictation(&d.text(), continues);
         let status = if text.is_empty() {
             RecordingStatus::NoSpeech
         } else {
@@ -445,10 +458,12 @@ impl<E: FnMut(DictationEvent)> Service<E> {
             output: self.io.sink.method().name().to_string(),
             engine_ms: d.engine_ms(),
             segments: d.segments(),
+            raw_text: raw,
             error: d.failed.clone(),
         });
         if !text.is_empty() {
             self.last_text = text.clone();
+            self.last_delivered = Some(Instant::now());
         }
         // The sidecar marks the recording finished only once the text is out
         // (on a delivery or engine error it stays unfinished: the next start

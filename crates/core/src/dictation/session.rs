@@ -26,6 +26,8 @@ pub struct DictationConfig {
     /// Transcribe segments while the user speaks (else the whole buffer on release).
     pub eager: bool,
     pub language: Option<String>,
+    /// The user's words, passed to the engine with every run.
+    pub vocabulary: Vec<String>,
 }
 
 impl DictationConfig {
@@ -42,6 +44,7 @@ impl DictationConfig {
             },
             eager: true,
             language: None,
+            vocabulary: Vec::new(),
         }
     }
 }
@@ -94,6 +97,7 @@ impl Dictation {
         let stream = engine.info().streaming.then(|| {
             engine.stream_begin(RunParams {
                 language: config.language.clone(),
+                vocabulary: config.vocabulary.clone(),
                 ..Default::default()
             })
         });
@@ -135,6 +139,7 @@ impl Dictation {
     fn params(&self) -> RunParams {
         RunParams {
             language: self.config.language.clone(),
+            vocabulary: self.config.vocabulary.clone(),
             ..Default::default()
         }
     }

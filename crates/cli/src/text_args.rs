@@ -1,0 +1,77 @@
+//! The options that teach Utter the user's words, shared by `transcribe` and
+//! `dictate`: vocabulary, replacements, spoken punctuation, clean-up.
+
+use std::path::PathBuf;
+
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use utter_core::postprocess::{Replacement, TextRules, TextRulesConfig};
+use utter_core::settings::VOCABULARY_MAX;
+
+#[derive(Args, Debug, Default)]
+pub struct TextArgs {
+    /// A word or name to spell as written here (repeatable), e.g. --vocab Kubernetes
+    #[arg(long = "vocab", value_name = "WORD")]
+    vocab: Vec<String>,
+    /// A file of words or names, one per line (`#` starts a comment)
+    #[arg(long, value_name = "FILE")]
+    vocab_file: Option<PathBuf>,
+    /// Replace what the engine heard by what you write (repeatable; whole
+    /// words, any case), e.g. --replace "get hub=GitHub"
+    #[arg(long = "replace", value_name = "HEARD=WRITTEN")]
+    replace: Vec<String>,
+    /// Write spoken "comma", "period", "new line", "question mark"... as marks
+    /// (dictation, English)
+    #[arg(long)]
+    spoken_punctuation: bool,
+    /// Drop fillers ("um", "uh") and stuttered repeats ("I I think")
+    #[arg(long)]
+    clean_up: bool,
+}
+
+impl TextArgs {
+    /// The vocabulary, command-line words first, then the file's.
+    pub fn vocabulary(&self) -> Result<Vec<String>> {
+        let mut words: Vec<String> = self.vocab.iter().map(|w| w.trim().to_string()).collect();
+        if let Some(path) = &self.vocab_file {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("cannot read the vocabulary file {}", path.display()))?;
+            words.extend(
+                text.lines()
+                    .map(str::trim)
+                    .filter(|l| !l.is_empty() && !l.starts_with('#'))
+                    .map(str::to_owned),
+            );
+        }
+        words.retain(|w| !w.is_empty());
+        if words.len() > VOCABULARY_MAX {
+            bail!(
+                "{} vocabulary entries; at most {VOCABULARY_MAX} are used (the model reads only the first few dozen): put the most important first and shorten the list",
+                words.len()
+            );
+        }
+        Ok(words)
+    }
+
+    pub fn rules(&self) -> Result<TextRules> {
+        let replacements = self
+            .replace
+            .iter()
+            .map(|r| {
+                let (heard, written) = r.split_once('=').with_context(|| {
+                    format!("--replace `{r}`: expected HEARD=WRITTEN, e.g. \"get hub=GitHub\"")
+                })?;
+                Ok(Replacement {
+                    heard: heard.trim().into(),
+                    written: written.trim().into(),
+                    regex: false,
+                })
+            })
+            .collect::<Result<_>>()?;
+        Ok(TextRules::new(&TextRulesConfig {
+            replacements,
+            spoken_punctuation: self.spoken_punctuation,
+            clean_up: self.clean_up,
+        })?)
+    }
+}
