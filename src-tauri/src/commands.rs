@@ -205,6 +205,16 @@ pub async fn export_transcript(
 }
 
 #[tauri::command]
+pub async fn import_vocabulary(app: AppHandle, path: PathBuf) -> Result<Vec<String>> {
+    blocking(&app, move |core| core.import_vocabulary(&path)).await
+}
+
+#[tauri::command]
+pub async fn export_vocabulary(app: AppHandle, path: PathBuf, words: Vec<String>) -> Result<()> {
+    blocking(&app, move |core| core.export_vocabulary(&path, &words)).await
+}
+
+#[tauri::command]
 pub async fn render_transcript(app: AppHandle, id: u64, format: String) -> Result<String> {
     let format: Format = format.parse()?;
     blocking(&app, move |core| core.render_transcript(id, format)).await

@@ -97,6 +97,8 @@ fn main() {
             commands::clear_file_jobs,
             commands::export_transcript,
             commands::render_transcript,
+            commands::import_vocabulary,
+            commands::export_vocabulary,
             updates::check_for_updates,
             updates::install_update,
         ])

@@ -229,6 +229,59 @@ test('a dictation that failed is transcribed at the next start, completing its H
   }
 });
 
+test('a word and a replacement added in Settings shape the next dictation', async () => {
+  const dirs = appDirs(d, 'words');
+  const truth = librivoxTruth();
+  const id = Object.keys(truth)[1]; // "he was not an ill disposed young man": tiny.en hears "old-sposed"
+  let app = await launch(d, dirs);
+  try {
+    await waitReady(app.browser);
+    await nav(app.browser, 'settings');
+    const input = await byTestId(app.browser, 'vocab-input');
+    await input.setValue('ill-disposed');
+    await (await byTestId(app.browser, 'vocab-add')).click();
+    await (await byTestId(app.browser, 'rule-add')).click();
+    await (await byTestId(app.browser, 'rule-heard')).setValue('young man');
+    await (await byTestId(app.browser, 'rule-written')).setValue('young fellow');
+    await (await byTestId(app.browser, 'settings-save')).click();
+    await waitFor('settings.json to hold the word and the rule', () => {
+      const p = join(dirs.config, 'settings.json');
+      if (!existsSync(p)) return false;
+      const s = JSON.parse(readFileSync(p, 'utf8'));
+      return s.vocabulary?.[0] === 'ill-disposed' && s.replacements?.[0]?.written === 'young fellow';
+    });
+  } finally {
+    await app.close();
+  }
+  // Saved settings restart the service at once; a fresh start makes the
+  // test independent of when that restart finishes.
+  app = await launch(d, dirs);
+  const zenity = pasteTarget(d, 'WordsTarget');
+  try {
+    await waitReady(app.browser);
+    await zenity.focus();
+    d.xdotool('keydown', 'ctrl+shift+space');
+    await waitFor('recording', async () => (await homeState(app.browser)) === 'recording', 5000, 50);
+    d.speak(join(LIBRIVOX, `${id}.wav`));
+    d.xdotool('keyup', 'ctrl+shift+space');
+    await waitFor('idle again', async () => (await homeState(app.browser)) === 'idle', 60000, 100);
+    const pasted = await zenity.submit();
+    assert.match(pasted, /ill-disposed young fellow/, pasted);
+
+    // History shows the final text, and what the engine heard one click away.
+    await nav(app.browser, 'history');
+    const item = await byTestId(app.browser, 'history-item');
+    await item.waitForDisplayed({ timeout: 10000 });
+    assert.equal((await (await item.$('[data-testid="history-text"]')).getText()).trim(), pasted.trim());
+    const raw = await item.$('[data-testid="history-raw"]');
+    await raw.click();
+    assert.match(await raw.getText(), /young man/);
+  } finally {
+    zenity.close();
+    await app.close();
+  }
+});
+
 test('a new hotkey recorded in Settings works at once, without a restart', async () => {
   const dirs = appDirs(d, 'rebind');
   const truth = librivoxTruth();

@@ -5,7 +5,7 @@ import type { FileJob, Settings } from '../src/lib/types';
 
 export function defaultSettings(): Settings {
   return {
-    version: 1,
+    version: 2,
     hotkey: 'ctrl+shift+space',
     mode: 'push_to_talk',
     inputDevice: null,
@@ -24,6 +24,10 @@ export function defaultSettings(): Settings {
     keepAudioDays: 30,
     engineIdleUnloadMinutes: 10,
     theme: 'system',
+    vocabulary: [],
+    replacements: [],
+    spokenPunctuation: false,
+    cleanUp: false,
   };
 }
 

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
-use utter_core::postprocess::{Replacement, TextRules, TextRulesConfig};
+use utter_core::postprocess::{vocabulary, Replacement, TextRules, TextRulesConfig};
 use utter_core::settings::VOCABULARY_MAX;
 
 #[derive(Args, Debug, Default)]
@@ -36,12 +36,7 @@ impl TextArgs {
         if let Some(path) = &self.vocab_file {
             let text = std::fs::read_to_string(path)
                 .with_context(|| format!("cannot read the vocabulary file {}", path.display()))?;
-            words.extend(
-                text.lines()
-                    .map(str::trim)
-                    .filter(|l| !l.is_empty() && !l.starts_with('#'))
-                    .map(str::to_owned),
-            );
+            words.extend(vocabulary::parse(&text));
         }
         words.retain(|w| !w.is_empty());
         if words.len() > VOCABULARY_MAX {

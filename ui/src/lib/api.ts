@@ -72,6 +72,8 @@ export const api = {
   listFileJobs: () => invoke<FileJob[]>('list_file_jobs'),
   cancelFileJob: (id: number) => invoke<void>('cancel_file_job', { id }),
   clearFileJobs: () => invoke<void>('clear_file_jobs'),
+  importVocabulary: (path: string) => invoke<string[]>('import_vocabulary', { path }),
+  exportVocabulary: (path: string, words: string[]) => invoke<void>('export_vocabulary', { path, words }),
   exportTranscript: (id: number, format: ExportFormat, path: string) =>
     invoke<void>('export_transcript', { id, format, path }),
   renderTranscript: (id: number, format: ExportFormat) =>
@@ -179,5 +181,25 @@ export async function pickSavePath(defaultPath: string, format: ExportFormat): P
     title: 'Export transcript',
     defaultPath,
     filters: [{ name: format.toUpperCase(), extensions: [format] }],
+  });
+}
+
+/** Open dialog for a vocabulary file; null when cancelled. */
+export async function pickVocabularyFile(): Promise<string | null> {
+  const picked = await open({
+    multiple: false,
+    directory: false,
+    title: 'Import a vocabulary (one word or phrase per line)',
+    filters: [{ name: 'Text', extensions: ['txt', '*'] }],
+  });
+  return Array.isArray(picked) ? (picked[0] ?? null) : picked;
+}
+
+/** Save dialog for the vocabulary; null when cancelled. */
+export async function pickVocabularySavePath(): Promise<string | null> {
+  return save({
+    title: 'Export the vocabulary',
+    defaultPath: 'utter-vocabulary.txt',
+    filters: [{ name: 'Text', extensions: ['txt'] }],
   });
 }

@@ -9,6 +9,9 @@ export interface FieldError {
   message: string;
 }
 
+/** Mirrors VOCABULARY_MAX in crates/core/src/settings.rs. */
+export const VOCABULARY_MAX = 200;
+
 const HOTKEY_RE = /^((ctrl|shift|alt|super)\+)*[a-z0-9]+$/;
 
 /** The first problem, or null. Ranges follow crates/core/src/settings.rs. */
@@ -39,6 +42,17 @@ export function validateSettings(s: Settings): FieldError | null {
   }
   if (!Number.isInteger(s.engineIdleUnloadMinutes) || s.engineIdleUnloadMinutes < 0 || s.engineIdleUnloadMinutes > 1440) {
     return { field: 'engineIdleUnloadMinutes', message: 'Unload the model after 0 (never) to 1440 idle minutes.' };
+  }
+  if (s.vocabulary.length > VOCABULARY_MAX) {
+    return { field: 'vocabulary', message: `At most ${VOCABULARY_MAX} words; put the most important first.` };
+  }
+  const badWord = s.vocabulary.find((w) => !w.trim() || w.length > 100);
+  if (badWord !== undefined) {
+    return { field: 'vocabulary', message: `“${badWord}”: each entry is a word or phrase of 1 to 100 characters.` };
+  }
+  const blankRule = s.replacements.findIndex((r) => !r.heard.trim());
+  if (blankRule >= 0) {
+    return { field: 'replacements', message: `Rule ${blankRule + 1}: say what is heard, or remove the rule.` };
   }
   if (s.inputDevice === '') {
     return { field: 'inputDevice', message: 'Choose a microphone.' };

@@ -10,6 +10,7 @@ export interface Status {
   modelArch: string | null;
   languages: string[];
   detectsLanguage: boolean;
+  takesVocabulary: boolean;
   hotkey: string;
   mode: Mode;
   lastText: string | null;
@@ -50,6 +51,17 @@ export interface Settings {
   keepAudioDays: number;
   engineIdleUnloadMinutes: number;
   theme: Theme;
+  vocabulary: string[];
+  replacements: Replacement[];
+  spokenPunctuation: boolean;
+  cleanUp: boolean;
+}
+
+/** "heard → written": whole words, any case; `regex` marks an advanced pattern rule. */
+export interface Replacement {
+  heard: string;
+  written: string;
+  regex: boolean;
 }
 
 /** A newer release than the running one. */

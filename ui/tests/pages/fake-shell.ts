@@ -139,6 +139,10 @@ function handle(cmd: string, args: Record<string, unknown>): unknown {
       return state.update ?? null;
     case 'install_update':
       return null;
+    case 'import_vocabulary':
+      return ['Kubernetes', 'Anna Åberg'];
+    case 'export_vocabulary':
+      return null;
     case 'plugin:dialog|open':
       return state.dialogOpen ?? null;
     case 'plugin:dialog|save': {

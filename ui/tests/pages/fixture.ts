@@ -35,6 +35,7 @@ export function baseFixture(): Fixture {
       modelArch: 'whisper',
       languages: ['en', 'de', 'fr'],
       detectsLanguage: true,
+      takesVocabulary: true,
       hotkey: 'ctrl+shift+space',
       mode: 'push_to_talk',
       lastText: 'Meet me at the station at half past five.',

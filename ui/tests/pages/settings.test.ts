@@ -90,6 +90,75 @@ describe('settings', () => {
     await close();
   });
 
+  it('teaches Utter your words: vocabulary with import and export, replacement rules, punctuation and clean-up', async () => {
+    const f = baseFixture();
+    f.settings.vocabulary = ['Dashwood'];
+    f.dialogOpen = '/home/user/words.txt';
+    const { page, problems, close } = await open(h, f, { hash: 'settings' });
+    const input = page.getByTestId('vocab-input');
+    await input.waitFor();
+    // Enter adds the word; it does not submit the form.
+    await input.fill('Kubernetes');
+    await input.press('Enter');
+    expect(await page.getByTestId('vocab-word').allTextContents()).toEqual(['Dashwood', 'Kubernetes']);
+    expect(await calls(page, 'save_settings')).toHaveLength(0);
+    await input.fill('kubernetes');
+    await page.getByTestId('vocab-add').click();
+    expect(await page.getByTestId('vocab-note').textContent()).toContain('already in the list');
+    await page.getByRole('button', { name: 'Remove Dashwood' }).click();
+    // The import adds only the words not there yet.
+    await page.getByTestId('vocab-import').click();
+    expect((await waitForCall(page, 'import_vocabulary'))[0].args).toEqual({ path: '/home/user/words.txt' });
+    await page.waitForFunction(() => document.querySelectorAll('[data-testid=vocab-word]').length === 2);
+    expect(await page.getByTestId('vocab-word').allTextContents()).toEqual(['Kubernetes', 'Anna Åberg']);
+    await page.getByTestId('vocab-export').click();
+    expect((await waitForCall(page, 'export_vocabulary'))[0].args).toEqual({
+      path: '/home/user/utter-vocabulary.txt',
+      words: ['Kubernetes', 'Anna Åberg'],
+    });
+
+    // A rule without its heard text is caught before the shell sees it.
+    await page.getByTestId('rule-add').click();
+    await page.getByTestId('settings-save').click();
+    expect(await page.getByTestId('error-replacements').textContent()).toContain('Rule 1');
+    await page.getByTestId('rule-heard').fill('get hub');
+    await page.getByTestId('rule-written').fill('GitHub');
+    await page.getByTestId('rule-add').click();
+    await page.getByTestId('rule-heard').nth(1).fill('(\\d+) percent');
+    await page.getByTestId('rule-written').nth(1).fill('$1%');
+    await page.getByTestId('rule-regex').nth(1).check();
+    await page.getByTestId('spoken-punctuation').check();
+    await page.getByTestId('clean-up').check();
+    await shot(page, 'settings-your-words');
+    await page.getByTestId('settings-save').click();
+    const [save] = await waitForCall(page, 'save_settings');
+    expect(save.args).toEqual({
+      settings: {
+        ...f.settings,
+        vocabulary: ['Kubernetes', 'Anna Åberg'],
+        replacements: [
+          { heard: 'get hub', written: 'GitHub', regex: false },
+          { heard: '(\\d+) percent', written: '$1%', regex: true },
+        ],
+        spokenPunctuation: true,
+        cleanUp: true,
+      },
+    });
+    expect(await page.getByTestId('vocab-unsupported').count()).toBe(0);
+    expect(problems).toEqual([]);
+    await close();
+  });
+
+  it('says when the model cannot read a vocabulary', async () => {
+    const f = baseFixture();
+    f.status.takesVocabulary = false;
+    f.status.model = 'parakeet-tdt';
+    const { page, close } = await open(h, f, { hash: 'settings' });
+    await page.getByTestId('vocab-unsupported').waitFor();
+    expect(await page.getByTestId('vocab-unsupported').textContent()).toContain('parakeet-tdt does not read a vocabulary');
+    await close();
+  });
+
   it('shows the shell rejection beside its field', async () => {
     const f = baseFixture();
     f.fail = { save_settings: 'invalid setting `hotkey`: cannot parse hotkey `alt+f9`: already taken by the system' };

@@ -47,6 +47,8 @@ pub struct Status {
     pub model_arch: Option<String>,
     pub languages: Vec<String>,
     pub detects_language: bool,
+    /// The model takes a vocabulary (elsewhere only replacements apply).
+    pub takes_vocabulary: bool,
     pub hotkey: String,
     pub mode: String,
     pub last_text: Option<String>,
@@ -238,6 +240,7 @@ impl App {
             model_arch: None,
             languages: vec![],
             detects_language: false,
+            takes_vocabulary: false,
             hotkey: s.hotkey.clone(),
             mode: s.mode.clone(),
             last_text: None,
@@ -558,6 +561,18 @@ impl App {
                 AppError::Other(format!("file job {id} has no finished transcript"))
             })?;
         Ok(crate::export::render(&t, format))
+    }
+
+    /// The words of a vocabulary file (the UI adds them to the list).
+    pub fn import_vocabulary(&self, path: &Path) -> Result<Vec<String>, AppError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| AppError::Other(format!("cannot read {}: {e}", path.display())))?;
+        Ok(crate::postprocess::vocabulary::parse(&text))
+    }
+
+    pub fn export_vocabulary(&self, path: &Path, words: &[String]) -> Result<(), AppError> {
+        std::fs::write(path, crate::postprocess::vocabulary::render(words))
+            .map_err(|e| AppError::Other(format!("cannot write {}: {e}", path.display())))
     }
 
     pub fn export_transcript(

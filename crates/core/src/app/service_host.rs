@@ -138,6 +138,7 @@ fn run(shared: &Arc<Shared>, control: Sender<Control>, control_rx: Receiver<Cont
         s.model_arch = Some(info.arch.clone());
         s.languages = info.languages.clone();
         s.detects_language = info.detects_language;
+        s.takes_vocabulary = info.takes_vocabulary;
         s.error = language_problem.map(|p| format!("{p}; choose another language in Settings"));
     });
 

@@ -12,6 +12,7 @@ mod cleanup;
 mod commands;
 mod replace;
 mod tokens;
+pub mod vocabulary;
 
 use serde::{Deserialize, Serialize};
 
