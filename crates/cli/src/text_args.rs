@@ -41,7 +41,7 @@ impl TextArgs {
         words.retain(|w| !w.is_empty());
         if words.len() > VOCABULARY_MAX {
             bail!(
-                "{} vocabulary entries; at most {VOCABULARY_MAX} are used (the model reads only the first few dozen): put the most important first and shorten the list",
+                "{} vocabulary entries; at most {VOCABULARY_MAX} are allowed (the model reads only the first 15–20): put the most important first and shorten the list",
                 words.len()
             );
         }

@@ -14,9 +14,9 @@ use crate::postprocess::{TextRules, TextRulesConfig};
 /// The schema version this build writes. Older versions are migrated on load.
 pub const SETTINGS_VERSION: u32 = 2;
 
-/// The longest vocabulary kept. Whisper reads about 220 tokens of it (the
-/// engine drops the entries at the end of a longer list), and each entry
-/// lengthens every run (docs/benchmarks.md).
+/// The longest vocabulary kept. Each run reads only its first entries
+/// (`engine::VOCABULARY_TOKEN_BUDGET`, about 15–20), as each one lengthens
+/// every run (docs/benchmarks.md); the rest wait for a reorder.
 pub const VOCABULARY_MAX: usize = 200;
 const VOCABULARY_ENTRY_MAX_CHARS: usize = 100;
 
@@ -144,7 +144,7 @@ impl Settings {
             return Err(invalid(
                 "vocabulary",
                 format!(
-                    "{} entries; at most {VOCABULARY_MAX} (the model reads only the first few dozen)",
+                    "{} entries; at most {VOCABULARY_MAX} (the model reads only the first 15–20)",
                     self.vocabulary.len()
                 ),
             ));

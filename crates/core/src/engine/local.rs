@@ -180,16 +180,44 @@ fn run_stream(
 }
 
 /// The vocabulary, where this model takes one (elsewhere the engine would
-/// only warn on every run; the user's replacements still apply).
+/// only warn on every run; the user's replacements still apply), fitted to
+/// [`VOCABULARY_TOKEN_BUDGET`].
 fn vocabulary_for(session: &transcribe_cpp::Session, params: &RunParams) -> Vec<String> {
-    if params.vocabulary.is_empty()
-        || !session
-            .model()
-            .supports(transcribe_cpp::Feature::Vocabulary)
-    {
+    let model = session.model();
+    if params.vocabulary.is_empty() || !model.supports(transcribe_cpp::Feature::Vocabulary) {
         return Vec::new();
     }
-    params.vocabulary.clone()
+    fit_vocabulary(&model, &params.vocabulary)
+}
+
+/// Glossary tokens given to the model per run. Each token lengthens every
+/// decode (about 1.5 ms per token for whisper tiny on 2 CPU threads, see
+/// docs/benchmarks.md) and shares Whisper's 224-token context slot with the
+/// dictation's previous text, so a long list is cut here, at the user's
+/// order of importance, rather than by the engine.
+pub const VOCABULARY_TOKEN_BUDGET: usize = 64;
+
+/// The leading entries of `words` whose glossary fits the token budget.
+pub fn fit_vocabulary(model: &Model, words: &[String]) -> Vec<String> {
+    // " Glossary: " and each ", " separator cost a token or two.
+    let mut used = model.tokenize(" Glossary:").map_or(4, |t| t.len());
+    let mut kept = Vec::new();
+    for word in words {
+        let cost = model
+            .tokenize(&format!(" {word},"))
+            .map_or(usize::MAX, |t| t.len());
+        if used.saturating_add(cost) > VOCABULARY_TOKEN_BUDGET {
+            tracing::debug!(
+                kept = kept.len(),
+                dropped = words.len() - kept.len(),
+                "vocabulary cut to the token budget"
+            );
+            break;
+        }
+        used += cost;
+        kept.push(word.clone());
+    }
+    kept
 }
 
 fn run_batch(

@@ -11,6 +11,7 @@
 //! - `supervisor`: the parent's side: restart, resubmit, CPU fallback, idle unload
 
 mod local;
+pub use local::{fit_vocabulary, VOCABULARY_TOKEN_BUDGET};
 mod protocol;
 mod supervisor;
 pub mod worker;

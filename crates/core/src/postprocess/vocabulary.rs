@@ -19,7 +19,8 @@ pub fn parse(text: &str) -> Vec<String> {
 
 /// A vocabulary file for `words`.
 pub fn render(words: &[String]) -> String {
-    let mut out = String::from("# Utter vocabulary: one word or phrase per line, most important first.\n");
+    let mut out =
+        String::from("# Utter vocabulary: one word or phrase per line, most important first.\n");
     for w in words {
         out.push_str(w.trim());
         out.push('\n');
