@@ -175,7 +175,7 @@ fn dictate(
     let vocabulary_note = (!vocabulary.is_empty() && !engine.info().takes_vocabulary)
         .then(|| vocabulary_ignored(&model_name));
     config.dictation.vocabulary = vocabulary;
-    config.text_rules = text_rules;
+    config.text_rules = text_rules.for_language(config.dictation.language.as_deref());
     if let Some(dir) = args.recordings_dir {
         config.recordings_dir = dir;
     }

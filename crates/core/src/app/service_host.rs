@@ -151,7 +151,10 @@ fn run(shared: &Arc<Shared>, control: Sender<Control>, control_rx: Receiver<Cont
     config.output = settings.output_config().unwrap_or_default();
     config.dictation.language = language.clone();
     config.dictation.vocabulary = settings.vocabulary.clone();
-    config.text_rules = settings.text_rules().unwrap_or_default();
+    config.text_rules = settings
+        .text_rules()
+        .unwrap_or_default()
+        .for_language(language.as_deref());
     config.dictation.segmenter.threshold = settings.vad_threshold;
     config.dictation.segmenter.min_silence_ms = settings.silence_ms;
     config.recordings_dir = shared.paths.recordings.clone();

@@ -67,6 +67,15 @@ impl TextRules {
         })
     }
 
+    /// The rules for dictating in `language` (`None`: detected): spoken
+    /// commands are English words, so they are off for another language.
+    pub fn for_language(mut self, language: Option<&str>) -> Self {
+        if language.is_some_and(|l| l != "en") {
+            self.spoken_punctuation = false;
+        }
+        self
+    }
+
     /// A dictation's text. `continues_sentence`: the user's previous
     /// dictation, just before, ended mid-sentence, so this one starts in
     /// lower case ("Dear Anna," + "thanks for...").
@@ -176,6 +185,31 @@ mod tests {
         assert_eq!(
             r.dictation("Thanks for the notes.", false).text,
             "Thanks for the notes."
+        );
+    }
+
+    #[test]
+    fn spoken_commands_are_english_only() {
+        let r = rules(&[], true, false);
+        assert_eq!(
+            r.clone()
+                .for_language(Some("en"))
+                .dictation("a comma b", false)
+                .text,
+            "a, b"
+        );
+        assert_eq!(
+            r.clone()
+                .for_language(None)
+                .dictation("a comma b", false)
+                .text,
+            "a, b"
+        );
+        assert_eq!(
+            r.for_language(Some("de"))
+                .dictation("a comma b", false)
+                .text,
+            "a comma b"
         );
     }
 
