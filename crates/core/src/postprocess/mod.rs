@@ -194,22 +194,22 @@ mod tests {
         assert_eq!(
             r.clone()
                 .for_language(Some("en"))
-                .dictation("a comma b", false)
+                .dictation("yes comma no", false)
                 .text,
-            "a, b"
+            "yes, no"
         );
         assert_eq!(
             r.clone()
                 .for_language(None)
-                .dictation("a comma b", false)
+                .dictation("yes comma no", false)
                 .text,
-            "a, b"
+            "yes, no"
         );
         assert_eq!(
             r.for_language(Some("de"))
-                .dictation("a comma b", false)
+                .dictation("yes comma no", false)
                 .text,
-            "a comma b"
+            "yes comma no"
         );
     }
 
