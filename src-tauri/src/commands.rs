@@ -9,7 +9,7 @@ use serde::Serialize;
 use tauri::ipc::Response;
 use tauri::{AppHandle, Manager, State};
 use tauri_plugin_autostart::ManagerExt;
-use utter_core::app::{App, FileJob, ModelSummary, Status};
+use utter_core::app::{App, CatalogRow, FileJob, ModelSummary, Status, UseFor};
 use utter_core::dictation::service::Control;
 use utter_core::export::Format;
 use utter_core::history::Entry;
@@ -119,6 +119,31 @@ pub async fn import_model(app: AppHandle, path: PathBuf) -> Result<ModelSummary>
 #[tauri::command]
 pub async fn set_default_model(app: AppHandle, name: String) -> Result<()> {
     blocking(&app, move |core| core.set_default_model(&name)).await
+}
+
+#[tauri::command]
+pub async fn catalog_models(app: AppHandle) -> Result<Vec<CatalogRow>> {
+    blocking(&app, move |core| core.catalog()).await
+}
+
+#[tauri::command]
+pub async fn download_model(app: AppHandle, name: String) -> Result<()> {
+    blocking(&app, move |core| core.download_model(&name)).await
+}
+
+#[tauri::command]
+pub async fn pause_download(app: AppHandle, name: String) -> Result<()> {
+    blocking(&app, move |core| core.pause_download(&name)).await
+}
+
+#[tauri::command]
+pub async fn cancel_download(app: AppHandle, name: String) -> Result<()> {
+    blocking(&app, move |core| core.cancel_download(&name)).await
+}
+
+#[tauri::command]
+pub async fn use_model(app: AppHandle, name: String, used_for: UseFor) -> Result<()> {
+    blocking(&app, move |core| core.use_model(&name, used_for)).await
 }
 
 #[tauri::command]

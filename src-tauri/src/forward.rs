@@ -20,6 +20,7 @@ pub fn event(app: &AppHandle, event: AppEvent) {
         AppEvent::Install(p) => app.emit("install-progress", p),
         AppEvent::HistoryChanged => app.emit("history-changed", json!({})),
         AppEvent::SettingsChanged(s) => app.emit("settings-changed", s),
+        AppEvent::Download(update) => app.emit("model-download", update),
     };
     if let Err(e) = sent {
         tracing::warn!("cannot send an event to the UI: {e}");

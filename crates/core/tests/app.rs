@@ -3,12 +3,18 @@
 
 mod common;
 
-use std::path::PathBuf;
+use std::io::{BufRead, BufReader, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{unbounded, Receiver};
-use utter_core::app::{App, AppEvent, AppState, FileJob, JobState, Paths};
+use sha2::{Digest, Sha256};
+use utter_core::app::{App, AppEvent, AppState, DownloadState, FileJob, JobState, Paths, UseFor};
 use utter_core::export::Format;
+use utter_core::models::store::ModelStore;
 use utter_core::platform::MainThread;
 use utter_core::settings::Settings;
 use utter_core::text::word_error_rate;
@@ -26,6 +32,7 @@ fn fixture() -> Fixture {
         recordings: dir.path().join("data/recordings"),
         models: common::store().dir().to_path_buf(),
         cache: dir.path().join("cache"),
+        catalog: None,
     };
     Fixture { _dir: dir, paths }
 }
@@ -224,4 +231,279 @@ fn no_installed_model_is_reported_as_such() {
         .unwrap_err()
         .to_string();
     assert!(err.contains("not running"), "{err}");
+}
+
+/// A model server on loopback for the catalog tests: Range-aware, sending
+/// in small pieces with a pause between them (so a download can be paused
+/// mid-file); `/fail/...` sends half a file, then answers 500.
+struct ModelServer {
+    base: String,
+    ranged: Arc<AtomicUsize>,
+}
+
+impl ModelServer {
+    fn start(body: Arc<Vec<u8>>) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        let ranged = Arc::new(AtomicUsize::new(0));
+        let counter = ranged.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming().take(64).flatten() {
+                let (body, counter) = (body.clone(), counter.clone());
+                std::thread::spawn(move || serve_model(stream, &body, &counter));
+            }
+        });
+        Self { base, ranged }
+    }
+}
+
+fn serve_model(stream: TcpStream, body: &[u8], ranged: &AtomicUsize) {
+    let mut reader = BufReader::new(stream.try_clone().unwrap());
+    let mut request = String::new();
+    if reader.read_line(&mut request).is_err() {
+        return;
+    }
+    let path = request.split_whitespace().nth(1).unwrap_or("/").to_string();
+    let mut start = 0;
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+            break;
+        }
+        if let Some(v) = line.to_ascii_lowercase().strip_prefix("range: bytes=") {
+            start = v.trim().trim_end_matches('-').parse().unwrap_or(0);
+        }
+    }
+    let mut out = stream;
+    let failing = path.starts_with("/fail/");
+    if failing && start > 0 {
+        let _ = write!(
+            out,
+            "HTTP/1.1 500 Internal Server Error\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+        );
+        return;
+    }
+    if start > 0 {
+        ranged.fetch_add(1, Ordering::SeqCst);
+        let _ = write!(
+            out,
+            "HTTP/1.1 206 Partial Content\r\nContent-Length: {}\r\nContent-Range: bytes {start}-{}/{}\r\nConnection: close\r\n\r\n",
+            body.len() - start,
+            body.len() - 1,
+            body.len()
+        );
+    } else {
+        let _ = write!(
+            out,
+            "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+            body.len()
+        );
+    }
+    let rest = if failing {
+        &body[start..body.len() / 2]
+    } else {
+        &body[start..]
+    };
+    for piece in rest.chunks(256 * 1024) {
+        if out.write_all(piece).is_err() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(4));
+    }
+}
+
+fn test_catalog(dir: &Path, base: &str, body: &[u8]) -> PathBuf {
+    let sha = format!("{:x}", Sha256::digest(body));
+    let entry = |name: &str, file: &str, size: u64, sha256: &str| {
+        serde_json::json!({
+            "name": name, "display_name": format!("Test {name}"), "repo": "test/models",
+            "revision": "0", "arch": "whisper", "family": "whisper", "parameters": "39M",
+            "description": "whisper tiny.en, served from loopback", "license": "MIT",
+            "languages": ["en"], "streaming": false, "translate": false, "lang_detect": false,
+            "timestamps": "segment", "speed_score": 95, "accuracy_score": 40, "recommended": false,
+            "default_quant": "f16",
+            "files": [{ "quant": "f16", "file": file, "size": size, "sha256": sha256 }]
+        })
+    };
+    let catalog = serde_json::json!({
+        "version": 1,
+        "source": "a test catalog",
+        "url_template": "{base}/{file}",
+        "default_bases": [base],
+        "models": [
+            entry("test-tiny", "tiny.bin", body.len() as u64, &sha),
+            entry("test-wrong-hash", "tiny.bin", body.len() as u64, &"0".repeat(64)),
+            entry("test-500", "fail/tiny.bin", body.len() as u64, &sha),
+            entry("test-huge", "tiny.bin", 1 << 60, &sha),
+        ]
+    });
+    let path = dir.join("catalog.json");
+    std::fs::write(&path, serde_json::to_vec_pretty(&catalog).unwrap()).unwrap();
+    path
+}
+
+fn wait_download(
+    rx: &Receiver<AppEvent>,
+    name: &str,
+    until: impl Fn(&DownloadState) -> bool,
+) -> DownloadState {
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match rx.recv_timeout(left) {
+            Ok(AppEvent::Download(u)) if u.name == name => {
+                if let Some(state) = u.state.filter(|s| until(s)) {
+                    return state;
+                }
+            }
+            Ok(_) => {}
+            Err(e) => panic!("{name}: no matching download event: {e}"),
+        }
+    }
+}
+
+/// Issue 13: a real model from a catalog, downloaded the way the Models page
+/// does it: progress, pause, resume (HTTP Range), verify, install, made the
+/// files default, and used for a transcription. Wrong bytes, a server that
+/// fails mid-file and a disk too small each fail on their row, installing
+/// nothing.
+#[test]
+fn a_catalog_model_downloads_pauses_resumes_installs_and_transcribes() {
+    let f = fixture();
+    let models = f.paths.cache.join("models");
+    let store = ModelStore::new(&models);
+    utter_core::models::import::import(&store, &common::vad_model(), None, None).unwrap();
+    let body = Arc::new(std::fs::read(common::speech_model()).unwrap());
+    let server = ModelServer::start(body.clone());
+    let paths = Paths {
+        models: models.clone(),
+        catalog: Some(test_catalog(f._dir.path(), &server.base, &body)),
+        ..f.paths.clone()
+    };
+    let (app, rx) = start(&paths);
+    wait_loaded(&app);
+    assert_eq!(app.status().state, AppState::NoModel);
+
+    let rows = app.catalog().unwrap();
+    assert_eq!(rows.len(), 4);
+    let tiny = rows.iter().find(|r| r.name == "test-tiny").unwrap();
+    assert!(!tiny.installed && tiny.download.is_none());
+    assert_eq!(tiny.size_bytes, body.len() as u64);
+
+    app.download_model("test-tiny").unwrap();
+    let first = wait_download(
+        &rx,
+        "test-tiny",
+        |s| matches!(s, DownloadState::Downloading { downloaded, .. } if *downloaded > 0),
+    );
+    let DownloadState::Downloading {
+        total,
+        bytes_per_sec,
+        ..
+    } = first
+    else {
+        unreachable!()
+    };
+    assert_eq!(total, body.len() as u64);
+    assert!(bytes_per_sec > 0.0);
+    app.pause_download("test-tiny").unwrap();
+    let paused = wait_download(&rx, "test-tiny", |s| {
+        matches!(s, DownloadState::Paused { .. })
+    });
+    let DownloadState::Paused { downloaded, .. } = paused else {
+        unreachable!()
+    };
+    assert!(
+        downloaded > 0 && downloaded < body.len() as u64,
+        "{downloaded}"
+    );
+    assert!(
+        models.join("test-tiny.gguf.part").exists(),
+        "the partial file is kept"
+    );
+    let row = app
+        .catalog()
+        .unwrap()
+        .into_iter()
+        .find(|r| r.name == "test-tiny")
+        .unwrap();
+    assert!(
+        matches!(row.download, Some(DownloadState::Paused { .. })),
+        "{row:?}"
+    );
+
+    app.download_model("test-tiny").unwrap();
+    wait_download(&rx, "test-tiny", |s| *s == DownloadState::Installed);
+    assert!(
+        server.ranged.load(Ordering::SeqCst) >= 1,
+        "the download resumed with Range"
+    );
+    assert!(!models.join("test-tiny.gguf.part").exists());
+    let row = app
+        .catalog()
+        .unwrap()
+        .into_iter()
+        .find(|r| r.name == "test-tiny")
+        .unwrap();
+    assert!(row.installed && row.download.is_none(), "{row:?}");
+    // The first speech model: dictation starts on it.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while app.status().model.as_deref() != Some("test-tiny") {
+        assert!(Instant::now() < deadline, "{:?}", app.status());
+        std::thread::sleep(Duration::from_millis(50));
+    }
+
+    app.use_model("test-tiny", UseFor::Files).unwrap();
+    let row = app
+        .catalog()
+        .unwrap()
+        .into_iter()
+        .find(|r| r.name == "test-tiny")
+        .unwrap();
+    assert!(row.is_files_default, "{row:?}");
+    let clips = common::librivox_clips();
+    let jobs = app.transcribe_files(std::slice::from_ref(&clips[0].0));
+    let done = wait_job(&rx, jobs[0].id, |j| {
+        matches!(j.state, JobState::Done | JobState::Failed)
+    });
+    assert_eq!(done.state, JobState::Done, "{:?}", done.error);
+    let entry = app.history_entry(done.history_id.unwrap()).unwrap();
+    assert_eq!(entry.model, "test-tiny");
+    assert!(
+        word_error_rate(&clips[0].1, &entry.text) <= 0.15,
+        "{}",
+        entry.text
+    );
+
+    for (name, expected) in [
+        ("test-wrong-hash", "checksum mismatch"),
+        ("test-500", "failed from every source"),
+        ("test-huge", "not enough disk space"),
+    ] {
+        app.download_model(name).unwrap();
+        let failed = wait_download(&rx, name, |s| matches!(s, DownloadState::Failed { .. }));
+        let DownloadState::Failed { error } = failed else {
+            unreachable!()
+        };
+        assert!(error.contains(expected), "{name}: {error}");
+        assert!(
+            store.find(name).unwrap().is_none(),
+            "{name} is not installed"
+        );
+        assert!(
+            !models.join(format!("{name}.gguf")).exists(),
+            "{name}: nothing half-installed"
+        );
+    }
+    // A failed download can be cancelled: its partial file goes too.
+    app.cancel_download("test-500").unwrap();
+    assert!(!models.join("test-500.gguf.part").exists());
+    let row = app
+        .catalog()
+        .unwrap()
+        .into_iter()
+        .find(|r| r.name == "test-500")
+        .unwrap();
+    assert!(row.download.is_none(), "{row:?}");
+    app.shutdown();
 }

@@ -3,6 +3,7 @@
 //! Tauri shell turns UI commands into calls here and [`AppEvent`]s into UI
 //! events; nothing here knows about windows.
 
+mod downloads;
 mod files;
 mod service_host;
 pub mod sounds;
@@ -13,6 +14,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use serde::Serialize;
 
+pub use downloads::{CatalogRow, DownloadState, DownloadUpdate, UseFor};
 pub use files::{FileJob, JobState};
 
 use crate::dictation::events::Stamped;
@@ -91,6 +93,8 @@ pub enum AppEvent {
     Install(InstallProgress),
     HistoryChanged,
     SettingsChanged(Settings),
+    /// A catalog download moved on (Models page).
+    Download(DownloadUpdate),
 }
 
 /// Where the app keeps its files.
@@ -101,6 +105,8 @@ pub struct Paths {
     pub recordings: PathBuf,
     pub models: PathBuf,
     pub cache: PathBuf,
+    /// A model catalog to use instead of the built-in one (`UTTER_CATALOG`).
+    pub catalog: Option<PathBuf>,
 }
 
 impl Paths {
@@ -113,6 +119,9 @@ impl Paths {
             recordings: crate::dictation::record_log::default_recordings_dir(),
             models: ModelStore::default_dir(),
             cache: crate::models::defaults::default_cache_dir(),
+            catalog: std::env::var_os("UTTER_CATALOG")
+                .filter(|p| !p.is_empty())
+                .map(PathBuf::from),
         }
     }
 }
@@ -142,6 +151,7 @@ struct Shared {
     files: files::FileQueue,
     clipboard: Mutex<Option<arboard::Clipboard>>,
     installing: AtomicBool,
+    downloads: downloads::Downloads,
     platform: Platform,
 }
 
@@ -272,6 +282,7 @@ impl App {
             files: files::FileQueue::default(),
             clipboard: Mutex::new(None),
             installing: AtomicBool::new(false),
+            downloads: downloads::Downloads::default(),
             platform,
         });
         let app = Self { shared };
@@ -395,6 +406,43 @@ impl App {
             service_host::restart(&self.shared);
         }
         Ok(())
+    }
+
+    // ---- the catalog (Models page) ----
+
+    /// Every catalog model, with what is installed, recommended and downloading.
+    pub fn catalog(&self) -> Result<Vec<CatalogRow>, AppError> {
+        downloads::rows(&self.shared)
+    }
+
+    /// Queues a catalog download (or resumes a paused one); progress comes
+    /// as [`AppEvent::Download`].
+    pub fn download_model(&self, name: &str) -> Result<(), AppError> {
+        downloads::start(&self.shared, name)
+    }
+
+    /// Stops a download and keeps its partial file for a resume.
+    pub fn pause_download(&self, name: &str) -> Result<(), AppError> {
+        downloads::stop(&self.shared, name, false)
+    }
+
+    /// Stops a download and deletes its partial file.
+    pub fn cancel_download(&self, name: &str) -> Result<(), AppError> {
+        downloads::stop(&self.shared, name, true)
+    }
+
+    /// Makes an installed model the one for dictation, files or both.
+    pub fn use_model(&self, name: &str, for_: UseFor) -> Result<(), AppError> {
+        let mut settings = self.settings();
+        if let Some(pinned) = settings.model.take() {
+            // A model named in the settings overrides both per-use defaults:
+            // move that choice into the store, where each use has its own.
+            self.shared
+                .store
+                .set_default_for(&pinned, Some(ModelUse::Dictation))?;
+            self.save_settings(settings)?;
+        }
+        downloads::use_model(&self.shared, name, for_)
     }
 
     pub fn remove_model(&self, name: &str) -> Result<(), AppError> {

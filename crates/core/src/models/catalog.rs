@@ -65,6 +65,18 @@ impl Catalog {
             .expect("the built-in catalog is valid")
     }
 
+    /// The catalog at `path` (a company's own list, or a test's), else the
+    /// built-in one.
+    pub fn load(path: Option<&std::path::Path>) -> Result<Self, String> {
+        let Some(path) = path else {
+            return Ok(Self::builtin());
+        };
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("cannot read the model catalog {}: {e}", path.display()))?;
+        serde_json::from_str(&text)
+            .map_err(|e| format!("the model catalog {} is not valid: {e}", path.display()))
+    }
+
     pub fn find(&self, name: &str) -> Option<&CatalogModel> {
         self.models.iter().find(|m| m.name == name)
     }

@@ -90,7 +90,8 @@ fn io_err(path: &Path) -> impl Fn(std::io::Error) -> DownloadError + '_ {
     }
 }
 
-fn part_path(dest: &Path) -> PathBuf {
+/// `dest` + `.part`: where a download in progress (or paused) is kept.
+pub fn part_path(dest: &Path) -> PathBuf {
     let mut name = dest.file_name().unwrap_or_default().to_os_string();
     name.push(".part");
     dest.with_file_name(name)

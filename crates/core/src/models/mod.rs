@@ -65,6 +65,16 @@ pub fn download_bases(catalog: &Catalog, user_bases: &[String], hub: bool) -> Ve
     bases
 }
 
+/// Where a catalog model is installed in the store.
+pub fn catalog_dest(store: &ModelStore, model: &CatalogModel) -> PathBuf {
+    store.dir().join(format!("{}.gguf", model.name))
+}
+
+/// The partial file of a catalog model's download (kept for a resume).
+pub fn catalog_part_file(store: &ModelStore, model: &CatalogModel) -> PathBuf {
+    download::part_path(&catalog_dest(store, model))
+}
+
 /// Downloads a catalog model into the store, verifies it, loads it in the
 /// engine and records it. A file the engine cannot load is removed again.
 pub fn install_from_catalog(
@@ -85,7 +95,7 @@ pub fn install_from_catalog(
             quants.join(", ")
         ))
     })?;
-    let dest = store.dir().join(format!("{}.gguf", model.name));
+    let dest = catalog_dest(store, model);
     let urls = catalog.urls(model, file, bases);
     let spec = download::DownloadSpec {
         urls: urls.clone(),
