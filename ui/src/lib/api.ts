@@ -7,8 +7,10 @@ import { listen, type UnlistenFn } from '@tauri-apps/api/event';
 import { getCurrentWebview } from '@tauri-apps/api/webview';
 import { open, save } from '@tauri-apps/plugin-dialog';
 import type {
+  CatalogRow,
   Device,
   DictationEvent,
+  DownloadState,
   ExportFormat,
   FileJob,
   HistoryEntry,
@@ -72,6 +74,11 @@ export const api = {
   listFileJobs: () => invoke<FileJob[]>('list_file_jobs'),
   cancelFileJob: (id: number) => invoke<void>('cancel_file_job', { id }),
   clearFileJobs: () => invoke<void>('clear_file_jobs'),
+  catalogModels: () => invoke<CatalogRow[]>('catalog_models'),
+  downloadModel: (name: string) => invoke<void>('download_model', { name }),
+  pauseDownload: (name: string) => invoke<void>('pause_download', { name }),
+  cancelDownload: (name: string) => invoke<void>('cancel_download', { name }),
+  useModel: (name: string, usedFor: 'dictation' | 'files' | 'both') => invoke<void>('use_model', { name, usedFor }),
   importVocabulary: (path: string) => invoke<string[]>('import_vocabulary', { path }),
   exportVocabulary: (path: string, words: string[]) => invoke<void>('export_vocabulary', { path, words }),
   exportTranscript: (id: number, format: ExportFormat, path: string) =>
@@ -93,6 +100,7 @@ export interface ShellEvents {
   'history-changed': Record<string, never>;
   'settings-changed': Settings;
   'update-available': UpdateInfo;
+  'model-download': { name: string; state: DownloadState | null };
 }
 
 /** Subscribes to a shell event; resolves to the unsubscribe function. */

@@ -55,3 +55,13 @@ export function formatPercent(fraction: number | null): string {
   if (fraction == null || !Number.isFinite(fraction)) return '';
   return `${Math.round(Math.min(1, Math.max(0, fraction)) * 100)}%`;
 }
+
+/** Time left of a download: "8 s left", "3 min left", "1 h 5 min left"; unknown → "". */
+export function formatEta(secs: number | null): string {
+  if (secs == null || !Number.isFinite(secs) || secs < 0) return '';
+  const s = Math.ceil(secs);
+  if (s < 60) return `${s} s left`;
+  const m = Math.round(s / 60);
+  if (m < 60) return `${m} min left`;
+  return `${Math.floor(m / 60)} h ${m % 60} min left`;
+}

@@ -141,3 +141,36 @@ export interface DictationEvent {
   message?: string;
   [field: string]: unknown;
 }
+
+/** Where a catalog model's download stands (event `model-download`). */
+export type DownloadState =
+  | { state: 'queued' }
+  | { state: 'downloading'; downloaded: number; total: number; bytesPerSec: number; etaSecs: number | null }
+  | { state: 'verifying' }
+  | { state: 'paused'; downloaded: number; total: number }
+  | { state: 'failed'; error: string }
+  | { state: 'installed' };
+
+/** One catalog model on the Models page. */
+export interface CatalogRow {
+  name: string;
+  displayName: string;
+  description: string;
+  arch: string;
+  parameters: string | null;
+  sizeBytes: number;
+  speedScore: number | null;
+  accuracyScore: number | null;
+  languages: string[];
+  streaming: boolean;
+  translate: boolean;
+  detectsLanguage: boolean;
+  license: string;
+  installed: boolean;
+  isDictationDefault: boolean;
+  isFilesDefault: boolean;
+  /** Why this model suits this computer, when it is the pick. */
+  recommendedForDictation: string | null;
+  recommendedForFiles: string | null;
+  download: DownloadState | null;
+}

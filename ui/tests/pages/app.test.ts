@@ -1,7 +1,7 @@
 // Whole-window behaviour: navigation, banners, theme, the Home page.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { calls, emit, open, shot, start, waitForCall, type Harness } from './harness';
-import { baseFixture } from './fixture';
+import { baseFixture, catalogFixture } from './fixture';
 
 let h: Harness;
 beforeAll(async () => {
@@ -101,6 +101,30 @@ describe('first run', () => {
     await emit(page, 'install-progress', { stage: 'Done', fraction: 1, done: true, error: null });
     await page.getByTestId('first-run').waitFor({ state: 'detached' });
     await page.waitForFunction(() => document.querySelector('[data-testid=home-state]')?.textContent === 'Ready');
+    expect(problems).toEqual([]);
+    await close();
+  });
+
+  it('offers the catalog model recommended for this computer as a second way in', async () => {
+    const f = catalogFixture();
+    f.status = { ...f.status, state: 'no_model', model: null, modelArch: null, lastText: null };
+    const { page, problems, close } = await open(h, f, { hash: 'home' });
+    const rec = page.getByTestId('first-run-recommended');
+    await rec.waitFor();
+    expect(await rec.textContent()).toContain('Whisper small (English)');
+    expect(await rec.textContent()).toContain('fast enough for dictation on 2 CPU cores');
+    await page.getByTestId('first-run-download-recommended').click();
+    expect((await waitForCall(page, 'download_model'))[0].args).toEqual({ name: 'whisper-small.en' });
+    await emit(page, 'model-download', {
+      name: 'whisper-small.en',
+      state: { state: 'downloading', downloaded: 50_000_000, total: 487_600_000, bytesPerSec: 5_000_000, etaSecs: 88 },
+    });
+    await page.waitForFunction(() => document.querySelector('[data-testid=first-run-recommended]')?.textContent?.includes('50 MB of 488 MB'));
+    expect(await page.getByTestId('first-run-download-recommended').isDisabled()).toBe(true);
+    await emit(page, 'model-download', { name: 'whisper-small.en', state: { state: 'failed', error: 'download failed from every source: no network' } });
+    await page.getByTestId('first-run-download-error').waitFor();
+    expect(await page.getByTestId('first-run-download-error').textContent()).toContain('no network');
+    expect(await page.getByTestId('first-run-download-recommended').textContent()).toContain('Retry');
     expect(problems).toEqual([]);
     await close();
   });

@@ -5,7 +5,7 @@
 
 import { mockIPC, mockWindows } from '@tauri-apps/api/mocks';
 import { emit } from '@tauri-apps/api/event';
-import type { FileJob, HistoryEntry, Model, Settings, Status, Device, UpdateInfo } from '../../src/lib/types';
+import type { CatalogRow, FileJob, HistoryEntry, Model, Settings, Status, Device, UpdateInfo } from '../../src/lib/types';
 import { baseName } from '../../src/lib/paths';
 import { queuedJob } from '../builders';
 
@@ -16,6 +16,8 @@ export interface Fixture {
   models: Model[];
   history: HistoryEntry[];
   fileJobs: FileJob[];
+  /** The model catalog (catalog_models). */
+  catalog?: CatalogRow[];
   /** Commands that reject, with their message. */
   fail?: Record<string, string>;
   /** What the open dialog answers (null = cancelled). */
@@ -139,6 +141,22 @@ function handle(cmd: string, args: Record<string, unknown>): unknown {
       return state.update ?? null;
     case 'install_update':
       return null;
+    case 'catalog_models':
+      return state.catalog ?? [];
+    case 'download_model':
+    case 'pause_download':
+    case 'cancel_download':
+      // The shell answers at once; progress arrives as model-download events (emitted by the tests).
+      return null;
+    case 'use_model': {
+      const used = args.usedFor as string;
+      state.catalog = (state.catalog ?? []).map((r) => ({
+        ...r,
+        isDictationDefault: used !== 'files' ? r.name === args.name : r.isDictationDefault,
+        isFilesDefault: used !== 'dictation' ? r.name === args.name : r.isFilesDefault,
+      }));
+      return null;
+    }
     case 'import_vocabulary':
       return ['Kubernetes', 'Anna Åberg'];
     case 'export_vocabulary':

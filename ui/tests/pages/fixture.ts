@@ -1,6 +1,6 @@
 // Shell data the page tests start from; each test copies and adjusts it.
 import type { Fixture } from './fake-shell';
-import type { FileJob, HistoryEntry } from '../../src/lib/types';
+import type { CatalogRow, FileJob, HistoryEntry } from '../../src/lib/types';
 import { defaultSettings, queuedJob } from '../builders';
 
 const DAY = 86_400_000;
@@ -66,4 +66,51 @@ export function baseFixture(): Fixture {
     ],
     fileJobs: [],
   };
+}
+
+export function catalogRow(name: string, over: Partial<CatalogRow> = {}): CatalogRow {
+  return {
+    name,
+    displayName: name,
+    description: `The ${name} model.`,
+    arch: 'whisper',
+    parameters: '74M',
+    sizeBytes: 147_000_000,
+    speedScore: 80,
+    accuracyScore: 60,
+    languages: ['en'],
+    streaming: false,
+    translate: false,
+    detectsLanguage: false,
+    license: 'MIT',
+    installed: false,
+    isDictationDefault: false,
+    isFilesDefault: false,
+    recommendedForDictation: null,
+    recommendedForFiles: null,
+    download: null,
+    ...over,
+  };
+}
+
+export function catalogFixture() {
+  const f = baseFixture();
+  f.catalog = [
+    catalogRow('whisper-base', { installed: true, isDictationDefault: true, isFilesDefault: true, languages: ['en', 'de'], detectsLanguage: true }),
+    catalogRow('whisper-small.en', {
+      displayName: 'Whisper small (English)',
+      parameters: '244M',
+      sizeBytes: 487_600_000,
+      accuracyScore: 75,
+      recommendedForDictation: '244M parameters: fast enough for dictation on 2 CPU cores; accuracy 75/100',
+    }),
+    catalogRow('parakeet-tdt-de', {
+      arch: 'parakeet',
+      languages: ['de', 'fr'],
+      streaming: true,
+      sizeBytes: 2_400_000_000,
+      recommendedForFiles: '600M parameters: the most accurate that is practical for files on 2 CPU cores; accuracy 90/100',
+    }),
+  ];
+  return f;
 }

@@ -1,7 +1,7 @@
 // The Models page: list, default, removal and import.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { calls, emit, open, start, waitForCall, type Harness } from './harness';
-import { baseFixture } from './fixture';
+import { baseFixture, catalogFixture } from './fixture';
 
 let h: Harness;
 beforeAll(async () => {
@@ -63,6 +63,76 @@ describe('models', () => {
     await page.getByTestId('import-file').click();
     await page.getByTestId('models-error').waitFor();
     expect(await page.getByTestId('models-error').textContent()).toContain('not a model');
+    await close();
+  });
+
+  it('lists the catalog with recommendations and filters it', async () => {
+    const { page, problems, close } = await open(h, catalogFixture(), { hash: 'models' });
+    const rows = page.getByTestId('catalog-row');
+    await rows.first().waitFor();
+    expect(await rows.count()).toBe(3);
+    const small = page.locator('[data-testid=catalog-row][data-name="whisper-small.en"]');
+    expect(await small.getByTestId('catalog-recommended-dictation').textContent()).toContain('fast enough for dictation on 2 CPU cores');
+    expect(await small.textContent()).toContain('488 MB');
+    expect(await small.textContent()).toContain('244M parameters');
+    const parakeet = page.locator('[data-testid=catalog-row][data-name="parakeet-tdt-de"]');
+    expect(await parakeet.getByTestId('catalog-recommended-files').count()).toBe(1);
+    expect(await parakeet.textContent()).toContain('streaming');
+
+    await page.getByTestId('catalog-language').selectOption('fr');
+    await page.waitForFunction(() => document.querySelectorAll('[data-testid=catalog-row]').length === 1);
+    await page.getByTestId('catalog-language').selectOption('');
+    await page.getByTestId('catalog-installed-only').check();
+    await page.waitForFunction(() => document.querySelectorAll('[data-testid=catalog-row]').length === 1);
+    expect(await rows.first().getAttribute('data-name')).toBe('whisper-base');
+    await page.getByTestId('catalog-installed-only').uncheck();
+    await page.getByTestId('catalog-search').fill('zebra');
+    await page.getByTestId('catalog-empty').waitFor();
+    expect(problems).toEqual([]);
+    await close();
+  });
+
+  it('downloads with live progress, pauses, resumes, shows a failure with retry, and uses the installed model', async () => {
+    const { page, problems, close } = await open(h, catalogFixture(), { hash: 'models' });
+    const row = page.locator('[data-testid=catalog-row][data-name="whisper-small.en"]');
+    await row.waitFor();
+    await row.getByTestId('catalog-download-start').click();
+    expect((await waitForCall(page, 'download_model'))[0].args).toEqual({ name: 'whisper-small.en' });
+
+    const name = 'whisper-small.en';
+    await emit(page, 'model-download', { name, state: { state: 'downloading', downloaded: 120_000_000, total: 487_600_000, bytesPerSec: 12_500_000, etaSecs: 29.4 } });
+    await row.getByTestId('catalog-download').waitFor();
+    const stat = async () => (await row.getByTestId('catalog-download').textContent()) ?? '';
+    await page.waitForFunction(() => document.querySelector('[data-testid=catalog-download]')?.textContent?.includes('120 MB'));
+    expect(await stat()).toContain('120 MB of 488 MB · 13 MB/s · 30 s left');
+    expect(await row.getByRole('progressbar').getAttribute('aria-valuenow')).toBe('25');
+
+    await row.getByTestId('catalog-download-pause').click();
+    expect((await waitForCall(page, 'pause_download'))[0].args).toEqual({ name });
+    await emit(page, 'model-download', { name, state: { state: 'paused', downloaded: 130_000_000, total: 487_600_000 } });
+    await page.waitForFunction(() => document.querySelector('[data-testid=catalog-download]')?.getAttribute('data-state') === 'paused');
+    expect(await stat()).toContain('Paused at 130 MB');
+    expect(await row.getByTestId('catalog-download-start').textContent()).toContain('Resume');
+
+    await emit(page, 'model-download', { name, state: { state: 'failed', error: 'download failed from every source: HTTP 500' } });
+    await row.getByTestId('catalog-download-error').waitFor();
+    expect(await row.getByTestId('catalog-download-start').textContent()).toContain('Retry');
+    await row.getByTestId('catalog-download-cancel').click();
+    expect((await waitForCall(page, 'cancel_download'))[0].args).toEqual({ name });
+
+    // Installed: the list is read again and the model can be put to use.
+    await page.evaluate(() => {
+      const s = window.__shell.state;
+      s.catalog = s.catalog!.map((r) => (r.name === 'whisper-small.en' ? { ...r, installed: true, download: null } : r));
+    });
+    await emit(page, 'model-download', { name, state: { state: 'installed' } });
+    await row.getByTestId('catalog-installed').waitFor();
+    await row.getByTestId('catalog-use-files').click();
+    expect((await waitForCall(page, 'use_model'))[0].args).toEqual({ name, usedFor: 'files' });
+    await page.waitForFunction(
+      () => !document.querySelector('[data-testid=catalog-row][data-name="whisper-small.en"] [data-testid=catalog-use-files]'),
+    );
+    expect(problems).toEqual([]);
     await close();
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatBytes, formatDateTime, formatDuration, formatPercent, formatTimestamp } from '../../src/lib/format';
+import { formatBytes, formatDateTime, formatDuration, formatEta, formatPercent, formatTimestamp } from '../../src/lib/format';
 import { baseName, exportName, stem } from '../../src/lib/paths';
 
 describe('durations and timestamps', () => {
@@ -22,6 +22,10 @@ describe('durations and timestamps', () => {
     expect(formatPercent(0.424)).toBe('42%');
     expect(formatPercent(1.2)).toBe('100%');
     expect(formatPercent(null)).toBe('');
+    expect(formatEta(7.2)).toBe('8 s left');
+    expect(formatEta(185)).toBe('3 min left');
+    expect(formatEta(3900)).toBe('1 h 5 min left');
+    expect(formatEta(null)).toBe('');
   });
 });
 
