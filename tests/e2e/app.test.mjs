@@ -3,10 +3,10 @@
 // WebKitWebDriver. Run by `npm test` (scripts/test.sh).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, readdirSync, writeFileSync, mkdirSync } from 'node:fs';
+import { cpSync, existsSync, readFileSync, readdirSync, writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import {
-  APP_BIN, LIBRIVOX, appDirs, attrs, pasteTarget, stopAll, byTestId, desktop, invoke, launch, librivoxTruth, sleep, waitFor, wordErrorRate,
+  APP_BIN, LIBRIVOX, MODELS_DIR, appDirs, attrs, pasteTarget, stopAll, byTestId, desktop, invoke, launch, librivoxTruth, modelServer, sleep, waitFor, wordErrorRate,
 } from './harness.mjs';
 
 const SHOTS = process.env.UTTER_SCREENSHOTS; // set to save page screenshots (docs/screenshots)
@@ -278,6 +278,53 @@ test('a word and a replacement added in Settings shape the next dictation', asyn
     assert.match(await raw.getText(), /young man/);
   } finally {
     zenity.close();
+    await app.close();
+  }
+});
+
+test('a model from the catalog is downloaded on the Models page and put to use for dictation', async () => {
+  const dirs = appDirs(d, 'catalog');
+  const models = join(d.root, 'catalog-models');
+  cpSync(MODELS_DIR, models, { recursive: true });
+  const server = await modelServer(join(MODELS_DIR, 'whisper-tiny.en.bin'), 'tiny.bin');
+  const catalog = join(d.root, 'catalog.json');
+  writeFileSync(catalog, JSON.stringify({
+    version: 1,
+    source: 'an e2e catalog on loopback',
+    url_template: '{base}/{file}',
+    default_bases: [server.base],
+    models: [{
+      name: 'e2e-tiny', display_name: 'E2E tiny', repo: 'test/models', revision: '0', arch: 'whisper', family: 'whisper',
+      parameters: '39M', description: 'whisper tiny.en from a loopback server', license: 'MIT', languages: ['en'],
+      streaming: false, translate: false, lang_detect: false, timestamps: 'segment', speed_score: 95, accuracy_score: 40,
+      recommended: false, default_quant: 'f16', files: [{ quant: 'f16', file: 'tiny.bin', size: server.size, sha256: server.sha256 }],
+    }],
+  }));
+  const app = await launch(d, dirs, { models, env: { UTTER_CATALOG: catalog } });
+  try {
+    await waitReady(app.browser);
+    await nav(app.browser, 'models');
+    const row = await app.browser.$('[data-testid="catalog-row"][data-name="e2e-tiny"]');
+    await row.waitForDisplayed({ timeout: 10000 });
+    assert.match(await row.getText(), /E2E tiny/);
+    await (await row.$('[data-testid="catalog-download-start"]')).click();
+    await waitFor('the download to install', async () => (await row.$('[data-testid="catalog-installed"]')).isExisting(), 60000, 200);
+    const manifest = () => JSON.parse(readFileSync(join(models, 'manifest.json'), 'utf8'));
+    assert.ok(manifest().models.some((m) => m.name === 'e2e-tiny'), 'recorded in the manifest');
+    assert.ok(!existsSync(join(models, 'e2e-tiny.gguf.part')), 'no partial file left');
+
+    await (await row.$('[data-testid="catalog-use-dictation"]')).click();
+    await waitFor('dictation to run on the downloaded model', async () => {
+      const s = await invoke(app.browser, 'get_status');
+      return s.state === 'idle' && s.model === 'e2e-tiny';
+    }, 30000, 300);
+    assert.equal(manifest().default_speech, 'e2e-tiny');
+    if (SHOTS) {
+      await row.scrollIntoView();
+      await app.browser.saveScreenshot(join(SHOTS, 'models-catalog.png'));
+    }
+  } finally {
+    server.stop();
     await app.close();
   }
 });

@@ -6,6 +6,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, chmodSyn
 import { tmpdir, homedir } from 'node:os';
 import { join } from 'node:path';
 import { createServer } from 'node:net';
+import { createHash } from 'node:crypto';
 import { remote } from 'webdriverio';
 
 export const APP_BIN =
@@ -337,4 +338,25 @@ export async function attrs(browser, selector, attr) {
   const out = [];
   for (const el of await browser.$$(selector)) out.push(await el.getAttribute(attr));
   return out;
+}
+
+/** A loopback model server (the model hub's stand-in): serves `file` at
+ *  `/<name>` with HTTP Range support. Returns its base URL and a stop. */
+export async function modelServer(file, name) {
+  const { createServer: createHttpServer } = await import('node:http');
+  const body = readFileSync(file);
+  const server = createHttpServer((req, res) => {
+    if (req.url !== `/${name}`) {
+      res.writeHead(404).end();
+      return;
+    }
+    const m = /bytes=(\d+)-/.exec(req.headers.range ?? '');
+    const start = m ? Number(m[1]) : 0;
+    const headers = { 'Content-Length': body.length - start };
+    if (start > 0) headers['Content-Range'] = `bytes ${start}-${body.length - 1}/${body.length}`;
+    res.writeHead(start > 0 ? 206 : 200, headers);
+    res.end(body.subarray(start));
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { base: `http://127.0.0.1:${server.address().port}`, sha256: createHash('sha256').update(body).digest('hex'), size: body.length, stop: () => server.close() };
 }
