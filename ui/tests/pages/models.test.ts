@@ -82,6 +82,9 @@ describe('models', () => {
     await page.getByTestId('catalog-language').selectOption('fr');
     await page.waitForFunction(() => document.querySelectorAll('[data-testid=catalog-row]').length === 1);
     await page.getByTestId('catalog-language').selectOption('');
+    await page.getByTestId('catalog-size').selectOption({ label: 'Up to 200 MB' });
+    await page.waitForFunction(() => document.querySelectorAll('[data-testid=catalog-row]').length === 1);
+    await page.getByTestId('catalog-size').selectOption({ label: 'Any size' });
     await page.getByTestId('catalog-installed-only').check();
     await page.waitForFunction(() => document.querySelectorAll('[data-testid=catalog-row]').length === 1);
     expect(await rows.first().getAttribute('data-name')).toBe('whisper-base');
