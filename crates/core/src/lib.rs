@@ -15,6 +15,7 @@ pub mod engine;
 pub mod export;
 pub mod history;
 pub mod models;
+pub mod panics;
 pub mod platform;
 pub mod postprocess;
 pub mod settings;

@@ -33,6 +33,9 @@ pub enum AudioError {
     UnsupportedCodec(String),
     #[error("corrupt audio data: {0}")]
     Corrupt(String),
+    /// The demuxer or decoder (third-party code) panicked on this file.
+    #[error("corrupt file: the decoder gave up on it ({0})")]
+    DecoderFailed(String),
     #[error(
         "file is truncated: only {decoded_secs:.1} s of its {declared_secs:.1} s could be decoded"
     )]
@@ -139,8 +142,15 @@ fn declared_secs(params: &CodecParameters) -> Option<f64> {
     }
 }
 
-/// Decodes `path` and calls `sink` with consecutive 16 kHz mono pieces.
-pub fn decode_file(path: &Path, mut sink: impl FnMut(&[f32])) -> Result<DecodeReport, AudioError> {
+/// Decodes `path` and calls `sink` with consecutive 16 kHz mono pieces. A
+/// panic inside symphonia (seen on corrupt MKV/WebM) is this file's error;
+/// what reached `sink` before it stays delivered.
+pub fn decode_file(path: &Path, sink: impl FnMut(&[f32])) -> Result<DecodeReport, AudioError> {
+    crate::panics::contain(|| decode_contained(path, sink))
+        .unwrap_or_else(|message| Err(AudioError::DecoderFailed(message)))
+}
+
+fn decode_contained(path: &Path, mut sink: impl FnMut(&[f32])) -> Result<DecodeReport, AudioError> {
     let file = File::open(path).map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => AudioError::NotFound,
         _ => AudioError::Io(e),
@@ -253,6 +263,10 @@ pub fn decode_file(path: &Path, mut sink: impl FnMut(&[f32])) -> Result<DecodeRe
 
 /// The duration a file declares in its header, without decoding (for progress bars).
 pub fn probe_duration_secs(path: &Path) -> Option<f64> {
-    let probed = probe_format(path, File::open(path).ok()?).ok()?;
-    declared_secs(&first_audio_track(probed.format.as_ref())?.codec_params)
+    crate::panics::contain(|| {
+        let probed = probe_format(path, File::open(path).ok()?).ok()?;
+        declared_secs(&first_audio_track(probed.format.as_ref())?.codec_params)
+    })
+    .ok()
+    .flatten()
 }

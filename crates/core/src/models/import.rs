@@ -104,6 +104,23 @@ pub fn import(
     name: Option<&str>,
     source: Option<&str>,
 ) -> Result<ModelEntry, ModelError> {
+    // The readers parse untrusted files: a bug there fails this import, not the app.
+    crate::panics::contain(|| import_contained(store, path, name, source)).unwrap_or_else(
+        |message| {
+            Err(ModelError::Invalid {
+                path: path.to_path_buf(),
+                message: format!("the file could not be read ({message})"),
+            })
+        },
+    )
+}
+
+fn import_contained(
+    store: &ModelStore,
+    path: &Path,
+    name: Option<&str>,
+    source: Option<&str>,
+) -> Result<ModelEntry, ModelError> {
     let kind = ImportSource::detect(path)?;
     let dir = store.dir();
     std::fs::create_dir_all(dir).map_err(|e| ModelError::io(dir, e))?;
