@@ -224,7 +224,7 @@ fn dictate(
     let mut emit = move |event: DictationEvent| {
         if json {
             let stamped = Stamped::from(event);
-            println!("{}", serde_json::to_string(&stamped).expect("serialisable"));
+            out!("{}", serde_json::to_string(&stamped).expect("serialisable"));
             return;
         }
         match event {
@@ -306,16 +306,16 @@ pub fn ptt(command: &str) -> Result<ExitCode> {
 pub fn devices(compute: bool) -> Result<ExitCode> {
     if compute {
         for (kind, name, description) in utter_core::engine::compute_devices() {
-            println!("{kind:<8} {name:<16} {description}");
+            out!("{kind:<8} {name:<16} {description}");
         }
         return Ok(ExitCode::SUCCESS);
     }
     let devices = utter_core::audio::capture::input_devices();
     if devices.is_empty() {
-        println!("No input devices found.");
+        out!("No input devices found.");
     }
     for (name, is_default) in devices {
-        println!("{}{name}", if is_default { "* " } else { "  " });
+        out!("{}{name}", if is_default { "* " } else { "  " });
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -65,7 +65,7 @@ pub fn run(store: &ModelStore) -> Result<ExitCode> {
 
     for c in &list {
         let mark = if c.ok { "ok " } else { "no " };
-        println!("{mark} {:<11} {}", c.name, c.detail);
+        out!("{mark} {:<11} {}", c.name, c.detail);
     }
     // Dictation needs a model, a VAD and a microphone; everything else has a fallback.
     let essential = ["model", "vad", "microphone"];

@@ -1,6 +1,9 @@
 //! `utter`: the command-line front end of Utter. It parses arguments,
 //! resolves them once into core settings, and prints what the core returns.
 
+#[macro_use]
+mod out;
+
 mod dictate_cmd;
 mod doctor_cmd;
 mod models_cmd;

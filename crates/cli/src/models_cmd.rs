@@ -90,7 +90,7 @@ pub fn run(store: &ModelStore, cmd: ModelsCommand) -> Result<ExitCode> {
         ModelsCommand::Recommend { language } => recommend(&language),
         ModelsCommand::Remove { name } => {
             let entry = store.remove(&name)?;
-            println!("Removed {} ({})", entry.name, human_size(entry.size));
+            out!("Removed {} ({})", entry.name, human_size(entry.size));
         }
         ModelsCommand::Use { name, for_use } => {
             let use_ = match for_use.as_deref() {
@@ -100,8 +100,8 @@ pub fn run(store: &ModelStore, cmd: ModelsCommand) -> Result<ExitCode> {
             };
             store.set_default_for(&name, use_)?;
             match for_use {
-                Some(what) => println!("{name} is now the default speech model for {what}"),
-                None => println!("{name} is now the default speech model"),
+                Some(what) => out!("{name} is now the default speech model for {what}"),
+                None => out!("{name} is now the default speech model"),
             }
         }
         ModelsCommand::List {
@@ -109,15 +109,18 @@ pub fn run(store: &ModelStore, cmd: ModelsCommand) -> Result<ExitCode> {
         } => {
             let list = store.list()?;
             if list.is_empty() {
-                println!("No models installed in {}.", store.dir().display());
-                println!("Hint: {}", models::INSTALL_HINT);
+                out!("No models installed in {}.", store.dir().display());
+                out!("Hint: {}", models::INSTALL_HINT);
                 return Ok(ExitCode::SUCCESS);
             }
             let default = store.default_speech()?.map(|m| m.name);
             let for_files = store.default_for(ModelUse::Files)?.map(|m| m.name);
-            println!(
+            out!(
                 "{:<22} {:<7} {:<12} {:>9}  SOURCE",
-                "NAME", "KIND", "ARCH", "SIZE"
+                "NAME",
+                "KIND",
+                "ARCH",
+                "SIZE"
             );
             for m in list {
                 let kind = match m.kind {
@@ -131,7 +134,7 @@ pub fn run(store: &ModelStore, cmd: ModelsCommand) -> Result<ExitCode> {
                     (false, true) => "*f",
                     (false, false) => "",
                 };
-                println!(
+                out!(
                     "{:<22} {:<7} {:<12} {:>9}  {}",
                     format!("{}{star}", m.name),
                     kind,
@@ -140,7 +143,7 @@ pub fn run(store: &ModelStore, cmd: ModelsCommand) -> Result<ExitCode> {
                     m.source
                 );
             }
-            println!(
+            out!(
                 "(* = default speech model, *d for dictation only, *f for files only; models in {})",
                 store.dir().display()
             );
@@ -148,7 +151,7 @@ pub fn run(store: &ModelStore, cmd: ModelsCommand) -> Result<ExitCode> {
         ModelsCommand::Import { path, name } => {
             let entry = models::import(store, &path, name.as_deref(), None)
                 .map_err(|e| anyhow::anyhow!("cannot import {}: {e}", path.display()))?;
-            println!(
+            out!(
                 "Imported {} ({}, {}, {}) into {}",
                 entry.name,
                 entry.arch,
@@ -161,10 +164,10 @@ pub fn run(store: &ModelStore, cmd: ModelsCommand) -> Result<ExitCode> {
             let cache = cache_dir.unwrap_or_else(models::defaults::default_cache_dir);
             let result = models::install_default(store, &cache, |msg| eprintln!("{msg}..."))?;
             for m in &result.already_present {
-                println!("{} already installed (verified)", m.name);
+                out!("{} already installed (verified)", m.name);
             }
             for m in &result.installed {
-                println!(
+                out!(
                     "Installed {} ({}, {})",
                     m.name,
                     m.variant,
@@ -183,9 +186,13 @@ fn list_available(store: &ModelStore, language: Option<&str>, only_installed: bo
         language.is_none_or(|l| m.languages.iter().any(|x| x == l))
             && (!only_installed || installed.contains(&m.name))
     });
-    println!(
+    out!(
         "{:<34} {:<19} {:>9} {:>5} {:>5}  FEATURES",
-        "NAME", "ARCH", "SIZE", "SPEED", "ACC"
+        "NAME",
+        "ARCH",
+        "SIZE",
+        "SPEED",
+        "ACC"
     );
     for m in shown {
         let size = m.file(None).map_or(0, |f| f.size);
@@ -208,7 +215,7 @@ fn list_available(store: &ModelStore, language: Option<&str>, only_installed: bo
         } else {
             ""
         };
-        println!(
+        out!(
             "{:<34} {:<19} {:>9} {:>5} {:>5}  {}",
             format!("{}{mark}", m.name),
             m.arch,
@@ -218,7 +225,7 @@ fn list_available(store: &ModelStore, language: Option<&str>, only_installed: bo
             features.join(", ")
         );
     }
-    println!(
+    out!(
         "(* = recommended; `utter models download NAME [--quant Q]`; {})",
         catalog.source
     );
@@ -259,7 +266,7 @@ fn download(
         });
     bar.finish_and_clear();
     let entry = result.map_err(|e| anyhow::anyhow!("cannot install {name}: {e}"))?;
-    println!(
+    out!(
         "Installed {} ({}, {})",
         entry.name,
         entry.variant,
@@ -281,7 +288,7 @@ fn recommend(language: &str) {
         .map_or("none the engine can use".to_string(), |(name, memory)| {
             format!("{name}, {}", human_size(*memory))
         });
-    println!(
+    out!(
         "This computer: {} CPU cores, {ram} RAM, GPU: {gpu}",
         hardware.cpu_cores
     );
@@ -290,9 +297,9 @@ fn recommend(language: &str) {
         ("files", ModelUse::Files),
     ] {
         match recommend(&catalog, &hardware, language, use_) {
-            Some(r) => println!("For {label}: {} ({})", r.model, r.reason),
-            None => println!("For {label}: no catalog model speaks `{language}` and fits here"),
+            Some(r) => out!("For {label}: {} ({})", r.model, r.reason),
+            None => out!("For {label}: no catalog model speaks `{language}` and fits here"),
         }
     }
-    println!("Install with `utter models download NAME`.");
+    out!("Install with `utter models download NAME`.");
 }

@@ -247,12 +247,12 @@ fn write_output(
             eprintln!("wrote {}", dest.display());
         }
         None => {
-            let mut stdout = std::io::stdout().lock();
-            if several && format == Format::Txt {
-                writeln!(stdout, "==> {} <==", t.file.display())?;
-            }
-            stdout.write_all(rendered.as_bytes())?;
-            stdout.flush()?;
+            crate::out::write(|stdout| {
+                if several && format == Format::Txt {
+                    writeln!(stdout, "==> {} <==", t.file.display())?;
+                }
+                stdout.write_all(rendered.as_bytes())
+            });
         }
     }
     Ok(())

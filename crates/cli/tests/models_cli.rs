@@ -538,3 +538,21 @@ fn the_catalog_can_be_filtered_by_language() {
         "header and footer only"
     );
 }
+
+/// `utter models list --available | head`: the reader goes away; utter ends
+/// quietly instead of panicking on the broken pipe.
+#[test]
+fn a_closed_stdout_ends_the_listing_quietly() {
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_utter"))
+        .args(["models", "list", "--available"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Close the read end before utter writes a byte: its first write fails.
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(out.status.code(), Some(0), "{err}");
+}
