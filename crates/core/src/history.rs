@@ -45,6 +45,11 @@ pub enum HistoryError {
     TooNew { found: u32 },
     #[error("history database: {0}")]
     Sql(#[from] rusqlite::Error),
+    #[error("cannot move the damaged history {path} aside: {source}")]
+    MoveAside {
+        path: PathBuf,
+        source: std::io::Error,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -132,6 +137,46 @@ fn entry(row: &Row) -> rusqlite::Result<Entry> {
 
 pub struct History {
     conn: Connection,
+}
+
+/// Opens the history; a file that cannot be read as one (truncated, garbage)
+/// is moved aside (never deleted) and a new history is started. Returns the
+/// history and, when that happened, what to tell the user. A history written
+/// by a newer Utter is left alone and refused.
+pub fn open_or_start_anew(path: &Path) -> Result<(History, Option<String>), HistoryError> {
+    match History::open(path) {
+        Ok(h) => Ok((h, None)),
+        Err(e @ HistoryError::TooNew { .. }) => Err(e),
+        Err(e) => {
+            let backup = path.with_extension(format!(
+                "corrupt-{}.sqlite3",
+                crate::dictation::record_log::unix_ms()
+            ));
+            tracing::warn!(
+                "history {} unusable ({e}); moving it to {}",
+                path.display(),
+                backup.display()
+            );
+            std::fs::rename(path, &backup).map_err(|source| HistoryError::MoveAside {
+                path: path.to_path_buf(),
+                source,
+            })?;
+            // The WAL and shared-memory files belong to the damaged database.
+            for suffix in ["-wal", "-shm"] {
+                let mut side = path.as_os_str().to_owned();
+                side.push(suffix);
+                let _ = std::fs::remove_file(side);
+            }
+            let history = History::open(path)?;
+            Ok((
+                history,
+                Some(format!(
+                    "Your history could not be read ({e}). It was kept as {} and a new history was started; your recordings are still in their folder.",
+                    backup.display()
+                )),
+            ))
+        }
+    }
 }
 
 /// `history.sqlite3` in `$UTTER_DATA_DIR` or the platform data dir.
@@ -484,6 +529,40 @@ mod tests {
         })
         .unwrap();
         assert_eq!(h.list(Some("a.wav"), 10, 0).unwrap().len(), 1);
+    }
+
+    #[test]
+    fn a_corrupt_database_is_kept_aside_and_a_new_one_started() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("history.sqlite3");
+        for damage in [
+            &b"this is not a database at all, just text"[..],
+            &[0u8; 10][..],
+        ] {
+            std::fs::write(&path, damage).unwrap();
+            let (h, notice) = open_or_start_anew(&path).unwrap();
+            let notice = notice.expect("the user is told");
+            assert!(notice.contains("kept as"), "{notice}");
+            h.add(&dictation("after the damage", 1, None)).unwrap();
+            assert_eq!(h.list(None, 10, 0).unwrap().len(), 1);
+            drop(h);
+            let backups = std::fs::read_dir(dir.path())
+                .unwrap()
+                .filter(|e| {
+                    e.as_ref()
+                        .unwrap()
+                        .file_name()
+                        .to_string_lossy()
+                        .contains("corrupt-")
+                })
+                .count();
+            assert!(backups >= 1);
+            std::fs::remove_file(&path).unwrap();
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+        // A sound database opens without a notice.
+        History::open(&path).unwrap();
+        assert!(open_or_start_anew(&path).unwrap().1.is_none());
     }
 
     #[test]

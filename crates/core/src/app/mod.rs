@@ -241,7 +241,7 @@ impl App {
         emit: impl Fn(AppEvent) + Send + Sync + 'static,
     ) -> Result<Self, AppError> {
         let loaded = settings::load(&paths.settings);
-        let history = History::open(&paths.history)?;
+        let (history, history_notice) = history::open_or_start_anew(&paths.history)?;
         let s = &loaded.settings;
         let session = DesktopSession::detect();
         let status = Status {
@@ -255,7 +255,10 @@ impl App {
             mode: s.mode.clone(),
             last_text: None,
             error: None,
-            notice: loaded.notice.clone(),
+            notice: match (loaded.notice.clone(), history_notice) {
+                (Some(a), Some(b)) => Some(format!("{a} {b}")),
+                (a, b) => a.or(b),
+            },
             capabilities: doctor::desktop(&session),
         };
         let ptt = match PttServer::start() {
