@@ -507,3 +507,28 @@ fn a_catalog_model_downloads_pauses_resumes_installs_and_transcribes() {
     assert!(row.download.is_none(), "{row:?}");
     app.shutdown();
 }
+
+/// Issue 17: a damaged history file does not stop the app; it is kept aside,
+/// a new history is started, and the user is told where the old one is.
+#[test]
+fn a_corrupt_history_database_is_kept_aside_and_the_app_starts() {
+    let f = fixture();
+    std::fs::create_dir_all(f.paths.history.parent().unwrap()).unwrap();
+    std::fs::write(&f.paths.history, b"SQLite format 3\0 and then garbage").unwrap();
+    let (app, _rx) = start(&f.paths);
+    let notice = app.status().notice.expect("the user is told");
+    assert!(notice.contains("history could not be read"), "{notice}");
+    assert!(app.history(None, 10, 0).unwrap().is_empty());
+    let kept = std::fs::read_dir(f.paths.history.parent().unwrap())
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .contains(".corrupt-")
+        })
+        .count();
+    assert_eq!(kept, 1);
+    app.shutdown();
+}
