@@ -7,13 +7,21 @@
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use cpal::traits::{DeviceTrait, HostTrait, StreamTrait};
 use cpal::{FromSample, SampleFormat, SizedSample};
 use crossbeam_channel::{bounded, unbounded, Receiver, Sender};
 
 use super::resample::{downmix, StreamResampler};
+
+/// A working input stream delivers audio continuously (silence included).
+/// This long without any means the device went away without an error: the
+/// ALSA PulseAudio plugin, for one, just goes quiet when its source stops.
+const STALL: Duration = Duration::from_secs(3);
+/// The first audio may take longer (a Bluetooth headset switching to its
+/// microphone profile takes seconds).
+const FIRST_AUDIO_WITHIN: Duration = Duration::from_secs(8);
 
 /// Why the microphone could not be used. Worded for the user.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -228,10 +236,11 @@ fn run(
 
     let mut resampler = StreamResampler::new(config.sample_rate);
     let (mut interleaved, mut mono) = (Vec::new(), Vec::new());
+    // Returns whether any audio came.
     let mut drain = |consumer: &mut rtrb::Consumer<f32>, resampler: &mut StreamResampler| {
         let n = consumer.slots() / channels * channels;
         if n == 0 {
-            return;
+            return false;
         }
         interleaved.clear();
         if let Ok(chunk) = consumer.read_chunk(n) {
@@ -249,11 +258,22 @@ fn run(
         if !out.is_empty() {
             let _ = events.send(CaptureEvent::Audio(out));
         }
+        true
     };
+    let (mut last_audio, mut heard_any) = (Instant::now(), false);
     while !stop.load(Ordering::Relaxed) {
         std::thread::sleep(Duration::from_millis(10));
-        drain(&mut consumer, &mut resampler);
-        if let Ok(message) = err_rx.try_recv() {
+        if drain(&mut consumer, &mut resampler) {
+            (last_audio, heard_any) = (Instant::now(), true);
+        }
+        let limit = if heard_any { STALL } else { FIRST_AUDIO_WITHIN };
+        let stalled = (last_audio.elapsed() >= limit).then(|| {
+            format!(
+                "no audio from it for {} s: it was unplugged or stopped working",
+                limit.as_secs()
+            )
+        });
+        if let Some(message) = err_rx.try_recv().ok().or(stalled) {
             tracing::warn!(%message, "input stream error");
             let _ = events.send(CaptureEvent::Lost(CaptureError::Lost {
                 device: name.clone(),
