@@ -308,7 +308,22 @@ impl Dictate {
         extra: &[&str],
         env: &[(&str, &str)],
     ) -> Self {
-        let mut cmd = d.cmd(env!("CARGO_BIN_EXE_utter"));
+        Self::spawn(d.cmd(env!("CARGO_BIN_EXE_utter")), recordings, extra, env)
+    }
+
+    /// `utter dictate` that cannot write a file past `kb` KiB (`ulimit -f`,
+    /// with SIGXFSZ ignored so the write fails as on a full disk).
+    fn start_with_file_limit(d: &Desktop, recordings: &Path, extra: &[&str], kb: u64) -> Self {
+        let mut cmd = d.cmd("bash");
+        cmd.args([
+            "-c",
+            &format!("trap '' XFSZ; ulimit -f {kb}; exec \"$0\" \"$@\""),
+            env!("CARGO_BIN_EXE_utter"),
+        ]);
+        Self::spawn(cmd, recordings, extra, &[])
+    }
+
+    fn spawn(mut cmd: Command, recordings: &Path, extra: &[&str], env: &[(&str, &str)]) -> Self {
         // An empty value removes the variable (e.g. DISPLAY in a Wayland-only session).
         for (name, _) in env.iter().filter(|(_, v)| v.is_empty()) {
             cmd.env_remove(name);
@@ -1194,4 +1209,56 @@ fn a_microphone_that_dies_mid_dictation_keeps_what_was_heard_and_the_next_one_wo
     let text = again["text"].as_str().unwrap();
     assert!(word_error_rate(&truth(2), text) <= 0.15, "{text}");
     dictate.stop();
+}
+
+/// Issue 17: the recording cannot be written past its first seconds (a file
+/// size limit, which fails the write as a full disk does). The dictation
+/// still delivers all its text (the audio is kept in memory too), the user is
+/// told the recording is not being saved, and the next start does not try
+/// to recover the cut-off file.
+#[test]
+fn a_recording_that_cannot_be_written_still_delivers_its_text_and_says_so() {
+    let _guard = serial();
+    let d = desktop();
+    let tmp = tempfile::tempdir().unwrap();
+    // 64 KiB: about 2 s of the 16 kHz recording.
+    let dictate = Dictate::start_with_file_limit(d, tmp.path(), &["--output", "stdout"], 64);
+    d.xdotool(&["keydown", HOTKEY]);
+    dictate.expect("recording_started", Duration::from_secs(5));
+    d.speak(&clip(0));
+    let error = dictate.expect("error", Duration::from_secs(20));
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap()
+            .contains("cannot write the recording"),
+        "{error}"
+    );
+    d.xdotool(&["keyup", HOTKEY]);
+    let delivered = dictate.expect("text_delivered", Duration::from_secs(60));
+    let text = delivered["text"].as_str().unwrap();
+    assert!(
+        word_error_rate(&truth(0), text) <= 0.15,
+        "all of it: {text}"
+    );
+    dictate.stop();
+    // The cut-off WAV is marked finished (its text went out), so a new
+    // start does not transcribe it again.
+    let wav = wav_files(tmp.path())
+        .into_iter()
+        .next()
+        .expect("the recording");
+    assert!(wav.with_extension("json").exists(), "marked finished");
+    let again = Dictate::start(d, tmp.path(), &["--output", "stdout"]);
+    // Recovery runs before `ready`, which `start` waited for.
+    assert!(
+        !again
+            .seen
+            .borrow()
+            .iter()
+            .any(|e| e["event"] == "recovered"),
+        "{:?}",
+        again.seen.borrow()
+    );
+    again.stop();
 }
