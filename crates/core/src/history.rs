@@ -566,6 +566,33 @@ mod tests {
     }
 
     #[test]
+    fn a_full_database_refuses_a_write_with_a_message_and_the_next_write_after_space_is_freed_works(
+    ) {
+        let dir = tempfile::tempdir().unwrap();
+        let h = History::open(&dir.path().join("h.sqlite3")).unwrap();
+        h.add(&dictation("before", 1, None)).unwrap();
+        // SQLite's own "disk full": no page may be added beyond the current ones.
+        let pages: i64 = h
+            .conn
+            .pragma_query_value(None, "page_count", |r| r.get(0))
+            .unwrap();
+        h.conn.pragma_update(None, "max_page_count", pages).unwrap();
+        let big = "word ".repeat(20_000);
+        let err = h.add(&dictation(&big, 2, None)).unwrap_err().to_string();
+        assert!(err.contains("full"), "{err}");
+        assert_eq!(
+            h.list(None, 10, 0).unwrap().len(),
+            1,
+            "nothing half-written"
+        );
+        h.conn
+            .pragma_update(None, "max_page_count", 1_000_000)
+            .unwrap();
+        h.add(&dictation(&big, 3, None)).unwrap();
+        assert_eq!(h.list(None, 10, 0).unwrap().len(), 2);
+    }
+
+    #[test]
     fn a_newer_schema_is_refused_not_clobbered() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("h.sqlite3");
