@@ -320,7 +320,7 @@ pub fn transcribe_file(
             }
         }
         on_progress(Progress {
-            decoded_ms: (source.total / 16) as i64,
+            decoded_ms: crate::audio::samples_to_ms(source.total) as i64,
             transcribed_ms,
         });
     });
@@ -348,11 +348,11 @@ pub fn transcribe_file(
     while let Some(p) = pending.pop_front() {
         let end = collect(p, &mut transcript).map_err(engine_fail)?;
         on_progress(Progress {
-            decoded_ms: (source.total / 16) as i64,
+            decoded_ms: crate::audio::samples_to_ms(source.total) as i64,
             transcribed_ms: end,
         });
     }
-    transcript.duration_ms = (source.total / 16) as i64;
+    transcript.duration_ms = crate::audio::samples_to_ms(source.total) as i64;
     if let Some(cause) = report.truncation() {
         return Err(FileError::Partial {
             path: path.to_path_buf(),

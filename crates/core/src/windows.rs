@@ -3,6 +3,7 @@
 //! is full; each window remembers where its pieces came from so timestamps
 //! can be mapped back to file time.
 
+use crate::audio::{ms_to_samples, samples_to_ms};
 /// One contiguous run of source audio inside a window.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Piece {
@@ -36,7 +37,7 @@ impl Window {
     /// pieces it substantially overlaps (≥ 300 ms, or half the segment), and
     /// its ends are clamped into those pieces.
     pub fn map_span_ms(&self, t0_ms: i64, t1_ms: i64) -> (i64, i64) {
-        let to_sample = |ms: i64| (ms.max(0) as u64 * 16).min(self.len());
+        let to_sample = |ms: i64| ms_to_samples(ms.max(0) as u64).min(self.len());
         let (a, b) = (to_sample(t0_ms), to_sample(t1_ms.max(t0_ms)));
         let overlap = |p: &Piece| {
             b.min(p.window_start + p.len)
@@ -54,7 +55,7 @@ impl Window {
         };
         let source = |p: &Piece, sample: u64| {
             let offset = sample.clamp(p.window_start, p.window_start + p.len) - p.window_start;
-            ((p.source_start + offset) / 16) as i64
+            samples_to_ms(p.source_start + offset) as i64
         };
         (source(first, a), source(last, b))
     }
@@ -63,8 +64,8 @@ impl Window {
     pub fn source_span_ms(&self) -> (i64, i64) {
         match (self.pieces.first(), self.pieces.last()) {
             (Some(a), Some(b)) => (
-                (a.source_start / 16) as i64,
-                ((b.source_start + b.len) / 16) as i64,
+                samples_to_ms(a.source_start) as i64,
+                samples_to_ms(b.source_start + b.len) as i64,
             ),
             _ => (0, 0),
         }

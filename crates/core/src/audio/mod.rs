@@ -9,5 +9,18 @@ pub mod wav;
 /// The sample rate every model and the VAD expect.
 pub const ENGINE_RATE: u32 = 16_000;
 
+/// Samples of [`ENGINE_RATE`] audio in one millisecond.
+const SAMPLES_PER_MS: u64 = ENGINE_RATE as u64 / 1000;
+
+/// The length of `samples` of 16 kHz audio, in whole milliseconds.
+pub const fn samples_to_ms(samples: u64) -> u64 {
+    samples / SAMPLES_PER_MS
+}
+
+/// How many 16 kHz samples `ms` milliseconds hold.
+pub const fn ms_to_samples(ms: u64) -> u64 {
+    ms * SAMPLES_PER_MS
+}
+
 pub use decode::{decode_file, probe_duration_secs, AudioError, DecodeReport};
 pub use resample::StreamResampler;

@@ -46,7 +46,7 @@ impl WavRecorder {
     }
 
     pub fn duration_ms(&self) -> u64 {
-        self.samples / 16
+        super::samples_to_ms(self.samples)
     }
 
     /// Appends 16 kHz mono audio; flushes (header included) when due.

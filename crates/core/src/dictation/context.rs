@@ -61,7 +61,7 @@ pub struct SpeechWindows {
 
 impl Default for SpeechWindows {
     fn default() -> Self {
-        Self::new(WINDOW_MAX_MS * 16)
+        Self::new(crate::audio::ms_to_samples(WINDOW_MAX_MS))
     }
 }
 

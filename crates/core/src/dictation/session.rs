@@ -133,7 +133,7 @@ impl Dictation {
     }
 
     pub fn audio_ms(&self) -> u64 {
-        self.audio.len() as u64 / 16
+        crate::audio::samples_to_ms(self.audio.len() as u64)
     }
 
     fn params(&self) -> RunParams {
@@ -202,8 +202,8 @@ impl Dictation {
         emit(DictationEvent::SegmentClosed {
             id: self.id,
             index,
-            start_ms: span.start / 16,
-            end_ms: span.end / 16,
+            start_ms: crate::audio::samples_to_ms(span.start),
+            end_ms: crate::audio::samples_to_ms(span.end),
         });
         if self.config.eager {
             self.windows.add_span(span.start, span.end);

@@ -103,7 +103,7 @@ impl Segmenter {
     }
 
     fn pad_samples(&self) -> u64 {
-        self.config.pad_ms as u64 * 16
+        crate::audio::ms_to_samples(self.config.pad_ms as u64)
     }
 
     fn close(&self, start: u64, end: u64) -> Option<SpeechSpan> {
