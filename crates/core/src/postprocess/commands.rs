@@ -90,19 +90,16 @@ pub fn apply(tokens: Vec<Token>) -> Vec<Token> {
     let mut lower_next = false;
     let mut i = 0;
     while i < tokens.len() {
-        let literal = tokens[i].key().is_some_and(|k| k == "literal");
-        if literal && i + 1 < tokens.len() && find_command(&tokens, i + 1).is_some() {
-            i += 1; // "literal": the next word stays a word.
-            out.push(with_pending(
-                tokens[i].clone(),
-                &mut lead_next,
-                &mut capitalize_next,
-                &mut lower_next,
-            ));
+        // "literal": the next word stays a word.
+        let literal = tokens[i].key().is_some_and(|k| k == "literal")
+            && i + 1 < tokens.len()
+            && find_command(&tokens, i + 1).is_some();
+        if literal {
             i += 1;
-            continue;
         }
-        let Some((len, mark)) = find_command(&tokens, i) else {
+        let command = find_command(&tokens, i)
+            .filter(|&(len, _)| !literal && !used_as_noun(&out, &tokens, i + len));
+        let Some((len, mark)) = command else {
             out.push(with_pending(
                 tokens[i].clone(),
                 &mut lead_next,
@@ -112,16 +109,6 @@ pub fn apply(tokens: Vec<Token>) -> Vec<Token> {
             i += 1;
             continue;
         };
-        if used_as_noun(&out, &tokens, i + len) {
-            out.push(with_pending(
-                tokens[i].clone(),
-                &mut lead_next,
-                &mut capitalize_next,
-                &mut lower_next,
-            ));
-            i += 1;
-            continue;
-        }
         let engine_ended_sentence = tokens[i + len - 1].ends_sentence();
         match mark {
             Mark::After(m) => {
