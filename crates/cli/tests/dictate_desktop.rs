@@ -1003,7 +1003,8 @@ fn sway() -> &'static Sway {
                 .env_remove("DISPLAY")
                 .stdin(Stdio::null())
                 .stdout(Stdio::null())
-                .stderr(Stdio::null());
+                // Each program's log, shown when a test fails.
+                .stderr(std::fs::File::create(base.join(format!("{program}.log"))).unwrap());
             c
         };
         let sway = as_user("sway")
@@ -1060,6 +1061,19 @@ impl Sway {
 
     fn typed(&self) -> String {
         std::fs::read_to_string(&self.typed).unwrap()
+    }
+
+    /// sway's and foot's logs, for a failure message.
+    fn logs(&self) -> String {
+        let base = self.runtime_dir.parent().unwrap();
+        ["sway", "foot"]
+            .iter()
+            .map(|p| {
+                let log =
+                    std::fs::read_to_string(base.join(format!("{p}.log"))).unwrap_or_default();
+                format!("--- {p} ---\n{log}")
+            })
+            .collect()
     }
 }
 
@@ -1131,7 +1145,7 @@ fn on_sway_ptt_dictates_into_a_wayland_app_and_the_clipboard_is_restored() {
     while s.typed().trim() != text && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(50));
     }
-    assert_eq!(s.typed().trim(), text, "what foot received");
+    assert_eq!(s.typed().trim(), text, "what foot received\n{}", s.logs());
     assert!(
         word_error_rate(&truth(0), &s.typed()) <= 0.15,
         "{}",

@@ -203,9 +203,12 @@ impl TextSink for PasteSink {
             set_text(&mut self.clipboard, &text)?;
         }
         self.press_paste_keys()?;
+        let pressed = std::time::Instant::now();
         match &watch {
             Some(w) => {
-                if !w.wait_consumed(self.config.paste_timeout) {
+                if w.wait_consumed(self.config.paste_timeout) {
+                    tracing::debug!("the paste was read after {:?}", pressed.elapsed());
+                } else {
                     tracing::warn!("the target app did not read the clipboard in time");
                 }
             }

@@ -1,0 +1,91 @@
+//! Knowing when a paste has been consumed, so the previous clipboard is only
+//! restored after the target app has read the dictated text.
+//!
+//! On X11 and on Wayland compositors with the data-control protocol (wlroots
+//! compositors, KDE) we serve the clipboard ourselves for the duration of the
+//! paste: the target app's request for our text *is* the paste being
+//! consumed. Elsewhere there is no such signal yet; the text goes through the
+//! normal clipboard and we wait a fixed grace period:
+//! - macOS could promise the pasteboard data (NSPasteboardItemDataProvider),
+//!   Windows could use delayed rendering (SetClipboardData(NULL) +
+//!   WM_RENDERFORMAT); both need a run loop / window on the main thread and are
+//!   not built yet (they cannot be tested on the Linux machines we develop on);
+//! - GNOME's Wayland session has no data-control protocol.
+
+use std::time::Duration;
+
+use crate::platform::session::DesktopSession;
+
+/// Serves `text` as the clipboard while a paste happens.
+pub struct PasteWatch {
+    #[cfg(all(unix, not(target_os = "macos")))]
+    server: Server,
+}
+
+#[cfg(all(unix, not(target_os = "macos")))]
+enum Server {
+    X11(x11::Server),
+    Wayland(wayland::Server),
+}
+
+/// Used when the platform gives no signal.
+const FALLBACK_GRACE: Duration = Duration::from_millis(300);
+const WAYLAND_GRACE: Duration = Duration::from_millis(1000);
+
+impl PasteWatch {
+    /// Takes the clipboard with `text`. Returns `None` when this platform
+    /// cannot serve it directly: the caller then sets the clipboard itself.
+    pub fn serve(text: &str, session: &DesktopSession) -> Option<Self> {
+        #[cfg(all(unix, not(target_os = "macos")))]
+        {
+            let server = match session {
+                DesktopSession::X11 => x11::Server::start(text).map(Server::X11),
+                DesktopSession::Wayland { .. } => wayland::Server::start(text).map(Server::Wayland),
+                _ => return None,
+            };
+            match server {
+                Ok(server) => return Some(Self { server }),
+                Err(e) => tracing::debug!("no clipboard server ({e}); using a timed paste"),
+            }
+        }
+        let _ = (text, session);
+        None
+    }
+
+    /// Waits until the target has read the text (true) or `timeout` passes (false).
+    pub fn wait_consumed(&self, timeout: Duration) -> bool {
+        #[cfg(all(unix, not(target_os = "macos")))]
+        return match &self.server {
+            Server::X11(server) => server.wait_consumed(timeout),
+            Server::Wayland(server) => server.wait_consumed(timeout),
+        };
+        #[allow(unreachable_code)]
+        {
+            let _ = timeout;
+            false
+        }
+    }
+
+    /// Without a signal, a fixed grace period is all we can do.
+    pub fn fallback_wait(session: &DesktopSession) {
+        // Wayland apps read the clipboard through the compositor after the key
+        // event reaches them; a longer grace keeps a slow one from finding the
+        // old clipboard (or none, once ours is withdrawn).
+        let grace = if session.is_wayland() {
+            WAYLAND_GRACE
+        } else {
+            FALLBACK_GRACE
+        };
+        std::thread::sleep(grace);
+    }
+}
+
+/// After the first read, some apps read again (TARGETS then text, or two
+/// text types); a short grace lets that finish before the clipboard changes.
+#[cfg(all(unix, not(target_os = "macos")))]
+const SECOND_READ_GRACE: Duration = Duration::from_millis(30);
+
+#[cfg(all(unix, not(target_os = "macos")))]
+mod wayland;
+#[cfg(all(unix, not(target_os = "macos")))]
+mod x11;
