@@ -248,6 +248,7 @@ struct Target {
 
 impl Target {
     fn open(d: &Desktop, title: &str) -> Self {
+        let log = d.runtime_dir.join(format!("zenity-{title}.log"));
         let child = d
             .cmd("zenity")
             .args([
@@ -255,24 +256,30 @@ impl Target {
                 &format!("--title={title}"),
                 "--text=dictate here",
             ])
+            // GTK looks for the accessibility bus first, which can stall a
+            // start for many seconds where there is no session bus.
+            .env("NO_AT_BRIDGE", "1")
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(std::fs::File::create(&log).unwrap())
             .spawn()
             .expect("zenity is installed");
-        let mut window = String::new();
-        wait_until("the zenity window", Duration::from_secs(15), || {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let window = loop {
             let out = d
                 .cmd("xdotool")
                 .args(["search", "--name", title])
                 .output()
                 .unwrap();
-            window = String::from_utf8_lossy(&out.stdout)
-                .lines()
-                .next()
-                .unwrap_or("")
-                .to_string();
-            !window.is_empty()
-        });
+            if let Some(id) = String::from_utf8_lossy(&out.stdout).lines().next() {
+                break id.to_string();
+            }
+            assert!(
+                Instant::now() < deadline,
+                "timed out waiting for the zenity window; its log:\n{}",
+                std::fs::read_to_string(&log).unwrap_or_default()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        };
         std::thread::sleep(Duration::from_millis(500));
         d.xdotool(&["windowfocus", "--sync", &window]);
         Self { child }
