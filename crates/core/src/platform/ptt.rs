@@ -112,9 +112,14 @@ pub struct PttServer {
 impl PttServer {
     #[cfg(unix)]
     pub fn start() -> Result<Self, PttError> {
+        Self::start_at(socket_path())
+    }
+
+    #[cfg(unix)]
+    fn start_at(path: PathBuf) -> Result<Self, PttError> {
+        use std::os::unix::fs::PermissionsExt;
         use std::os::unix::net::{UnixListener, UnixStream};
         use std::sync::atomic::Ordering;
-        let path = socket_path();
         let io = |source| PttError::Io {
             path: path.clone(),
             source,
@@ -131,6 +136,10 @@ impl PttServer {
             }
             Err(e) => return Err(io(e)),
         };
+        // Only this user may drive the dictation: the socket is user-only
+        // (it may sit in a shared temp dir where there is no runtime dir),
+        // and each connection's peer is checked too.
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).map_err(io)?;
         let target: PttTarget = Arc::default();
         let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let (thread_target, thread_stop) = (target.clone(), stop.clone());
@@ -172,6 +181,10 @@ impl PttServer {
 
 #[cfg(unix)]
 fn serve(stream: std::os::unix::net::UnixStream, target: &PttTarget) {
+    if !peer_is_this_user(&stream) {
+        let _ = writeln!(&stream, "error: this dictation belongs to another user");
+        return;
+    }
     let mut line = String::new();
     let mut reader = BufReader::new(&stream);
     if reader.read_line(&mut line).is_err() {
@@ -185,6 +198,41 @@ fn serve(stream: std::os::unix::net::UnixStream, target: &PttTarget) {
         Err(e) => format!("error: {e}"),
     };
     let _ = writeln!(&stream, "{answer}");
+}
+
+/// The connecting process runs as this user (SO_PEERCRED).
+#[cfg(target_os = "linux")]
+fn peer_is_this_user(stream: &std::os::unix::net::UnixStream) -> bool {
+    use std::os::fd::AsRawFd;
+    let mut cred = libc::ucred {
+        pid: 0,
+        uid: 0,
+        gid: 0,
+    };
+    let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
+    // SAFETY: getsockopt writes at most `len` bytes into `cred`, which is a ucred.
+    let rc = unsafe {
+        libc::getsockopt(
+            stream.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_PEERCRED,
+            (&mut cred as *mut libc::ucred).cast(),
+            &mut len,
+        )
+    };
+    // SAFETY: getuid has no preconditions.
+    rc == 0 && cred.uid == unsafe { libc::getuid() }
+}
+
+/// The connecting process runs as this user (getpeereid, macOS and the BSDs).
+#[cfg(all(unix, not(target_os = "linux")))]
+fn peer_is_this_user(stream: &std::os::unix::net::UnixStream) -> bool {
+    use std::os::fd::AsRawFd;
+    let (mut uid, mut gid) = (0, 0);
+    // SAFETY: getpeereid writes two ids through valid pointers.
+    let rc = unsafe { libc::getpeereid(stream.as_raw_fd(), &mut uid, &mut gid) };
+    // SAFETY: getuid has no preconditions.
+    rc == 0 && uid == unsafe { libc::getuid() }
 }
 
 impl Drop for PttServer {
@@ -245,5 +293,23 @@ mod tests {
         assert!(matches!(PttServer::start(), Err(PttError::InUse { .. })));
         drop(server);
         assert!(!path.exists(), "the socket is removed on exit");
+    }
+
+    #[test]
+    fn the_socket_is_user_only_and_answers_its_own_user() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("ptt.sock");
+        let server = PttServer::start_at(path.clone()).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600, "{mode:o}");
+        // This user passes the peer check (and is told nothing is running).
+        let mut stream = std::os::unix::net::UnixStream::connect(&path).unwrap();
+        writeln!(stream, "press").unwrap();
+        let mut answer = String::new();
+        BufReader::new(stream).read_line(&mut answer).unwrap();
+        assert!(answer.contains("dictation is not running"), "{answer}");
+        drop(server);
+        assert!(!path.exists());
     }
 }
