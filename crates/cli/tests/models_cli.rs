@@ -121,6 +121,111 @@ fn imports_ct2_dir_silero_and_whisper_cpp_bin_then_transcribes() {
     );
 }
 
+/// Word errors of `model` over the five LibriVox clips, and the word count.
+fn librivox_errors(models: &Path, model: &str) -> (usize, usize) {
+    use utter_core::text::{normalize_words, word_edit_distance};
+    let dir = Path::new("/usr/share/pocketsphinx/test/data/librivox");
+    let lines = std::fs::read_to_string(dir.join("transcription")).unwrap();
+    let (mut errors, mut words) = (0, 0);
+    for line in lines.lines() {
+        let (text, id) = line.rsplit_once(" (").unwrap();
+        let reference = normalize_words(&text.replace("<s>", "").replace("</s>", ""));
+        let clip = dir.join(format!("{}.wav", id.trim_end_matches(')')));
+        let out = utter(
+            models,
+            &["transcribe", "--model", model, clip.to_str().unwrap()],
+        );
+        assert!(out.status.success(), "{model}: {}", text(&out.stderr));
+        // The reference spells out "mister"; whisper writes "Mr.".
+        let spelled = |words: Vec<String>| -> Vec<String> {
+            words
+                .into_iter()
+                .map(|w| if w == "mr" { "mister".into() } else { w })
+                .collect()
+        };
+        let heard = spelled(normalize_words(&text(&out.stdout)));
+        errors += word_edit_distance(&reference, &heard);
+        words += reference.len();
+    }
+    (errors, words)
+}
+
+#[test]
+fn a_ct2_model_imports_quantised_smaller_and_transcribes_as_well() {
+    let tmp = tempfile::tempdir().unwrap();
+    let models = tmp.path().join("models");
+    let ct2 = ct2_dir(&tmp.path().join("src"));
+    let import = |quant: &str| {
+        let out = utter(
+            &models,
+            &["models", "import", ct2.to_str().unwrap(), "--quant", quant],
+        );
+        assert!(out.status.success(), "{quant}: {}", text(&out.stderr));
+        text(&out.stdout)
+    };
+    import("f16");
+    let q8 = import("q8_0");
+    assert!(q8.contains("Imported whisper-tiny.en-q8_0"), "{q8}");
+    import("q5_1");
+    let size = |name: &str| {
+        std::fs::metadata(models.join(format!("{name}.bin")))
+            .unwrap()
+            .len() as f64
+    };
+    let f16 = size("whisper-tiny.en");
+    // The matrices shrink to 34/64 (q8_0) and 24/64 (q5_1) of f16; the
+    // convolutions, norms and biases stay as they were.
+    assert!(
+        size("whisper-tiny.en-q8_0") < 0.6 * f16,
+        "q8_0: {} of {f16}",
+        size("whisper-tiny.en-q8_0")
+    );
+    assert!(
+        size("whisper-tiny.en-q5_1") < 0.45 * f16,
+        "q5_1: {} of {f16}",
+        size("whisper-tiny.en-q5_1")
+    );
+
+    let (f16_errors, words) = librivox_errors(&models, "whisper-tiny.en");
+    for model in ["whisper-tiny.en-q8_0", "whisper-tiny.en-q5_1"] {
+        let (errors, _) = librivox_errors(&models, model);
+        // Within 2 words of f16 over the 67 words (3 points).
+        assert!(
+            errors <= f16_errors + 2,
+            "{model}: {errors} word errors, f16: {f16_errors} (of {words})"
+        );
+    }
+
+    // A file already in the engine's format is not re-quantised: a clear refusal.
+    let bin = models.join("whisper-tiny.en.bin");
+    let out = utter(
+        &models,
+        &[
+            "models",
+            "import",
+            bin.to_str().unwrap(),
+            "--quant",
+            "q8_0",
+            "--name",
+            "x",
+        ],
+    );
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr)
+            .contains("only a CTranslate2 (faster-whisper) model directory is quantised"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(!models.join("x.bin").exists());
+    let out = utter(&models, &["models", "import", "x", "--quant", "int3"]);
+    assert!(
+        text(&out.stderr).contains("one of: f16, q8_0, q5_1, q5_0, q4_0"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
 #[test]
 fn a_truncated_ct2_model_is_refused_and_nothing_is_installed() {
     let tmp = tempfile::tempdir().unwrap();

@@ -372,7 +372,7 @@ fn a_catalog_model_downloads_pauses_resumes_installs_and_transcribes() {
     let f = fixture();
     let models = f.paths.cache.join("models");
     let store = ModelStore::new(&models);
-    utter_core::models::import::import(&store, &common::vad_model(), None, None).unwrap();
+    utter_core::models::import(&store, &common::vad_model(), Default::default()).unwrap();
     let body = Arc::new(std::fs::read(common::speech_model()).unwrap());
     let server = ModelServer::start(body.clone());
     let paths = Paths {

@@ -17,6 +17,7 @@ import type {
   InstallProgress,
   Level,
   Model,
+  Quant,
   Settings,
   Status,
   UpdateInfo,
@@ -51,7 +52,7 @@ export const api = {
 
   listModels: () => invoke<Model[]>('list_models'),
   installDefaultModel: () => invoke<void>('install_default_model'),
-  importModel: (path: string) => invoke<Model>('import_model', { path }),
+  importModel: (path: string, quant: Quant) => invoke<Model>('import_model', { path, quant }),
   setDefaultModel: (name: string) => invoke<void>('set_default_model', { name }),
   removeModel: (name: string) => invoke<void>('remove_model', { name }),
 

@@ -85,6 +85,17 @@ export interface Model {
   languages: string[];
 }
 
+/** Weight formats a converted model can be written in (`utter models import --quant`). */
+export type Quant = 'f16' | 'q8_0' | 'q5_1' | 'q5_0' | 'q4_0';
+
+export const QUANTS: { value: Quant; label: string }[] = [
+  { value: 'f16', label: 'f16 (as converted)' },
+  { value: 'q8_0', label: 'q8_0 (half the size)' },
+  { value: 'q5_1', label: 'q5_1' },
+  { value: 'q5_0', label: 'q5_0' },
+  { value: 'q4_0', label: 'q4_0 (smallest)' },
+];
+
 export interface HistoryEntry {
   id: number;
   kind: 'dictation' | 'file';

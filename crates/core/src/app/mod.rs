@@ -21,6 +21,7 @@ use crate::dictation::events::Stamped;
 use crate::dictation::service::Control;
 use crate::history::{self, Entry, History, HistoryError};
 use crate::models::store::{ModelEntry, ModelKind, ModelStore, ModelUse};
+use crate::models::Quant;
 use crate::platform::doctor::{self, Capability};
 use crate::platform::hotkeys::Hotkeys;
 use crate::platform::output::{open_sink, OutputEnv};
@@ -394,8 +395,14 @@ impl App {
         Ok(())
     }
 
-    pub fn import_model(&self, path: &Path) -> Result<ModelSummary, AppError> {
-        let entry = crate::models::import::import(&self.shared.store, path, None, None)?;
+    /// Imports a model file or folder; a converted (CTranslate2) model's
+    /// weights are written in `quant`.
+    pub fn import_model(&self, path: &Path, quant: Quant) -> Result<ModelSummary, AppError> {
+        let options = crate::models::ImportOptions {
+            quant,
+            ..Default::default()
+        };
+        let entry = crate::models::import(&self.shared.store, path, options)?;
         let default = self.shared.store.default_speech()?.map(|e| e.name);
         if self.status().state == AppState::NoModel && entry.kind == ModelKind::Speech {
             service_host::restart(&self.shared);

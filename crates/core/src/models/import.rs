@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
+use super::convert::quant::Quant;
 use super::convert::{silero, whisper_bin, ConvertError};
 use super::store::{ModelEntry, ModelKind, ModelStore};
 use super::ModelError;
@@ -96,32 +97,52 @@ impl Drop for TempGuard {
     }
 }
 
-/// Imports `path` into `store`. `name` overrides the automatic name; `source`
-/// overrides the provenance recorded in the manifest.
+/// How to import.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ImportOptions<'a> {
+    /// The name to install under [default: the model's variant, with the
+    /// quantisation appended when it is not f16].
+    pub name: Option<&'a str>,
+    /// The provenance recorded in the manifest [default: the path].
+    pub source: Option<&'a str>,
+    /// The weight format of a converted (CTranslate2) model.
+    pub quant: Quant,
+}
+
+/// Imports `path` into `store`.
 pub fn import(
     store: &ModelStore,
     path: &Path,
-    name: Option<&str>,
-    source: Option<&str>,
+    options: ImportOptions,
 ) -> Result<ModelEntry, ModelError> {
     // The readers parse untrusted files: a bug there fails this import, not the app.
-    crate::panics::contain(|| import_contained(store, path, name, source)).unwrap_or_else(
-        |message| {
-            Err(ModelError::Invalid {
-                path: path.to_path_buf(),
-                message: format!("the file could not be read ({message})"),
-            })
-        },
-    )
+    crate::panics::contain(|| import_contained(store, path, options)).unwrap_or_else(|message| {
+        Err(ModelError::Invalid {
+            path: path.to_path_buf(),
+            message: format!("the file could not be read ({message})"),
+        })
+    })
 }
 
 fn import_contained(
     store: &ModelStore,
     path: &Path,
-    name: Option<&str>,
-    source: Option<&str>,
+    options: ImportOptions,
 ) -> Result<ModelEntry, ModelError> {
+    let ImportOptions {
+        name,
+        source,
+        quant,
+    } = options;
     let kind = ImportSource::detect(path)?;
+    if quant != Quant::F16 && !matches!(kind, ImportSource::Ct2Dir(_)) {
+        return Err(ModelError::Invalid {
+            path: path.to_path_buf(),
+            message: format!(
+                "only a CTranslate2 (faster-whisper) model directory is quantised on import;                  this file is imported as it is: leave out the `{quant}` quantisation, or                  download the {quant} file of the model from the catalog"
+            ),
+        });
+    }
     let dir = store.dir();
     std::fs::create_dir_all(dir).map_err(|e| ModelError::io(dir, e))?;
     let ext = if matches!(kind, ImportSource::Gguf(_)) {
@@ -140,7 +161,7 @@ fn import_contained(
     };
     let write_err = |e: std::io::Error| ModelError::io(&tmp, e);
     match &kind {
-        ImportSource::Ct2Dir(d) => whisper_bin::convert_dir(d)?
+        ImportSource::Ct2Dir(d) => whisper_bin::convert_dir(d, quant)?
             .write_to(&mut out)
             .map_err(write_err)?,
         ImportSource::SileroSafetensors(f) => silero::convert_file(f)?
@@ -186,6 +207,9 @@ fn import_contained(
     let name = match name {
         Some(n) => sanitize(n)?,
         None if model_kind == ModelKind::Vad && info.variant.is_empty() => "silero-vad".to_string(),
+        None if !info.variant.is_empty() && quant != Quant::F16 => {
+            sanitize(&format!("{}-{quant}", info.variant))?
+        }
         None if !info.variant.is_empty() => sanitize(&info.variant)?,
         None => sanitize(
             &path
@@ -280,7 +304,9 @@ mod tests {
         let bogus = dir.path().join("bogus.gguf");
         std::fs::write(&bogus, b"GGUF garbage that is not a model").unwrap();
         let store = ModelStore::new(&models);
-        let err = import(&store, &bogus, None, None).unwrap_err().to_string();
+        let err = import(&store, &bogus, ImportOptions::default())
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("the engine could not load it"), "{err}");
         assert_eq!(
             std::fs::read_dir(&models).unwrap().count(),

@@ -11,8 +11,9 @@ pub mod recommend;
 pub mod store;
 
 pub use catalog::{Catalog, CatalogModel};
+pub use convert::quant::Quant;
 pub use defaults::{install_default, DefaultInstall};
-pub use import::{import, ImportSource};
+pub use import::{import, ImportOptions, ImportSource};
 pub use store::{Capabilities, ModelEntry, ModelKind, ModelStore, ModelUse};
 
 use std::path::PathBuf;

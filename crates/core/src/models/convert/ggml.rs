@@ -3,11 +3,29 @@
 
 use std::io::Write;
 
-/// Element type of a tensor in a ggml `.bin` file.
+use super::quant::{self, Quant};
+
+/// Element type of a tensor in a ggml `.bin` file (ggml's `ggml_type` ids).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum GgmlType {
     F32 = 0,
     F16 = 1,
+    Q4_0 = 2,
+    Q5_0 = 6,
+    Q5_1 = 7,
+    Q8_0 = 8,
+}
+
+impl From<Quant> for GgmlType {
+    fn from(q: Quant) -> Self {
+        match q {
+            Quant::F16 => GgmlType::F16,
+            Quant::Q8_0 => GgmlType::Q8_0,
+            Quant::Q5_1 => GgmlType::Q5_1,
+            Quant::Q5_0 => GgmlType::Q5_0,
+            Quant::Q4_0 => GgmlType::Q4_0,
+        }
+    }
 }
 
 /// A tensor ready to be written: `shape` is in numpy (row-major) order.
@@ -32,6 +50,10 @@ impl GgmlTensor {
                 .iter()
                 .flat_map(|v| half::f16::from_f32(*v).to_le_bytes())
                 .collect(),
+            GgmlType::Q8_0 => quant::quantize(values, Quant::Q8_0),
+            GgmlType::Q5_1 => quant::quantize(values, Quant::Q5_1),
+            GgmlType::Q5_0 => quant::quantize(values, Quant::Q5_0),
+            GgmlType::Q4_0 => quant::quantize(values, Quant::Q4_0),
         };
         Self {
             name: name.into(),

@@ -5,6 +5,7 @@
 pub mod ct2;
 pub mod ggml;
 pub mod mel;
+pub mod quant;
 pub mod silero;
 pub mod vocab;
 pub mod whisper_bin;

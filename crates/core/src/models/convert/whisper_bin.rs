@@ -4,13 +4,16 @@
 //! query/key/value tensors (the key projections carry no bias), names become
 //! OpenAI's, and the type rules of whisper.cpp's own converter apply: 1-D
 //! tensors, conv biases (as `[n, 1]`) and positional embeddings in f32, the
-//! rest in f16.
+//! rest in f16. With a quantisation, the weight matrices (2-D, rows a whole
+//! number of blocks) are written in it, as whisper.cpp's `quantize` does; the
+//! convolutions stay f16.
 
 use std::io::Write;
 use std::path::Path;
 
 use super::ct2::{Ct2Dtype, Ct2Model, Ct2Variable};
 use super::ggml::{GgmlTensor, GgmlType, GGML_MAGIC};
+use super::quant::{self, Quant};
 use super::{mel, vocab, ConvertError};
 
 /// The Whisper dimensions read from a CT2 model.
@@ -52,6 +55,7 @@ pub struct ConvertedWhisper {
     /// Raw bytes of every token below end-of-text.
     pub vocab: Vec<Vec<u8>>,
     pub tensors: Vec<GgmlTensor>,
+    pub quant: Quant,
 }
 
 impl ConvertedWhisper {
@@ -69,10 +73,10 @@ impl ConvertedWhisper {
             h.n_text_head,
             h.n_text_layer,
             h.n_mels,
-            1, // ftype: mostly f16
         ] {
             out.write_all(&(v as i32).to_le_bytes())?;
         }
+        out.write_all(&self.quant.file_type().to_le_bytes())?;
         const N_FFT: usize = 400;
         let filters = mel::mel_filterbank(16000, N_FFT, h.n_mels);
         out.write_all(&(h.n_mels as i32).to_le_bytes())?;
@@ -93,7 +97,7 @@ impl ConvertedWhisper {
 }
 
 /// Converts the CT2 model in `dir` (`model.bin` + `vocabulary.{txt,json}` or `tokenizer.json`).
-pub fn convert_dir(dir: &Path) -> Result<ConvertedWhisper, ConvertError> {
+pub fn convert_dir(dir: &Path, quant: Quant) -> Result<ConvertedWhisper, ConvertError> {
     let model_path = dir.join("model.bin");
     if !model_path.is_file() {
         return Err(ConvertError::Format(format!(
@@ -103,11 +107,16 @@ pub fn convert_dir(dir: &Path) -> Result<ConvertedWhisper, ConvertError> {
     }
     let model = Ct2Model::open(&model_path)?;
     let pieces = read_vocabulary(dir)?;
-    convert(&model, &pieces)
+    convert(&model, &pieces, quant)
 }
 
-/// Converts a parsed CT2 model and its token list (in id order).
-pub fn convert(model: &Ct2Model, pieces: &[String]) -> Result<ConvertedWhisper, ConvertError> {
+/// Converts a parsed CT2 model and its token list (in id order), writing its
+/// weight matrices in `quant`.
+pub fn convert(
+    model: &Ct2Model,
+    pieces: &[String],
+    quant: Quant,
+) -> Result<ConvertedWhisper, ConvertError> {
     if model.spec_name != "WhisperSpec" {
         return Err(ConvertError::Unsupported(format!(
             "CTranslate2 spec `{}` is not a Whisper model; only Whisper (faster-whisper) models can be imported",
@@ -125,11 +134,12 @@ pub fn convert(model: &Ct2Model, pieces: &[String]) -> Result<ConvertedWhisper, 
     }
     let hparams = read_hparams(model)?;
     let vocab = byte_vocab(pieces, hparams.n_vocab)?;
-    let tensors = map_tensors(model, &hparams)?;
+    let tensors = map_tensors(model, &hparams, quant)?;
     Ok(ConvertedWhisper {
         hparams,
         vocab,
         tensors,
+        quant,
     })
 }
 
@@ -277,14 +287,18 @@ fn vocabulary_from_tokenizer_json(text: &str) -> Result<Vec<String>, String> {
     Ok(by_id.into_iter().map(|(_, t)| t).collect())
 }
 
-/// The tensor type whisper.cpp's converter picks for a tensor.
-fn ggml_type_for(name: &str, shape: &[usize]) -> GgmlType {
+/// The tensor type whisper.cpp's converter (and its `quantize`) picks.
+fn ggml_type_for(name: &str, shape: &[usize], quant: Quant) -> GgmlType {
     let keep_f32 = shape.len() < 2
         || name.ends_with("conv1.bias")
         || name.ends_with("conv2.bias")
         || name.ends_with("positional_embedding");
+    // Only matrices are quantised; a row must be whole blocks.
+    let quantisable = shape.len() == 2 && shape[1] % quant::BLOCK == 0;
     if keep_f32 {
         GgmlType::F32
+    } else if quantisable {
+        quant.into()
     } else {
         GgmlType::F16
     }
@@ -292,12 +306,13 @@ fn ggml_type_for(name: &str, shape: &[usize]) -> GgmlType {
 
 struct TensorSink<'a> {
     model: &'a Ct2Model,
+    quant: Quant,
     out: Vec<GgmlTensor>,
 }
 
 impl TensorSink<'_> {
     fn push(&mut self, name: String, shape: Vec<usize>, values: &[f32]) {
-        let ty = ggml_type_for(&name, &shape);
+        let ty = ggml_type_for(&name, &shape, self.quant);
         self.out.push(GgmlTensor::from_f32(name, shape, values, ty));
     }
 
@@ -390,9 +405,14 @@ impl TensorSink<'_> {
     }
 }
 
-fn map_tensors(model: &Ct2Model, h: &WhisperHparams) -> Result<Vec<GgmlTensor>, ConvertError> {
+fn map_tensors(
+    model: &Ct2Model,
+    h: &WhisperHparams,
+    quant: Quant,
+) -> Result<Vec<GgmlTensor>, ConvertError> {
     let mut s = TensorSink {
         model,
+        quant,
         out: Vec::new(),
     };
     s.copy(
@@ -643,12 +663,13 @@ mod tests {
                 .chunks_exact(2)
                 .map(|b| half::f16::from_le_bytes([b[0], b[1]]).to_f32())
                 .collect(),
+            other => panic!("{other:?} is not read back here"),
         }
     }
 
     #[test]
     fn fused_qkv_is_split_and_key_has_no_bias() {
-        let c = convert(&tiny_ct2(), &pieces()).unwrap();
+        let c = convert(&tiny_ct2(), &pieces(), Quant::F16).unwrap();
         assert_eq!(
             values(tensor(&c, "encoder.blocks.0.attn.query.weight")),
             vec![0.0, 1.0, 2.0, 3.0]
@@ -687,7 +708,7 @@ mod tests {
 
     #[test]
     fn tensor_type_rules_follow_whisper_cpp() {
-        let c = convert(&tiny_ct2(), &pieces()).unwrap();
+        let c = convert(&tiny_ct2(), &pieces(), Quant::F16).unwrap();
         let bias = tensor(&c, "encoder.conv1.bias");
         assert_eq!((bias.ty, bias.shape.clone()), (GgmlType::F32, vec![2, 1]));
         assert_eq!(values(bias), vec![7.0, 8.0]);
@@ -707,8 +728,43 @@ mod tests {
     }
 
     #[test]
+    fn quantisation_takes_only_matrices_of_whole_blocks() {
+        let q = Quant::Q5_1;
+        assert_eq!(
+            ggml_type_for("decoder.blocks.0.mlp.2.weight", &[384, 1536], q),
+            GgmlType::Q5_1
+        );
+        assert_eq!(
+            ggml_type_for("decoder.token_embedding.weight", &[51864, 384], q),
+            GgmlType::Q5_1
+        );
+        assert_eq!(
+            ggml_type_for("encoder.conv1.weight", &[384, 80, 3], q),
+            GgmlType::F16
+        );
+        assert_eq!(
+            ggml_type_for("encoder.blocks.0.mlp.0.bias", &[1536], q),
+            GgmlType::F32
+        );
+        assert_eq!(
+            ggml_type_for("encoder.positional_embedding", &[1500, 384], q),
+            GgmlType::F32
+        );
+        // Rows that are not whole blocks stay f16, and the header says what was asked.
+        let c = convert(&tiny_ct2(), &pieces(), q).unwrap();
+        assert_eq!(
+            tensor(&c, "decoder.blocks.0.mlp.2.weight").ty,
+            GgmlType::F16
+        );
+        let mut bytes = Vec::new();
+        c.write_to(&mut bytes).unwrap();
+        let ftype = i32::from_le_bytes(bytes[44..48].try_into().unwrap());
+        assert_eq!(ftype, 2009);
+    }
+
+    #[test]
     fn hparams_and_vocab_bytes() {
-        let c = convert(&tiny_ct2(), &pieces()).unwrap();
+        let c = convert(&tiny_ct2(), &pieces(), Quant::F16).unwrap();
         let h = c.hparams;
         assert_eq!(
             (h.n_vocab, h.n_audio_ctx, h.n_audio_state, h.n_audio_head),
@@ -736,7 +792,10 @@ mod tests {
     #[test]
     fn non_whisper_spec_is_refused_by_name() {
         let m = Ct2Model::parse(&write_ct2("TransformerSpec", &[])).unwrap();
-        let err = convert(&m, &pieces()).err().unwrap().to_string();
+        let err = convert(&m, &pieces(), Quant::F16)
+            .err()
+            .unwrap()
+            .to_string();
         assert!(
             err.contains("`TransformerSpec` is not a Whisper model"),
             "{err}"
@@ -750,7 +809,10 @@ mod tests {
             &[("encoder/conv1/weight", vec![2, 2], 1, vec![1, 2, 3, 4])],
         ))
         .unwrap();
-        let err = convert(&m, &pieces()).err().unwrap().to_string();
+        let err = convert(&m, &pieces(), Quant::F16)
+            .err()
+            .unwrap()
+            .to_string();
         assert!(
             err.contains("quantised") && err.contains("float16"),
             "{err}"
