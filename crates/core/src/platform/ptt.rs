@@ -312,4 +312,52 @@ mod tests {
         drop(server);
         assert!(!path.exists());
     }
+
+    /// Another user (`nobody`, through runuser: needs root, as CI runs) is
+    /// kept out twice: by the socket's mode, and, were the socket opened up,
+    /// by the peer check.
+    #[test]
+    fn another_user_is_refused() {
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } != 0 {
+            eprintln!("another_user_is_refused: not run (acting as another user needs root)");
+            return;
+        }
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        let path = dir.path().join("ptt.sock");
+        let server = PttServer::start_at(path.clone()).unwrap();
+        let (tx, rx) = crossbeam_channel::unbounded();
+        server.set_target(Some(tx));
+        let as_nobody = || {
+            let script = r#"
+import socket, sys
+s = socket.socket(socket.AF_UNIX)
+try:
+    s.connect(sys.argv[1])
+except OSError as e:
+    print("connect:", e.strerror)
+    sys.exit()
+try:
+    s.sendall(b"press\n")
+except OSError:
+    pass  # the server may answer and close before reading
+print(s.makefile().readline().strip())
+"#;
+            let out = std::process::Command::new("runuser")
+                .args(["-u", "nobody", "--", "python3", "-c", script])
+                .arg(&path)
+                .output()
+                .unwrap();
+            String::from_utf8_lossy(&out.stdout).into_owned()
+                + &String::from_utf8_lossy(&out.stderr)
+        };
+        let answer = as_nobody();
+        assert!(answer.contains("connect: Permission denied"), "{answer}");
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o666)).unwrap();
+        let answer = as_nobody();
+        assert!(answer.contains("belongs to another user"), "{answer}");
+        assert!(rx.try_recv().is_err(), "nothing reached the dictation");
+    }
 }
