@@ -1,10 +1,14 @@
 """Benchmark (not a test), issue 15: `utter transcribe` with the default
 whisper tiny.en written in each weight format, and — when they are installed
 in FW_PYTHON's environment — faster-whisper int8 and whisper.cpp
-(pywhispercpp) on the same audio and thread count. Whole processes,
-interleaved round by round (the order rotates), so machine noise hits every
-variant alike. Reports the median wall time, median CPU time (user + sys),
-peak RSS and the word error rate against the LibriVox references.
+(pywhispercpp) on the same audio. Whole processes, interleaved round by round
+(the order rotates), so machine noise hits every variant alike. Reports the
+median wall time, median CPU time (user + sys, the whole process tree), the
+peak memory of the whole process tree (Utter runs its engine in worker
+processes: RSS summed over the tree, and PSS, which counts the model file
+mapped by two workers once) and the word error rate against the LibriVox
+references. Utter runs with its default layout (on 2 cores: two
+single-threaded engine workers); the peers get THREADS threads.
 
     cargo build -p utter-cli
     python3 tests/bench/quantization.py [ROUNDS]
@@ -77,7 +81,9 @@ def inputs(tmp):
     once = os.path.join(tmp, "once.wav")
     subprocess.run(["sox"] + [c for c, _ in clips()] + [once], check=True)
     out.append(("clips once", once, text))
-    return out
+    # UTTER_BENCH_INPUTS="clips once" runs fewer (a quick check of the script).
+    wanted = os.environ.get("UTTER_BENCH_INPUTS")
+    return [i for i in out if not wanted or i[0] in wanted.split(",")]
 
 
 def timed(cmd, env):
@@ -94,12 +100,46 @@ def timed(cmd, env):
     return p.stdout, wall, cpu
 
 
-def peak_rss_mb(cmd, env):
-    """Peak RSS of one run, from /usr/bin/time (GNU time), in MB."""
-    p = subprocess.run(["/usr/bin/time", "-f", "%M"] + cmd, env=env, capture_output=True, text=True)
+def tree(pid):
+    """`pid` and its descendants."""
+    pids, i = [pid], 0
+    while i < len(pids):
+        try:
+            with open(f"/proc/{pids[i]}/task/{pids[i]}/children") as f:
+                pids += [int(c) for c in f.read().split()]
+        except OSError:
+            pass
+        i += 1
+    return pids
+
+
+def memory_kb(pid):
+    """(RSS, PSS) of one process in kB, from smaps_rollup."""
+    rss = pss = 0
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as f:
+            for line in f:
+                if line.startswith("Rss:"):
+                    rss = int(line.split()[1])
+                elif line.startswith("Pss:"):
+                    pss = int(line.split()[1])
+    except OSError:
+        pass
+    return rss, pss
+
+
+def peak_memory_mb(cmd, env):
+    """Peak (RSS, PSS) of the whole process tree of one run, sampled every 20 ms, in MB."""
+    p = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    peak_rss = peak_pss = 0
+    while p.poll() is None:
+        sums = [memory_kb(pid) for pid in tree(p.pid)]
+        peak_rss = max(peak_rss, sum(r for r, _ in sums))
+        peak_pss = max(peak_pss, sum(s for _, s in sums))
+        time.sleep(0.02)
     if p.returncode != 0:
-        sys.exit(f"{cmd[0]} failed: {p.stderr[-2000:]}")
-    return int(p.stderr.strip().splitlines()[-1]) / 1024
+        sys.exit(f"{cmd[0]} failed")
+    return peak_rss / 1024, peak_pss / 1024
 
 
 def main():
@@ -119,7 +159,7 @@ def main():
         subprocess.run([UTTER, "models", "import", ct2, "--quant", q], env=env, check=True, stdout=subprocess.DEVNULL)
         name = "whisper-tiny.en" + ("" if q == "f16" else "-" + q)
         size = os.path.getsize(os.path.join(tmp, "models", name + ".bin")) / 1e6
-        variants[f"utter {q}"] = (lambda wav, name=name: [UTTER, "transcribe", "--threads", str(THREADS), "--model", name, wav], size)
+        variants[f"utter {q}"] = (lambda wav, name=name: [UTTER, "transcribe", "--model", name, wav], size)
     fw_python = os.environ.get("FW_PYTHON")
     if fw_python:
         ggml = os.path.join(tmp, "models", "whisper-tiny.en.bin")
@@ -138,18 +178,18 @@ def main():
                 results[v]["cpu"].append(cpu)
                 results[v]["errors"] = edits(ref_words, words(out))
         for v in names:
-            results[v]["rss"] = peak_rss_mb(variants[v][0](wav), env)
+            results[v]["rss"], results[v]["pss"] = peak_memory_mb(variants[v][0](wav), env)
         base = statistics.median(results["faster-whisper int8"]["wall"]) if "faster-whisper int8" in results else statistics.median(results["utter f16"]["wall"])
         base_name = "faster-whisper int8" if "faster-whisper int8" in results else "utter f16"
         print(f"\n### {label} ({len(ref_words)} words), {rounds} rounds; ratio to {base_name}\n")
-        print("| variant | model MB | median wall | ratio | median CPU | peak RSS | word errors (WER) |")
-        print("|---|---:|---:|---:|---:|---:|---:|")
+        print("| variant | model MB | median wall | ratio | median CPU | peak RSS (tree) | peak PSS (tree) | word errors (WER) |")
+        print("|---|---:|---:|---:|---:|---:|---:|---:|")
         for v in names:
             res = results[v]
             wall = statistics.median(res["wall"])
             size = variants[v][1]
             print(f"| {v} | {f'{size:.1f}' if size else '-'} | {wall:.2f} s | {wall / base:.2f} | "
-                  f"{statistics.median(res['cpu']):.2f} s | {res['rss']:.0f} MB | "
+                  f"{statistics.median(res['cpu']):.2f} s | {res['rss']:.0f} MB | {res['pss']:.0f} MB | "
                   f"{res['errors']} ({100 * res['errors'] / len(ref_words):.1f} %) |")
         sys.stdout.flush()
 

@@ -37,7 +37,8 @@ pub struct TranscribeArgs {
     /// CPU threads for the engine [default: the engine's choice]
     #[arg(long, default_value_t = 0)]
     threads: usize,
-    /// Engine workers transcribing windows in parallel, each with `--threads` threads [default: 1]
+    /// Engine workers transcribing windows in parallel, each with `--threads` threads (each holds
+    /// its own copy of the model's buffers; 2 helps only on audio with long pauses) [default: 1]
     #[arg(long, default_value_t = 0)]
     workers: usize,
     /// Translate the speech into English (multilingual models only)
@@ -53,15 +54,13 @@ pub struct TranscribeArgs {
     text: TextArgs,
 }
 
-/// Workers and threads per worker. Two single-threaded workers beat one
-/// two-threaded worker on whisper (see docs/benchmarks.md).
+/// Workers and threads per worker. One worker with every core: each worker
+/// holds its own model and compute buffers (~140 MB for tiny.en), and a
+/// second one only pays on audio with long pauses (7 % faster there, slower
+/// on dense speech; docs/benchmarks.md, issue 15).
 fn worker_layout(workers: usize, threads: usize) -> (usize, usize) {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let workers = if workers > 0 {
-        workers
-    } else {
-        cores.clamp(1, 2)
-    };
+    let workers = workers.max(1);
     let threads = if threads > 0 {
         threads
     } else {
