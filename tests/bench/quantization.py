@@ -17,7 +17,7 @@ single-threaded engine workers); the peers get THREADS threads.
 The quantised models are imported into a throwaway models directory from the
 cached default wheel (`npm test` provisions it).
 """
-import os, re, resource, statistics, subprocess, sys, tempfile, time, zipfile
+import os, re, resource, shutil, statistics, subprocess, sys, tempfile, time, zipfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TARGET = os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target"))
@@ -145,6 +145,13 @@ def peak_memory_mb(cmd, env):
 def main():
     rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 3
     tmp = tempfile.mkdtemp(prefix="utter-quant-")
+    try:
+        run(rounds, tmp)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def run(rounds, tmp):
     env = dict(os.environ, UTTER_MODELS_DIR=os.path.join(tmp, "models"))
     src = os.path.join(tmp, "src")
     with zipfile.ZipFile(WHEEL) as z:

