@@ -22,10 +22,35 @@ pub struct PasteWatch {
     server: Server,
 }
 
+/// The thread serving the clipboard for one paste (X11 or Wayland): it says
+/// once when the text was read, and stops when dropped or replaced.
 #[cfg(all(unix, not(target_os = "macos")))]
-enum Server {
-    X11(x11::Server),
-    Wayland(wayland::Server),
+struct Server {
+    consumed: crossbeam_channel::Receiver<()>,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+#[cfg(all(unix, not(target_os = "macos")))]
+impl Server {
+    fn wait_consumed(&self, timeout: Duration) -> bool {
+        let deadline = std::time::Instant::now() + timeout;
+        let got = self.consumed.recv_deadline(deadline).is_ok();
+        if got {
+            std::thread::sleep(SECOND_READ_GRACE);
+        }
+        got
+    }
+}
+
+#[cfg(all(unix, not(target_os = "macos")))]
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
 }
 
 /// Used when the platform gives no signal.
@@ -39,8 +64,8 @@ impl PasteWatch {
         #[cfg(all(unix, not(target_os = "macos")))]
         {
             let server = match session {
-                DesktopSession::X11 => x11::Server::start(text).map(Server::X11),
-                DesktopSession::Wayland { .. } => wayland::Server::start(text).map(Server::Wayland),
+                DesktopSession::X11 => x11::start(text),
+                DesktopSession::Wayland { .. } => wayland::start(text),
                 _ => return None,
             };
             match server {
@@ -55,10 +80,7 @@ impl PasteWatch {
     /// Waits until the target has read the text (true) or `timeout` passes (false).
     pub fn wait_consumed(&self, timeout: Duration) -> bool {
         #[cfg(all(unix, not(target_os = "macos")))]
-        return match &self.server {
-            Server::X11(server) => server.wait_consumed(timeout),
-            Server::Wayland(server) => server.wait_consumed(timeout),
-        };
+        return self.server.wait_consumed(timeout);
         #[allow(unreachable_code)]
         {
             let _ = timeout;

@@ -9,10 +9,9 @@ use std::io::Write;
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
 
-use crossbeam_channel::{bounded, Receiver, Sender};
+use super::Server;
+use crossbeam_channel::{bounded, Sender};
 use wayland_client::globals::{registry_queue_init, GlobalListContents};
 use wayland_client::protocol::{wl_registry, wl_seat};
 use wayland_client::{event_created_child, Connection, Dispatch, EventQueue, QueueHandle};
@@ -35,74 +34,46 @@ const TEXT_TYPES: [&str; 5] = [
 /// How often the serving thread looks at its stop flag while idle.
 const POLL_INTERVAL_MS: i32 = 20;
 
-/// A thread offering our text as the clipboard until another source
+/// Offers our text as the clipboard, on a thread, until another source
 /// replaces it or the server is dropped.
-pub struct Server {
-    consumed: Receiver<()>,
-    stop: Arc<AtomicBool>,
-    thread: Option<JoinHandle<()>>,
-}
-
-impl Server {
-    pub fn start(text: &str) -> Result<Self, String> {
-        let (ready_tx, ready) = bounded(1);
-        let (consumed_tx, consumed) = bounded(1);
-        let stop = Arc::new(AtomicBool::new(false));
-        let thread_stop = stop.clone();
-        let text = text.as_bytes().to_vec();
-        // Wayland objects are not Send: the connection lives on its thread.
-        let thread = std::thread::Builder::new()
-            .name("utter-paste".into())
-            .spawn(move || {
-                let mut state = State {
-                    text,
-                    consumed: consumed_tx,
-                    notified: false,
-                    replaced: false,
-                };
-                match offer(&mut state) {
-                    Ok((conn, queue)) => {
-                        let _ = ready_tx.send(Ok(()));
-                        serve(&conn, queue, &mut state, &thread_stop);
-                    }
-                    Err(e) => {
-                        let _ = ready_tx.send(Err(e));
-                    }
+pub fn start(text: &str) -> Result<Server, String> {
+    let (ready_tx, ready) = bounded(1);
+    let (consumed_tx, consumed) = bounded(1);
+    let stop = Arc::new(AtomicBool::new(false));
+    let thread_stop = stop.clone();
+    let text = text.as_bytes().to_vec();
+    // Wayland objects are not Send: the connection lives on its thread.
+    let thread = std::thread::Builder::new()
+        .name("utter-paste".into())
+        .spawn(move || {
+            let mut state = State {
+                text,
+                consumed: consumed_tx,
+                notified: false,
+                replaced: false,
+            };
+            match offer(&mut state) {
+                Ok((conn, queue)) => {
+                    let _ = ready_tx.send(Ok(()));
+                    serve(&conn, queue, &mut state, &thread_stop);
                 }
-            })
-            .map_err(|e| e.to_string())?;
-        match ready.recv() {
-            Ok(Ok(())) => Ok(Self {
-                consumed,
-                stop,
-                thread: Some(thread),
-            }),
-            Ok(Err(e)) => {
-                let _ = thread.join();
-                Err(e)
+                Err(e) => {
+                    let _ = ready_tx.send(Err(e));
+                }
             }
-            Err(_) => Err("the clipboard thread ended early".into()),
+        })
+        .map_err(|e| e.to_string())?;
+    match ready.recv() {
+        Ok(Ok(())) => Ok(Server {
+            consumed,
+            stop,
+            thread: Some(thread),
+        }),
+        Ok(Err(e)) => {
+            let _ = thread.join();
+            Err(e)
         }
-    }
-
-    pub fn wait_consumed(&self, timeout: Duration) -> bool {
-        let got = self
-            .consumed
-            .recv_deadline(Instant::now() + timeout)
-            .is_ok();
-        if got {
-            std::thread::sleep(super::SECOND_READ_GRACE);
-        }
-        got
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
+        Err(_) => Err("the clipboard thread ended early".into()),
     }
 }
 

@@ -2,10 +2,9 @@
 //! is the target app reading the paste.
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use crossbeam_channel::{bounded, Receiver};
+use crossbeam_channel::bounded;
 use x11rb::connection::Connection;
 use x11rb::protocol::xproto::{
     Atom, AtomEnum, ConnectionExt, CreateWindowAux, EventMask, PropMode, SelectionNotifyEvent,
@@ -15,154 +14,129 @@ use x11rb::protocol::Event;
 use x11rb::wrapper::ConnectionExt as _;
 use x11rb::CURRENT_TIME;
 
-/// A thread owning CLIPBOARD with our text until another owner takes it.
-pub struct Server {
-    consumed: Receiver<()>,
-    stop: Arc<AtomicBool>,
-    thread: Option<JoinHandle<()>>,
-}
+use super::Server;
 
-impl Server {
-    pub fn start(text: &str) -> Result<Self, String> {
-        let (conn, screen) = x11rb::connect(None).map_err(|e| e.to_string())?;
-        let atom = |name: &str| -> Result<Atom, String> {
-            Ok(conn
-                .intern_atom(false, name.as_bytes())
-                .map_err(|e| e.to_string())?
-                .reply()
-                .map_err(|e| e.to_string())?
-                .atom)
-        };
-        let clipboard = atom("CLIPBOARD")?;
-        let targets = atom("TARGETS")?;
-        let text_targets = [
-            atom("UTF8_STRING")?,
-            atom("text/plain;charset=utf-8")?,
-            atom("TEXT")?,
-            AtomEnum::STRING.into(),
-        ];
-        let root = conn.setup().roots[screen].root;
-        let win = conn.generate_id().map_err(|e| e.to_string())?;
-        conn.create_window(
-            0,
-            win,
-            root,
-            0,
-            0,
-            1,
-            1,
-            0,
-            WindowClass::INPUT_ONLY,
-            0,
-            &CreateWindowAux::new().event_mask(EventMask::PROPERTY_CHANGE),
-        )
-        .map_err(|e| e.to_string())?;
-        conn.set_selection_owner(win, clipboard, CURRENT_TIME)
-            .map_err(|e| e.to_string())?;
-        let owner = conn
-            .get_selection_owner(clipboard)
+/// Owns CLIPBOARD with our text, on a thread, until another owner takes it.
+pub fn start(text: &str) -> Result<Server, String> {
+    let (conn, screen) = x11rb::connect(None).map_err(|e| e.to_string())?;
+    let atom = |name: &str| -> Result<Atom, String> {
+        Ok(conn
+            .intern_atom(false, name.as_bytes())
             .map_err(|e| e.to_string())?
             .reply()
             .map_err(|e| e.to_string())?
-            .owner;
-        if owner != win {
-            return Err("could not take the clipboard".into());
-        }
-        let (tx, consumed) = bounded(1);
-        let stop = Arc::new(AtomicBool::new(false));
-        let thread_stop = stop.clone();
-        let text = text.as_bytes().to_vec();
-        let thread = std::thread::Builder::new()
-            .name("utter-paste".into())
-            .spawn(move || {
-                let mut notified = false;
-                // Serve until someone else owns the clipboard or we are told to stop.
-                while !thread_stop.load(Ordering::Relaxed) {
-                    let event = match conn.poll_for_event() {
-                        Ok(Some(e)) => e,
-                        Ok(None) => {
-                            std::thread::sleep(Duration::from_millis(2));
-                            continue;
-                        }
-                        Err(_) => break,
-                    };
-                    match event {
-                        Event::SelectionClear(_) => break,
-                        Event::SelectionRequest(req) => {
-                            let mut property = req.property;
-                            if property == x11rb::NONE {
-                                property = req.target; // obsolete clients
-                            }
-                            let served_text = text_targets.contains(&req.target);
-                            let ok = if req.target == targets {
-                                let mut list = vec![targets];
-                                list.extend_from_slice(&text_targets);
-                                conn.change_property32(
-                                    PropMode::REPLACE,
-                                    req.requestor,
-                                    property,
-                                    AtomEnum::ATOM,
-                                    &list,
-                                )
-                                .is_ok()
-                            } else if served_text {
-                                conn.change_property8(
-                                    PropMode::REPLACE,
-                                    req.requestor,
-                                    property,
-                                    req.target,
-                                    &text,
-                                )
-                                .is_ok()
-                            } else {
-                                false
-                            };
-                            let notify = SelectionNotifyEvent {
-                                response_type: SELECTION_NOTIFY_EVENT,
-                                sequence: 0,
-                                time: req.time,
-                                requestor: req.requestor,
-                                selection: req.selection,
-                                target: req.target,
-                                property: if ok { property } else { x11rb::NONE },
-                            };
-                            let _ =
-                                conn.send_event(false, req.requestor, EventMask::NO_EVENT, notify);
-                            let _ = conn.flush();
-                            if ok && served_text && !notified {
-                                notified = true;
-                                let _ = tx.try_send(());
-                            }
-                        }
-                        _ => {}
+            .atom)
+    };
+    let clipboard = atom("CLIPBOARD")?;
+    let targets = atom("TARGETS")?;
+    let text_targets = [
+        atom("UTF8_STRING")?,
+        atom("text/plain;charset=utf-8")?,
+        atom("TEXT")?,
+        AtomEnum::STRING.into(),
+    ];
+    let root = conn.setup().roots[screen].root;
+    let win = conn.generate_id().map_err(|e| e.to_string())?;
+    conn.create_window(
+        0,
+        win,
+        root,
+        0,
+        0,
+        1,
+        1,
+        0,
+        WindowClass::INPUT_ONLY,
+        0,
+        &CreateWindowAux::new().event_mask(EventMask::PROPERTY_CHANGE),
+    )
+    .map_err(|e| e.to_string())?;
+    conn.set_selection_owner(win, clipboard, CURRENT_TIME)
+        .map_err(|e| e.to_string())?;
+    let owner = conn
+        .get_selection_owner(clipboard)
+        .map_err(|e| e.to_string())?
+        .reply()
+        .map_err(|e| e.to_string())?
+        .owner;
+    if owner != win {
+        return Err("could not take the clipboard".into());
+    }
+    let (tx, consumed) = bounded(1);
+    let stop = Arc::new(AtomicBool::new(false));
+    let thread_stop = stop.clone();
+    let text = text.as_bytes().to_vec();
+    let thread = std::thread::Builder::new()
+        .name("utter-paste".into())
+        .spawn(move || {
+            let mut notified = false;
+            // Serve until someone else owns the clipboard or we are told to stop.
+            while !thread_stop.load(Ordering::Relaxed) {
+                let event = match conn.poll_for_event() {
+                    Ok(Some(e)) => e,
+                    Ok(None) => {
+                        std::thread::sleep(Duration::from_millis(2));
+                        continue;
                     }
+                    Err(_) => break,
+                };
+                match event {
+                    Event::SelectionClear(_) => break,
+                    Event::SelectionRequest(req) => {
+                        let mut property = req.property;
+                        if property == x11rb::NONE {
+                            property = req.target; // obsolete clients
+                        }
+                        let served_text = text_targets.contains(&req.target);
+                        let ok = if req.target == targets {
+                            let mut list = vec![targets];
+                            list.extend_from_slice(&text_targets);
+                            conn.change_property32(
+                                PropMode::REPLACE,
+                                req.requestor,
+                                property,
+                                AtomEnum::ATOM,
+                                &list,
+                            )
+                            .is_ok()
+                        } else if served_text {
+                            conn.change_property8(
+                                PropMode::REPLACE,
+                                req.requestor,
+                                property,
+                                req.target,
+                                &text,
+                            )
+                            .is_ok()
+                        } else {
+                            false
+                        };
+                        let notify = SelectionNotifyEvent {
+                            response_type: SELECTION_NOTIFY_EVENT,
+                            sequence: 0,
+                            time: req.time,
+                            requestor: req.requestor,
+                            selection: req.selection,
+                            target: req.target,
+                            property: if ok { property } else { x11rb::NONE },
+                        };
+                        let _ = conn.send_event(false, req.requestor, EventMask::NO_EVENT, notify);
+                        let _ = conn.flush();
+                        if ok && served_text && !notified {
+                            notified = true;
+                            let _ = tx.try_send(());
+                        }
+                    }
+                    _ => {}
                 }
-                let _ = conn.destroy_window(win);
-                let _ = conn.flush();
-            })
-            .map_err(|e| e.to_string())?;
-        Ok(Self {
-            consumed,
-            stop,
-            thread: Some(thread),
+            }
+            let _ = conn.destroy_window(win);
+            let _ = conn.flush();
         })
-    }
-
-    pub fn wait_consumed(&self, timeout: Duration) -> bool {
-        let deadline = Instant::now() + timeout;
-        let got = self.consumed.recv_deadline(deadline).is_ok();
-        if got {
-            std::thread::sleep(super::SECOND_READ_GRACE);
-        }
-        got
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
+        .map_err(|e| e.to_string())?;
+    Ok(Server {
+        consumed,
+        stop,
+        thread: Some(thread),
+    })
 }
