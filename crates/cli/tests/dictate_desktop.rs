@@ -1283,3 +1283,138 @@ fn a_recording_that_cannot_be_written_still_delivers_its_text_and_says_so() {
     );
     again.stop();
 }
+
+/// A small tmpfs, unmounted on drop.
+struct SmallDisk(PathBuf);
+
+impl SmallDisk {
+    fn mount(path: &Path, size: &str) -> Self {
+        std::fs::create_dir_all(path).unwrap();
+        let ok = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(path)
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "mount a tmpfs at {}", path.display());
+        Self(path.to_path_buf())
+    }
+
+    /// Fills it up to `leave` free bytes (0: full).
+    fn fill(&self, name: &str, leave: u64) {
+        let free = || {
+            let out = Command::new("df")
+                .args(["--output=avail", "-B1"])
+                .arg(&self.0)
+                .output()
+                .unwrap();
+            String::from_utf8_lossy(&out.stdout)
+                .lines()
+                .nth(1)
+                .unwrap()
+                .trim()
+                .parse::<u64>()
+                .unwrap()
+        };
+        let bytes = free().saturating_sub(leave) as usize;
+        // Past the end the write fails with ENOSPC, which is the point.
+        let _ = std::fs::write(
+            self.0.join(name),
+            vec![0u8; bytes + if leave == 0 { 4096 } else { 0 }],
+        );
+        assert!(free() <= leave, "{} left", free());
+    }
+}
+
+impl Drop for SmallDisk {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg("-l").arg(&self.0).status();
+    }
+}
+
+fn is_root() -> bool {
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| o.stdout.trim_ascii() == b"0")
+}
+
+/// A real full disk: the recordings dir is a 384 KiB tmpfs (12 s of audio).
+/// Filled mid-dictation, and full before a dictation starts, the dictation
+/// still delivers all its text, the user is told its audio is not being
+/// saved, and nothing is left for the recovery pass to transcribe twice.
+/// Once space is freed, the next dictation is recorded again.
+#[test]
+fn on_a_full_disk_dictations_deliver_all_their_text_and_recording_resumes_once_space_is_freed() {
+    if !is_root() {
+        eprintln!("full-disk test: not run (mounting a tmpfs needs root; CI runs as root)");
+        return;
+    }
+    let _guard = serial();
+    let d = desktop();
+    let tmp = tempfile::tempdir().unwrap();
+    let disk = SmallDisk::mount(&tmp.path().join("recordings"), "384k");
+    let dictate = Dictate::start(d, &disk.0, &["--output", "stdout"]);
+    let unfinished = || utter_core::dictation::record_log::unfinished(&disk.0);
+    let not_saved = |error: &Value, what: &str| {
+        let message = error["message"].as_str().unwrap();
+        assert!(
+            message.contains(what) && message.contains("not being saved"),
+            "{error}"
+        );
+    };
+
+    // 1. The disk fills 2 s into the dictation.
+    disk.fill("filler-1", 64 * 1024);
+    d.xdotool(&["keydown", HOTKEY]);
+    dictate.expect("recording_started", Duration::from_secs(5));
+    d.speak(&clip(0));
+    not_saved(
+        &dictate.expect("error", Duration::from_secs(20)),
+        "cannot write the recording",
+    );
+    d.xdotool(&["keyup", HOTKEY]);
+    let delivered = dictate.expect("text_delivered", Duration::from_secs(60));
+    let text = delivered["text"].as_str().unwrap();
+    assert!(
+        word_error_rate(&truth(0), text) <= 0.15,
+        "all of it: {text}"
+    );
+    assert_eq!(unfinished(), Vec::<PathBuf>::new(), "nothing to recover");
+
+    // 2. The disk is full before the key is pressed.
+    disk.fill("filler-2", 0);
+    d.xdotool(&["keydown", HOTKEY]);
+    not_saved(
+        &dictate.expect("error", Duration::from_secs(5)),
+        "cannot create the recording",
+    );
+    dictate.expect("recording_started", Duration::from_secs(5));
+    d.speak(&clip(2));
+    d.xdotool(&["keyup", HOTKEY]);
+    let delivered = dictate.expect("text_delivered", Duration::from_secs(60));
+    let text = delivered["text"].as_str().unwrap();
+    assert!(
+        word_error_rate(&truth(2), text) <= 0.15,
+        "all of it: {text}"
+    );
+    assert_eq!(unfinished(), Vec::<PathBuf>::new(), "nothing to recover");
+
+    // 3. Space freed: recorded again, without an error.
+    std::fs::remove_file(disk.0.join("filler-1")).unwrap();
+    std::fs::remove_file(disk.0.join("filler-2")).unwrap();
+    d.xdotool(&["keydown", HOTKEY]);
+    let started = dictate.expect("recording_started", Duration::from_secs(5));
+    d.speak(&clip(3));
+    d.xdotool(&["keyup", HOTKEY]);
+    dictate.expect("text_delivered", Duration::from_secs(60));
+    dictate.stop();
+    let wav = PathBuf::from(started["audio_path"].as_str().unwrap());
+    let reader = hound::WavReader::open(&wav).expect("a whole recording");
+    assert!(
+        reader.duration() as f64 / 16_000.0 > 3.0,
+        "{} s recorded",
+        reader.duration() as f64 / 16_000.0
+    );
+    assert!(wav.with_extension("json").exists(), "marked finished");
+}

@@ -32,7 +32,10 @@ impl WavRecorder {
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir)?;
         }
-        let writer = hound::WavWriter::create(path, spec()).map_err(std::io::Error::other)?;
+        let mut writer = hound::WavWriter::create(path, spec()).map_err(std::io::Error::other)?;
+        // The header reaches the disk now, so a full disk is found before
+        // the user speaks, not at the first flush.
+        writer.flush().map_err(std::io::Error::other)?;
         Ok(Self {
             path: path.to_path_buf(),
             writer,

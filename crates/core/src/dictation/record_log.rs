@@ -32,23 +32,6 @@ pub fn unix_ms() -> u64 {
         .map_or(0, |d| d.as_millis() as u64)
 }
 
-/// `~/.local/share/utter` (or `$UTTER_DATA_DIR`): recordings and history.
-pub fn default_data_dir() -> PathBuf {
-    std::env::var_os("UTTER_DATA_DIR")
-        .filter(|d| !d.is_empty())
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            dirs::data_dir()
-                .unwrap_or_else(|| PathBuf::from("."))
-                .join("utter")
-        })
-}
-
-/// `~/.local/share/utter/recordings` (or `$UTTER_DATA_DIR/recordings`).
-pub fn default_recordings_dir() -> PathBuf {
-    default_data_dir().join("recordings")
-}
-
 /// A new, unique recording path.
 pub fn new_recording_path(dir: &Path) -> PathBuf {
     let mut ms = unix_ms();
@@ -65,8 +48,32 @@ fn sidecar(wav: &Path) -> PathBuf {
     wav.with_extension("json")
 }
 
-/// Records the outcome next to the WAV (atomically).
+/// Records the outcome next to the WAV (atomically). When the sidecar cannot
+/// be written (a full disk), the WAV goes instead: its outcome is settled, and
+/// a WAV without a sidecar would be transcribed again at every start. The
+/// sidecar is then tried once more in the space that freed. `Err` says the
+/// audio was not kept.
 pub fn write_record(wav: &Path, record: &RecordingRecord) -> std::io::Result<()> {
+    let Err(e) = write_sidecar(wav, record) else {
+        return Ok(());
+    };
+    let _ = std::fs::remove_file(wav.with_extension("json.tmp"));
+    match std::fs::remove_file(wav) {
+        Ok(()) => tracing::warn!(
+            "{}: its outcome cannot be recorded ({e}); the audio was deleted so it is not transcribed again",
+            wav.display()
+        ),
+        Err(gone) if gone.kind() == std::io::ErrorKind::NotFound => {}
+        Err(stuck) => tracing::error!(
+            "{}: its outcome cannot be recorded ({e}) nor the audio deleted ({stuck}): it will be transcribed again at the next start",
+            wav.display()
+        ),
+    }
+    let _ = write_sidecar(wav, record);
+    Err(e)
+}
+
+fn write_sidecar(wav: &Path, record: &RecordingRecord) -> std::io::Result<()> {
     let tmp = wav.with_extension("json.tmp");
     std::fs::write(
         &tmp,
@@ -132,5 +139,27 @@ mod tests {
             dir.path().join("dictation-1.json").exists(),
             "its text is kept"
         );
+    }
+
+    #[test]
+    fn a_sidecar_that_cannot_be_written_removes_the_audio_so_it_is_not_transcribed_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let wav = dir.path().join("dictation-1.wav");
+        std::fs::write(&wav, b"x").unwrap();
+        // A directory where the sidecar's temp file goes: every write fails.
+        std::fs::create_dir(wav.with_extension("json.tmp")).unwrap();
+        let record = RecordingRecord {
+            status: RecordingStatus::Delivered,
+            text: "hi".into(),
+            model: "m".into(),
+            audio_ms: 1,
+            finished_unix_ms: 1,
+        };
+        assert!(
+            write_record(&wav, &record).is_err(),
+            "the audio was not kept"
+        );
+        assert!(!wav.exists());
+        assert!(unfinished(dir.path()).is_empty());
     }
 }

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{never, select, Receiver};
 
 use crate::audio::capture::{Capture, CaptureEvent};
+use crate::audio::wav::WavRecorder;
 use crate::engine::{Engine, EngineNotice};
 use crate::platform::hotkeys::RecordingKeys;
 use crate::platform::output::{OutputConfig, TextSink};
@@ -19,7 +20,7 @@ use crate::vad::SpeechDetector;
 
 use super::events::DictationEvent;
 use super::record_log::{self, RecordingRecord, RecordingStatus};
-use super::session::{post_roll_done, Dictation, DictationConfig};
+use super::session::{post_roll_done, Dictation, DictationConfig, NOT_SAVED};
 use super::trigger::{Intent, Trigger, TriggerKey, TriggerMode};
 
 /// Everything the service needs to know, resolved at the edge.
@@ -60,7 +61,7 @@ impl ServiceConfig {
             post_roll: Duration::from_millis(400),
             output: OutputConfig::default(),
             dictation: DictationConfig::defaults(),
-            recordings_dir: record_log::default_recordings_dir(),
+            recordings_dir: crate::paths::recordings_dir(),
             keep_recordings: 500,
             model_name,
             text_rules: TextRules::default(),
@@ -321,32 +322,39 @@ impl<E: FnMut(DictationEvent)> Service<E> {
         // A model unloaded while idle loads while the user speaks.
         self.engine.prewarm();
         let path = record_log::new_recording_path(&self.config.recordings_dir);
-        match Dictation::start(
+        let recorder = match WavRecorder::create(&path) {
+            Ok(recorder) => Some(recorder),
+            Err(e) => {
+                // A full disk must not cost the dictation: it goes on in
+                // memory. A stub file would look unfinished to the recovery pass.
+                let _ = std::fs::remove_file(&path);
+                self.error(format!(
+                    "{}: cannot create the recording: {e}. {NOT_SAVED}",
+                    path.display()
+                ));
+                None
+            }
+        };
+        let mut d = Dictation::start(
             self.next_id,
             &path,
+            recorder,
             self.config.dictation.clone(),
             &mut self.vad,
             &self.engine,
-        ) {
-            Ok(mut d) => {
-                // Grab cancel/latch before announcing, so an immediate press is not lost.
-                self.io.keys.set_recording(true);
-                (self.emit)(DictationEvent::RecordingStarted {
-                    id: d.id,
-                    audio_path: path.display().to_string(),
-                });
-                let pre: Vec<f32> = self.preroll.drain(..).collect();
-                if !pre.is_empty() {
-                    d.push_audio(&pre, &mut self.vad, &self.engine, &mut self.emit);
-                }
-                self.next_id += 1;
-                self.current = Some(d);
-            }
-            Err(e) => self.error(format!(
-                "{}: cannot create the recording: {e}",
-                path.display()
-            )),
+        );
+        // Grab cancel/latch before announcing, so an immediate press is not lost.
+        self.io.keys.set_recording(true);
+        (self.emit)(DictationEvent::RecordingStarted {
+            id: d.id,
+            audio_path: path.display().to_string(),
+        });
+        let pre: Vec<f32> = self.preroll.drain(..).collect();
+        if !pre.is_empty() {
+            d.push_audio(&pre, &mut self.vad, &self.engine, &mut self.emit);
         }
+        self.next_id += 1;
+        self.current = Some(d);
     }
 
     /// The key was released (or the mic lost): the post-roll starts. The

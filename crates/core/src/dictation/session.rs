@@ -19,6 +19,10 @@ use super::events::DictationEvent;
 
 type Reply = Receiver<Result<Vec<Utterance>, EngineError>>;
 
+/// What a recording that cannot be written means for the user (a full disk).
+pub(crate) const NOT_SAVED: &str =
+    "The dictation goes on in memory, but its audio is not being saved (is the disk full?)";
+
 /// Settings of one dictation.
 #[derive(Debug, Clone)]
 pub struct DictationConfig {
@@ -85,14 +89,16 @@ pub struct Dictation {
 }
 
 impl Dictation {
+    /// Starts a dictation recorded to `recorder`; `None` when the recording
+    /// could not be created (a full disk): it then lives in memory only.
     pub fn start(
         id: u64,
         path: &Path,
+        recorder: Option<WavRecorder>,
         config: DictationConfig,
         vad: &mut SpeechDetector,
         engine: &Engine,
-    ) -> std::io::Result<Self> {
-        let recorder = WavRecorder::create(path)?;
+    ) -> Self {
         let _ = vad.flush(); // a fresh VAD stream
         let stream = engine.info().streaming.then(|| {
             engine.stream_begin(RunParams {
@@ -101,13 +107,13 @@ impl Dictation {
                 ..Default::default()
             })
         });
-        Ok(Self {
+        Self {
             stream,
             id,
             segmenter: Segmenter::new(config.segmenter),
             config,
             audio: Vec::new(),
-            recorder: Some(recorder),
+            recorder,
             audio_path: path.to_path_buf(),
             spans: Vec::new(),
             windows: SpeechWindows::default(),
@@ -119,7 +125,7 @@ impl Dictation {
             stopped_at: None,
             audio_done: false,
             failed: None,
-        })
+        }
     }
 
     /// Whether the user is still speaking in the latest audio: only then is
@@ -157,7 +163,7 @@ impl Dictation {
                 // Keep going in memory: losing the disk copy must not lose the dictation.
                 emit(DictationEvent::Error {
                     message: format!(
-                        "{}: cannot write the recording: {e}",
+                        "{}: cannot write the recording: {e}. {NOT_SAVED}",
                         self.audio_path.display()
                     ),
                 });
