@@ -96,8 +96,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     init_logging(cli.verbose);
     let store = utter_core::models::ModelStore::new(
-        cli.models_dir
-            .unwrap_or_else(utter_core::models::ModelStore::default_dir),
+        cli.models_dir.unwrap_or_else(utter_core::paths::models_dir),
     );
     let result = match cli.command {
         Command::Transcribe(args) => transcribe_cmd::run(&store, args),

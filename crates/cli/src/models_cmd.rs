@@ -170,7 +170,7 @@ pub fn run(store: &ModelStore, cmd: ModelsCommand) -> Result<ExitCode> {
             );
         }
         ModelsCommand::InstallDefault { cache_dir } => {
-            let cache = cache_dir.unwrap_or_else(models::defaults::default_cache_dir);
+            let cache = cache_dir.unwrap_or_else(utter_core::paths::cache_dir);
             let result = models::install_default(store, &cache, |msg| eprintln!("{msg}..."))?;
             for m in &result.already_present {
                 out!("{} already installed (verified)", m.name);

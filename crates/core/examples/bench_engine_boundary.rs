@@ -28,7 +28,7 @@ fn main() {
     let calls: usize = args
         .next()
         .map_or(20, |n| n.parse().expect("CALLS is a number"));
-    let store = ModelStore::new(ModelStore::default_dir());
+    let store = ModelStore::new(utter_core::paths::models_dir());
     let (_, model_path) = store.resolve_speech(None).expect("default model installed");
 
     // Decoded to 16 kHz mono, as the engine takes it.

@@ -26,7 +26,7 @@ fn main() {
     let rounds: usize = args
         .next()
         .map_or(3, |r| r.parse().expect("ROUNDS is a number"));
-    let store = ModelStore::new(ModelStore::default_dir());
+    let store = ModelStore::new(utter_core::paths::models_dir());
     let (name, model_path) = store.resolve_speech(None).expect("default model installed");
     let vad_path = store.path_of(&store.vad().unwrap().expect("VAD installed"));
 

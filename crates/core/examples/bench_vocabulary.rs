@@ -134,7 +134,7 @@ fn main() {
         None => 5,
     };
     assert_eq!(WORDS.len(), 100);
-    let store = ModelStore::new(ModelStore::default_dir());
+    let store = ModelStore::new(utter_core::paths::models_dir());
     let (name, model_path) = store.resolve_speech(None).expect("default model installed");
     let model = Model::load(&model_path).expect("model loads");
     let mut session: Session = model.session().expect("session");

@@ -29,7 +29,7 @@ fn timed(
 
 fn main() {
     utter_core::quiet_native_logs();
-    let store = ModelStore::new(ModelStore::default_dir());
+    let store = ModelStore::new(utter_core::paths::models_dir());
     let (name, model_path) = store.resolve_speech(None).expect("default model installed");
     let model = Model::load(&model_path).expect("model loads");
     let mut session = model.session().expect("session");

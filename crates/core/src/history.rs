@@ -179,11 +179,6 @@ pub fn open_or_start_anew(path: &Path) -> Result<(History, Option<String>), Hist
     }
 }
 
-/// `history.sqlite3` in `$UTTER_DATA_DIR` or the platform data dir.
-pub fn default_path() -> PathBuf {
-    crate::dictation::record_log::default_data_dir().join("history.sqlite3")
-}
-
 impl History {
     pub fn open(path: &Path) -> Result<Self, HistoryError> {
         let open_err = |source| HistoryError::Open {

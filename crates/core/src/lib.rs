@@ -1,7 +1,7 @@
 //! utter-core: everything Utter does, without any GUI.
 //!
 //! Pipeline order (one module per stage): [`audio`] decodes and resamples →
-//! [`vad`] finds speech → [`windows`] packs it for the engine → [`engine`]
+//! [`vad`] finds speech → [`packing`] packs it for the engine → [`engine`]
 //! transcribes on its own worker thread → [`text`] joins → [`export`] writes.
 //! [`transcribe`] strings these together for files; [`models`] provisions,
 //! converts and resolves the model files the engine loads. [`dictation`] runs
@@ -15,14 +15,15 @@ pub mod engine;
 pub mod export;
 pub mod history;
 pub mod models;
+pub mod packing;
 pub mod panics;
+pub mod paths;
 pub mod platform;
 pub mod postprocess;
 pub mod settings;
 pub mod text;
 pub mod transcribe;
 pub mod vad;
-pub mod windows;
 
 /// Routes the engine's native log lines into `log`/`tracing` instead of stderr.
 pub fn quiet_native_logs() {

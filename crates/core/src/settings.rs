@@ -222,19 +222,6 @@ pub struct Loaded {
     pub notice: Option<String>,
 }
 
-/// `settings.json` in `$UTTER_CONFIG_DIR` or the platform config dir.
-pub fn default_path() -> PathBuf {
-    std::env::var_os("UTTER_CONFIG_DIR")
-        .filter(|d| !d.is_empty())
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            dirs::config_dir()
-                .unwrap_or_else(|| PathBuf::from("."))
-                .join("utter")
-        })
-        .join("settings.json")
-}
-
 /// Loads settings; a missing file gives defaults, an unreadable or invalid
 /// one is backed up next to itself and replaced by defaults (with a notice).
 pub fn load(path: &Path) -> Loaded {

@@ -10,9 +10,9 @@ use crossbeam_channel::Receiver;
 
 use crate::audio::{self, AudioError};
 use crate::engine::{Engine, EngineError, RunParams, TimedText, Utterance};
+use crate::packing::{assemble, Window, WindowPacker};
 use crate::postprocess::TextRules;
 use crate::vad::{Segmenter, SegmenterConfig, SpeechDetector};
-use crate::windows::{assemble, Window, WindowPacker};
 
 /// Longest audio per engine call: whisper's 30 s context.
 pub const WINDOW_SAMPLES: u64 = 30 * 16_000;

@@ -22,6 +22,7 @@ use crate::dictation::service::Control;
 use crate::history::{self, Entry, History, HistoryError};
 use crate::models::store::{ModelEntry, ModelKind, ModelStore, ModelUse};
 use crate::models::Quant;
+use crate::paths;
 use crate::platform::doctor::{self, Capability};
 use crate::platform::hotkeys::Hotkeys;
 use crate::platform::output::{open_sink, OutputEnv};
@@ -115,11 +116,11 @@ impl Paths {
     /// `UTTER_DATA_DIR`, `UTTER_MODELS_DIR` and `UTTER_CACHE_DIR`.
     pub fn from_env() -> Self {
         Self {
-            settings: settings::default_path(),
-            history: history::default_path(),
-            recordings: crate::dictation::record_log::default_recordings_dir(),
-            models: ModelStore::default_dir(),
-            cache: crate::models::defaults::default_cache_dir(),
+            settings: paths::settings_file(),
+            history: paths::history_file(),
+            recordings: paths::recordings_dir(),
+            models: paths::models_dir(),
+            cache: paths::cache_dir(),
             catalog: std::env::var_os("UTTER_CATALOG")
                 .filter(|p| !p.is_empty())
                 .map(PathBuf::from),

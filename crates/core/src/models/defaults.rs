@@ -84,16 +84,6 @@ pub struct DefaultInstall {
     pub already_present: Vec<ModelEntry>,
 }
 
-/// `$UTTER_CACHE_DIR`, else the platform cache dir (`~/.cache/utter`).
-pub fn default_cache_dir() -> PathBuf {
-    if let Some(dir) = std::env::var_os("UTTER_CACHE_DIR").filter(|d| !d.is_empty()) {
-        return PathBuf::from(dir);
-    }
-    dirs::cache_dir()
-        .unwrap_or_else(|| PathBuf::from(".cache"))
-        .join("utter")
-}
-
 /// Installs both default models into `store`, fetching wheels into `cache_dir`.
 pub fn install_default(
     store: &ModelStore,

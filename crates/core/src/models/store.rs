@@ -93,17 +93,6 @@ impl ModelStore {
         Self { dir: dir.into() }
     }
 
-    /// `$UTTER_MODELS_DIR`, else the platform data dir (`~/.local/share/utter/models`).
-    pub fn default_dir() -> PathBuf {
-        if let Some(dir) = std::env::var_os("UTTER_MODELS_DIR").filter(|d| !d.is_empty()) {
-            return PathBuf::from(dir);
-        }
-        dirs::data_dir()
-            .unwrap_or_else(|| PathBuf::from("."))
-            .join("utter")
-            .join("models")
-    }
-
     pub fn dir(&self) -> &Path {
         &self.dir
     }

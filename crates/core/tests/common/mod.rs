@@ -10,7 +10,7 @@ use utter_core::models::ModelStore;
 pub const LIBRIVOX: &str = "/usr/share/pocketsphinx/test/data/librivox";
 
 pub fn store() -> ModelStore {
-    let store = ModelStore::new(ModelStore::default_dir());
+    let store = ModelStore::new(utter_core::paths::models_dir());
     assert!(
         store.resolve_speech(None).is_ok() && store.vad().unwrap().is_some(),
         "the default models are not installed in {}: run `npm test` (it provisions them) or `utter models install-default`",
