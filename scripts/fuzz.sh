@@ -51,13 +51,17 @@ seed settings_file settings "" "$tmp/settings.json"
 seed catalog_and_manifest catalog 0 "$root/crates/core/data/catalog.json"
 [ ! -f "$models/manifest.json" ] || seed catalog_and_manifest manifest 1 "$models/manifest.json"
 
-cd fuzz
+# Build every target once, then run the binaries: `cargo fuzz run` would
+# rebuild before each target whenever a source changed meanwhile.
+(cd fuzz && if [ $# -eq 0 ]; then cargo +nightly fuzz build; else
+  for t in "${targets[@]}"; do cargo +nightly fuzz build "$t"; done; fi)
+bin="$CARGO_TARGET_DIR/x86_64-unknown-linux-gnu/release"
 for t in "${targets[@]}"; do
-  mkdir -p "$corpus/$t"
+  mkdir -p "$corpus/$t" "$root/fuzz/artifacts/$t"
   echo "==> $t for ${secs}s"
   # A corrupt header that claims gigabytes must not get them: 2 GB RSS cap;
   # 10 s per input is a hang.
-  cargo +nightly fuzz run "$t" "$corpus/$t" -- \
+  "$bin/$t" "$corpus/$t" -artifact_prefix="$root/fuzz/artifacts/$t/" \
     -max_total_time="$secs" -rss_limit_mb=2048 -malloc_limit_mb=2048 -timeout=10 -max_len=2000000 \
     -print_final_stats=1 2>&1 | grep -E "^(#[0-9]+.*DONE|stat::|==[0-9]+==|SUMMARY|thread '|Done|INFO: Running)" || true
   if ls "$root/fuzz/artifacts/$t"/* >/dev/null 2>&1; then

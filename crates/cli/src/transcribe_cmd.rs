@@ -11,7 +11,8 @@ use indicatif::{ProgressBar, ProgressStyle};
 use utter_core::engine::{Engine, EngineConfig};
 use utter_core::export::{self, Format};
 use utter_core::models::{ModelStore, ModelUse};
-use utter_core::transcribe::{self, FileError, FileOptions, FileTranscript};
+use utter_core::transcribe::{self, FileError, FileOptions};
+use utter_core::transcript::FileTranscript;
 use utter_core::vad::SpeechDetector;
 
 use crate::exit;

@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use crate::transcribe::FileTranscript;
+use crate::transcript::{clock, FileTranscript};
 
 /// Output format of `utter transcribe`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,18 +37,6 @@ impl std::str::FromStr for Format {
             )),
         }
     }
-}
-
-/// `HH:MM:SS<sep>mmm`.
-pub fn clock(ms: i64, sep: char) -> String {
-    let ms = ms.max(0);
-    format!(
-        "{:02}:{:02}:{:02}{sep}{:03}",
-        ms / 3_600_000,
-        ms / 60_000 % 60,
-        ms / 1000 % 60,
-        ms % 1000
-    )
 }
 
 /// Cue times made safe for subtitle players: monotonic, never overlapping,

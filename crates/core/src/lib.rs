@@ -2,8 +2,9 @@
 //!
 //! Pipeline order (one module per stage): [`audio`] decodes and resamples →
 //! [`vad`] finds speech → [`packing`] packs it for the engine → [`engine`]
-//! transcribes on its own worker thread → [`text`] joins → [`export`] writes.
-//! [`transcribe`] strings these together for files; [`models`] provisions,
+//! transcribes on its own worker thread → [`text`] joins into a
+//! [`transcript`] → [`export`] writes it. [`transcribe`] strings these
+//! together for files; [`paths`] knows where files live; [`models`] provisions,
 //! converts and resolves the model files the engine loads. [`dictation`] runs
 //! live dictation; [`platform`] holds everything that differs between
 //! desktops (hotkeys, text output, session detection) behind small traits.
@@ -23,6 +24,7 @@ pub mod postprocess;
 pub mod settings;
 pub mod text;
 pub mod transcribe;
+pub mod transcript;
 pub mod vad;
 
 /// Routes the engine's native log lines into `log`/`tracing` instead of stderr.

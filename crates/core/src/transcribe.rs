@@ -9,9 +9,10 @@ use std::path::{Path, PathBuf};
 use crossbeam_channel::Receiver;
 
 use crate::audio::{self, AudioError};
-use crate::engine::{Engine, EngineError, RunParams, TimedText, Utterance};
+use crate::engine::{Engine, EngineError, RunParams, Utterance};
 use crate::packing::{assemble, Window, WindowPacker};
 use crate::postprocess::TextRules;
+use crate::transcript::FileTranscript;
 use crate::vad::{Segmenter, SegmenterConfig, SpeechDetector};
 
 /// Longest audio per engine call: whisper's 30 s context.
@@ -44,48 +45,6 @@ impl Default for FileOptions {
             vocabulary: Vec::new(),
             rules: TextRules::default(),
         }
-    }
-}
-
-/// The transcript of one file, in file time.
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
-pub struct FileTranscript {
-    pub file: PathBuf,
-    pub model: String,
-    pub language: Option<String>,
-    pub duration_ms: i64,
-    pub segments: Vec<TimedText>,
-    /// Problems that did not stop the transcription (e.g. a garbled window).
-    pub warnings: Vec<String>,
-    /// The engine's text of each segment, before the text rules.
-    #[serde(skip)]
-    pub raw_segments: Vec<String>,
-}
-
-impl FileTranscript {
-    /// The whole text, segments joined with single spaces.
-    pub fn text(&self) -> String {
-        crate::text::join_segments(self.segments.iter().map(|s| s.text.as_str()))
-    }
-
-    /// The engine's whole text, where the text rules changed it.
-    pub fn raw_text(&self) -> Option<String> {
-        let raw = crate::text::join_segments(self.raw_segments.iter().map(String::as_str));
-        (raw != self.text()).then_some(raw)
-    }
-
-    fn push_segment(&mut self, start_ms: i64, end_ms: i64, raw: String, rules: &TextRules) {
-        let text = rules.transcript(&raw).text;
-        // A segment that was only a filler is gone.
-        if text.is_empty() && !raw.trim().is_empty() {
-            return;
-        }
-        self.segments.push(TimedText {
-            start_ms,
-            end_ms,
-            text,
-        });
-        self.raw_segments.push(raw);
     }
 }
 
@@ -379,8 +338,8 @@ fn merge(transcript: &mut FileTranscript, window: &Window, u: Utterance, rules: 
         let (a, b) = window.source_span_ms();
         transcript.warnings.push(format!(
             "{}–{}: {w}",
-            crate::export::clock(a, '.'),
-            crate::export::clock(b, '.')
+            crate::transcript::clock(a, '.'),
+            crate::transcript::clock(b, '.')
         ));
     }
     if u.segments.is_empty() {

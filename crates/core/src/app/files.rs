@@ -12,7 +12,8 @@ use super::{load_models, lock, AppError, AppEvent, LoadFailure, Loaded, Shared};
 use crate::engine::Engine;
 use crate::history::{EntryKind, NewEntry, Segment};
 use crate::models::ModelUse;
-use crate::transcribe::{transcribe_file, FileError, FileOptions, FileTranscript};
+use crate::transcribe::{transcribe_file, FileError, FileOptions};
+use crate::transcript::FileTranscript;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]

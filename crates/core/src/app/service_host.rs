@@ -265,8 +265,15 @@ struct EventHandler {
     model: String,
     language: Option<String>,
     sounds: bool,
-    /// Audio path, start time and length of each dictation in flight.
-    recordings: HashMap<u64, (String, i64, u64)>,
+    /// Each dictation in flight, by id.
+    recordings: HashMap<u64, Recording>,
+}
+
+/// A dictation's recording, as its History entry records it.
+struct Recording {
+    audio_path: String,
+    created_ms: i64,
+    audio_ms: u64,
 }
 
 impl EventHandler {
@@ -285,8 +292,12 @@ impl EventHandler {
                 if self.sounds {
                     sounds::play(sounds::Cue::Start);
                 }
-                self.recordings
-                    .insert(*id, (audio_path.clone(), unix_ms() as i64, 0));
+                let recording = Recording {
+                    audio_path: audio_path.clone(),
+                    created_ms: unix_ms() as i64,
+                    audio_ms: 0,
+                };
+                self.recordings.insert(*id, recording);
                 shared.update_status(|s| {
                     s.state = AppState::Recording;
                     s.error = None;
@@ -297,7 +308,7 @@ impl EventHandler {
                     sounds::play(sounds::Cue::Stop);
                 }
                 if let Some(r) = self.recordings.get_mut(id) {
-                    r.2 = *audio_ms;
+                    r.audio_ms = *audio_ms;
                 }
                 shared.service.transcribing.store(true, Ordering::SeqCst);
                 shared.update_status(|s| s.state = AppState::Transcribing);
@@ -315,14 +326,14 @@ impl EventHandler {
                 ..
             } => {
                 shared.service.transcribing.store(false, Ordering::SeqCst);
-                if let Some((audio, created_ms, audio_ms)) = self.recordings.remove(id) {
+                if let Some(dictation) = self.recordings.remove(id) {
                     // A failed dictation is listed even without text, so
                     // the user sees it and can retry it.
                     if !text.is_empty() || error.is_some() {
                         let entry = NewEntry {
                             raw_text: raw_text.clone(),
                             error: error.clone(),
-                            ..self.entry(text, audio, created_ms, audio_ms)
+                            ..self.entry(text, dictation)
                         };
                         self.shared.add_history(&entry);
                     }
@@ -357,15 +368,15 @@ impl EventHandler {
         shared.emit(AppEvent::Dictation(Stamped::from(event)));
     }
 
-    fn entry(&self, text: &str, audio: String, created_ms: i64, audio_ms: u64) -> NewEntry {
+    fn entry(&self, text: &str, dictation: Recording) -> NewEntry {
         NewEntry {
             kind: EntryKind::Dictation,
             text: text.to_string(),
-            created_ms,
-            duration_ms: audio_ms as i64,
+            created_ms: dictation.created_ms,
+            duration_ms: dictation.audio_ms as i64,
             model: self.model.clone(),
             language: self.language.clone(),
-            audio_path: Some(audio.into()),
+            audio_path: Some(dictation.audio_path.into()),
             source_name: None,
             segments: vec![],
             error: None,
@@ -399,7 +410,14 @@ impl EventHandler {
                     .unwrap_or(0);
                 self.shared.add_history(&NewEntry {
                     raw_text: raw_text.map(str::to_owned),
-                    ..self.entry(text, audio_path.to_string(), unix_ms() as i64, audio_ms)
+                    ..self.entry(
+                        text,
+                        Recording {
+                            audio_path: audio_path.to_string(),
+                            created_ms: unix_ms() as i64,
+                            audio_ms,
+                        },
+                    )
                 });
             }
             Ok(None) => {}
