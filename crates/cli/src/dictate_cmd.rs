@@ -17,6 +17,7 @@ use utter_core::platform::hotkeys::{
 use utter_core::platform::output::{open_sink, OutputEnv, OutputMethod, PasteKeys};
 use utter_core::platform::ptt::PttServer;
 use utter_core::platform::{main_loop, MainThread};
+use utter_core::settings::parse_value;
 use utter_core::vad::SpeechDetector;
 
 use crate::exit;
@@ -33,8 +34,8 @@ pub struct DictateArgs {
     /// The dictation hotkey
     #[arg(long, default_value = "ctrl+shift+space")]
     hotkey: String,
-    /// push-to-talk: hold to speak; toggle: press to start and again to stop
-    #[arg(long, default_value = "push-to-talk", value_parser = |s: &str| s.parse::<TriggerMode>())]
+    /// push_to_talk: hold to speak; toggle: press to start and again to stop
+    #[arg(long, default_value = "push_to_talk", value_parser = parse_value::<TriggerMode>)]
     mode: TriggerMode,
     /// While holding the hotkey, this key switches to hands-free until the next hotkey press
     #[arg(long, default_value = "ctrl+shift+l")]
@@ -46,10 +47,10 @@ pub struct DictateArgs {
     #[arg(long)]
     paste_last_key: Option<String>,
     /// Where the text goes: paste, type, clipboard or stdout
-    #[arg(long, default_value = "paste", value_parser = |s: &str| s.parse::<OutputMethod>())]
+    #[arg(long, default_value = "paste", value_parser = parse_value::<OutputMethod>)]
     output: OutputMethod,
     /// Paste keystroke: ctrl+v (cmd+v on macOS), shift+insert or ctrl+shift+v (terminals)
-    #[arg(long, default_value = "ctrl+v", value_parser = |s: &str| s.parse::<PasteKeys>())]
+    #[arg(long, default_value = "ctrl+v", value_parser = parse_value::<PasteKeys>)]
     paste_keys: PasteKeys,
     /// Leave the dictated text on the clipboard instead of restoring what was there
     #[arg(long)]

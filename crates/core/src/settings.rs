@@ -4,7 +4,8 @@
 
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Serialize};
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::dictation::trigger::TriggerMode;
 use crate::platform::hotkeys::parse_hotkey;
@@ -25,15 +26,13 @@ const VOCABULARY_ENTRY_MAX_CHARS: usize = 100;
 pub struct Settings {
     pub version: u32,
     pub hotkey: String,
-    /// "push_to_talk" or "toggle".
-    pub mode: String,
+    pub mode: TriggerMode,
     pub input_device: Option<String>,
-    /// "auto" or a language code.
-    pub language: String,
+    pub language: Language,
     pub model: Option<String>,
-    /// "paste", "type" or "clipboard".
-    pub output: String,
-    pub paste_keys: String,
+    /// Paste, type or clipboard (stdout is for the command line).
+    pub output: OutputMethod,
+    pub paste_keys: PasteKeys,
     pub restore_clipboard: bool,
     pub trailing_space: bool,
     pub sounds: bool,
@@ -47,7 +46,7 @@ pub struct Settings {
     /// Unload the speech model after this many idle minutes (0 = keep it
     /// loaded); the next key press loads it again while the user speaks.
     pub engine_idle_unload_minutes: u32,
-    pub theme: String,
+    pub theme: Theme,
     /// Words and names to spell as written here, most important first
     /// (passed to the engine with every run).
     pub vocabulary: Vec<String>,
@@ -61,12 +60,12 @@ impl Default for Settings {
         Self {
             version: SETTINGS_VERSION,
             hotkey: "ctrl+shift+space".into(),
-            mode: "push_to_talk".into(),
+            mode: TriggerMode::PushToTalk,
             input_device: None,
-            language: "auto".into(),
+            language: Language::Auto,
             model: None,
-            output: "paste".into(),
-            paste_keys: "ctrl+v".into(),
+            output: OutputMethod::Paste,
+            paste_keys: PasteKeys::Standard,
             restore_clipboard: true,
             trailing_space: true,
             sounds: true,
@@ -77,11 +76,72 @@ impl Default for Settings {
             silence_ms: 600,
             keep_audio_days: 30,
             engine_idle_unload_minutes: 10,
-            theme: "system".into(),
+            theme: Theme::System,
             vocabulary: Vec::new(),
             text_rules: TextRulesConfig::default(),
         }
     }
+}
+
+/// The app's colours.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Theme {
+    /// Follow the desktop's light or dark preference.
+    System,
+    Light,
+    Dark,
+}
+
+/// The spoken language: detected, or an ISO 639 code (`en`, `de`, `yue`).
+/// In the file: `"auto"` or the code; anything else does not load.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Language {
+    Auto,
+    Code(String),
+}
+
+impl Language {
+    /// What the engine takes: `None` detects.
+    pub fn code(&self) -> Option<&str> {
+        match self {
+            Self::Auto => None,
+            Self::Code(code) => Some(code),
+        }
+    }
+}
+
+impl std::str::FromStr for Language {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        if s == "auto" {
+            return Ok(Self::Auto);
+        }
+        if (2..=3).contains(&s.len()) && s.chars().all(|c| c.is_ascii_lowercase()) {
+            return Ok(Self::Code(s.to_string()));
+        }
+        Err(format!("`{s}` is not `auto` or a language code"))
+    }
+}
+
+impl Serialize for Language {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.code().unwrap_or("auto"))
+    }
+}
+
+impl<'de> Deserialize<'de> for Language {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        String::deserialize(deserializer)?
+            .parse()
+            .map_err(serde::de::Error::custom)
+    }
+}
+
+/// Parses one setting's value as the settings file spells it: the CLI's
+/// flags take the same spellings, so each value has exactly one.
+pub fn parse_value<T: DeserializeOwned>(s: &str) -> Result<T, String> {
+    serde_json::from_value(serde_json::Value::String(s.to_string())).map_err(|e| e.to_string())
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -112,16 +172,13 @@ impl Settings {
             ));
         }
         parse_hotkey(&self.hotkey).map_err(|e| invalid("hotkey", e))?;
-        self.trigger_mode()?;
-        let is_code = (2..=3).contains(&self.language.len())
-            && self.language.chars().all(|c| c.is_ascii_lowercase());
-        if self.language != "auto" && !is_code {
-            return Err(invalid(
-                "language",
-                format!("`{}` is not `auto` or a language code", self.language),
-            ));
+        if let Language::Code(code) = &self.language {
+            code.parse::<Language>()
+                .map_err(|why| invalid("language", why))?;
         }
-        self.output_config()?;
+        if self.output == OutputMethod::Stdout {
+            return Err(invalid("output", "stdout is for the command line"));
+        }
         if !(0.05..=0.95).contains(&self.vad_threshold) {
             return Err(invalid("vadThreshold", "must be between 0.05 and 0.95"));
         }
@@ -136,9 +193,6 @@ impl Settings {
                 "engineIdleUnloadMinutes",
                 "must be 0 (keep loaded) to 1440",
             ));
-        }
-        if !["system", "light", "dark"].contains(&self.theme.as_str()) {
-            return Err(invalid("theme", "must be system, light or dark"));
         }
         if self.vocabulary.len() > VOCABULARY_MAX {
             return Err(invalid(
@@ -180,38 +234,19 @@ impl Settings {
         })
     }
 
-    pub fn trigger_mode(&self) -> Result<TriggerMode, SettingsError> {
-        match self.mode.as_str() {
-            "push_to_talk" => Ok(TriggerMode::PushToTalk),
-            "toggle" => Ok(TriggerMode::Toggle),
-            other => Err(invalid(
-                "mode",
-                format!("`{other}` (expected push_to_talk or toggle)"),
-            )),
-        }
-    }
-
     /// The language to pass to the engine (`None` = detect).
     pub fn engine_language(&self) -> Option<String> {
-        (self.language != "auto").then(|| self.language.clone())
+        self.language.code().map(str::to_owned)
     }
 
-    pub fn output_config(&self) -> Result<OutputConfig, SettingsError> {
-        let method: OutputMethod = self.output.parse().map_err(|e| invalid("output", e))?;
-        if method == OutputMethod::Stdout {
-            return Err(invalid("output", "stdout is for the command line"));
-        }
-        let paste_keys: PasteKeys = self
-            .paste_keys
-            .parse()
-            .map_err(|e| invalid("pasteKeys", e))?;
-        Ok(OutputConfig {
-            method,
-            paste_keys,
+    pub fn output_config(&self) -> OutputConfig {
+        OutputConfig {
+            method: self.output,
+            paste_keys: self.paste_keys,
             restore_clipboard: self.restore_clipboard,
             trailing_space: self.trailing_space,
             ..OutputConfig::default()
-        })
+        }
     }
 }
 
@@ -238,7 +273,10 @@ pub fn load(path: &Path) -> Loaded {
     let parsed = serde_json::from_slice::<serde_json::Value>(&bytes)
         .map_err(|e| format!("it is not valid JSON ({e})"))
         .and_then(migrate)
-        .and_then(|value| serde_json::from_value::<Settings>(value).map_err(|e| format!("{e}")))
+        .and_then(|value| {
+            serde_path_to_error::deserialize::<_, Settings>(value)
+                .map_err(|e| format!("invalid setting `{}`: {}", e.path(), e.inner()))
+        })
         .and_then(|s| s.validate().map(|()| s).map_err(|e| e.to_string()));
     match parsed {
         Ok(settings) => Loaded {
@@ -327,8 +365,8 @@ mod tests {
         let path = dir.path().join("sub/settings.json");
         let s = Settings {
             hotkey: "alt+f9".into(),
-            mode: "toggle".into(),
-            language: "de".into(),
+            mode: TriggerMode::Toggle,
+            language: "de".parse().unwrap(),
             vocabulary: vec!["Kubernetes".into(), "Anna Åberg".into()],
             text_rules: TextRulesConfig {
                 replacements: vec![crate::postprocess::Replacement {
@@ -346,6 +384,12 @@ mod tests {
             serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
         // The UI's field names: flat, camelCase.
         assert_eq!(json["spokenPunctuation"], true);
+        // One spelling per value, the same the CLI's flags take.
+        assert_eq!(json["mode"], "toggle");
+        assert_eq!(json["language"], "de");
+        assert_eq!(json["output"], "paste");
+        assert_eq!(json["pasteKeys"], "ctrl+v");
+        assert_eq!(json["theme"], "system");
         assert_eq!(json["replacements"][0]["written"], "GitHub");
         let loaded = load(&path);
         assert_eq!(loaded.settings, s);
@@ -381,6 +425,10 @@ mod tests {
             ("vadThreshold", r#"{"version":1,"vadThreshold":7}"#),
             ("mode", r#"{"version":1,"mode":"sometimes"}"#),
             ("output", r#"{"version":1,"output":"stdout"}"#),
+            ("output", r#"{"version":1,"output":"fax"}"#),
+            ("language", r#"{"version":1,"language":"English"}"#),
+            ("theme", r#"{"version":1,"theme":"neon"}"#),
+            ("pasteKeys", r#"{"version":1,"pasteKeys":"alt+v"}"#),
             ("vocabulary", r#"{"version":2,"vocabulary":["ok", "  "]}"#),
             (
                 "replacements",

@@ -172,7 +172,7 @@ fn settings_are_validated_persisted_and_survive_a_restart() {
 
     let good = Settings {
         hotkey: "alt+shift+d".into(),
-        mode: "toggle".into(),
+        mode: utter_core::dictation::trigger::TriggerMode::Toggle,
         silence_ms: 900,
         ..app.settings()
     };

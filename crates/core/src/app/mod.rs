@@ -19,6 +19,7 @@ pub use files::{FileJob, JobState};
 
 use crate::dictation::events::Stamped;
 use crate::dictation::service::Control;
+use crate::dictation::trigger::TriggerMode;
 use crate::history::{self, Entry, History, HistoryError};
 use crate::models::store::{ModelEntry, ModelKind, ModelStore, ModelUse};
 use crate::models::Quant;
@@ -54,7 +55,7 @@ pub struct Status {
     /// The model takes a vocabulary (elsewhere only replacements apply).
     pub takes_vocabulary: bool,
     pub hotkey: String,
-    pub mode: String,
+    pub mode: TriggerMode,
     pub last_text: Option<String>,
     pub error: Option<String>,
     pub notice: Option<String>,
@@ -254,7 +255,7 @@ impl App {
             detects_language: false,
             takes_vocabulary: false,
             hotkey: s.hotkey.clone(),
-            mode: s.mode.clone(),
+            mode: s.mode,
             last_text: None,
             error: None,
             notice: match (loaded.notice.clone(), history_notice) {
@@ -315,7 +316,7 @@ impl App {
         *lock(&self.shared.settings) = new.clone();
         self.shared.update_status(|s| {
             s.hotkey = new.hotkey.clone();
-            s.mode = new.mode.clone();
+            s.mode = new.mode;
         });
         self.shared.emit(AppEvent::SettingsChanged(new.clone()));
         self.apply_retention();
@@ -578,7 +579,7 @@ impl App {
 
     /// Delivers text to the focused app with the configured output method.
     pub fn paste_text(&self, text: &str) -> Result<(), AppError> {
-        let config = self.settings().output_config()?;
+        let config = self.settings().output_config();
         if text.is_empty() {
             return Ok(());
         }

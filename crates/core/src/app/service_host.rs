@@ -144,11 +144,9 @@ fn run(shared: &Arc<Shared>, control: Sender<Control>, control_rx: Receiver<Cont
 
     let mut config = ServiceConfig::new(loaded.model_name.clone());
     config.hotkey = settings.hotkey.clone();
-    config.mode = settings
-        .trigger_mode()
-        .unwrap_or(crate::dictation::trigger::TriggerMode::PushToTalk);
+    config.mode = settings.mode;
     config.device = settings.input_device.clone();
-    config.output = settings.output_config().unwrap_or_default();
+    config.output = settings.output_config();
     config.dictation.language = language.clone();
     config.dictation.vocabulary = settings.vocabulary.clone();
     config.text_rules = settings

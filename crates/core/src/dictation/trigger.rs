@@ -1,29 +1,18 @@
 //! Turning hotkey presses into dictation intents, per trigger mode. Pure: the
 //! service feeds key events and the current state, and acts on the intent.
 
-use std::str::FromStr;
+use serde::{Deserialize, Serialize};
 
-/// How the main hotkey starts and stops a dictation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// How the main hotkey starts and stops a dictation. Spelled as in the
+/// settings file (`push_to_talk`, `toggle`), which the CLI's `--mode` takes too.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum TriggerMode {
     /// Hold to talk; release to stop. The latch key, pressed while holding,
     /// switches to hands-free until the next press of the hotkey.
     PushToTalk,
     /// Press to start, press again to stop.
     Toggle,
-}
-
-impl FromStr for TriggerMode {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "push-to-talk" | "ptt" => Ok(Self::PushToTalk),
-            "toggle" => Ok(Self::Toggle),
-            _ => Err(format!(
-                "unknown mode `{s}` (expected push-to-talk or toggle)"
-            )),
-        }
-    }
 }
 
 /// Which registered key an event is for.

@@ -9,62 +9,37 @@ mod sinks;
 
 use std::time::Duration;
 
+use serde::{Deserialize, Serialize};
+
 pub use sinks::{ClipboardSink, PasteSink, StdoutSink, TypeSink};
 
 use super::session::DesktopSession;
 use super::MainThread;
 
-/// How dictated text reaches the user.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// How dictated text reaches the user. Spelled as in the settings file,
+/// which the CLI's `--output` takes too.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum OutputMethod {
     Paste,
     Type,
     Clipboard,
+    /// Printed: the command line only.
     Stdout,
 }
 
-impl std::str::FromStr for OutputMethod {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        Ok(match s {
-            "paste" => Self::Paste,
-            "type" => Self::Type,
-            "clipboard" => Self::Clipboard,
-            "stdout" => Self::Stdout,
-            _ => {
-                return Err(format!(
-                    "unknown output `{s}` (expected paste, type, clipboard or stdout)"
-                ))
-            }
-        })
-    }
-}
-
 /// The keystroke that pastes in the target app.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum PasteKeys {
     /// Ctrl+V (Cmd+V on macOS).
+    #[serde(rename = "ctrl+v", alias = "cmd+v")]
     Standard,
     /// Shift+Insert: X11 terminals.
+    #[serde(rename = "shift+insert")]
     ShiftInsert,
     /// Ctrl+Shift+V: most Linux terminal emulators.
+    #[serde(rename = "ctrl+shift+v")]
     CtrlShiftV,
-}
-
-impl std::str::FromStr for PasteKeys {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        Ok(match s.to_ascii_lowercase().as_str() {
-            "ctrl+v" | "cmd+v" | "standard" => Self::Standard,
-            "shift+insert" => Self::ShiftInsert,
-            "ctrl+shift+v" => Self::CtrlShiftV,
-            _ => {
-                return Err(format!(
-                    "unknown paste keys `{s}` (expected ctrl+v, shift+insert or ctrl+shift+v)"
-                ))
-            }
-        })
-    }
 }
 
 #[derive(Debug, Clone)]
