@@ -12,7 +12,7 @@ use symphonia::core::errors::Error as SymError;
 use symphonia::core::formats::{FormatOptions, FormatReader, Track};
 use symphonia::core::io::MediaSourceStream;
 use symphonia::core::meta::MetadataOptions;
-use symphonia::core::probe::{Hint, ProbeResult};
+use symphonia::core::probe::{Hint, Probe, ProbeResult};
 
 use super::resample::{downmix, StreamResampler};
 
@@ -111,6 +111,18 @@ fn codec_name(codec: codecs::CodecType) -> String {
         .unwrap_or_else(|| format!("{codec}"))
 }
 
+/// symphonia's formats, with FLAC behind [`super::flac_guard`] (registered
+/// first, so its `fLaC` marker wins).
+fn probe() -> &'static Probe {
+    static PROBE: std::sync::OnceLock<Probe> = std::sync::OnceLock::new();
+    PROBE.get_or_init(|| {
+        let mut probe = Probe::default();
+        probe.register(&super::flac_guard::descriptor());
+        symphonia::default::register_enabled_formats(&mut probe);
+        probe
+    })
+}
+
 /// Probes the container, with the file extension as a hint.
 fn probe_format(path: &Path, file: File) -> symphonia::core::errors::Result<ProbeResult> {
     let mut hint = Hint::new();
@@ -118,7 +130,7 @@ fn probe_format(path: &Path, file: File) -> symphonia::core::errors::Result<Prob
         hint.with_extension(ext);
     }
     let mss = MediaSourceStream::new(Box::new(file), Default::default());
-    symphonia::default::get_probe().format(
+    probe().format(
         &hint,
         mss,
         &FormatOptions::default(),
@@ -162,6 +174,9 @@ fn decode_contained(path: &Path, mut sink: impl FnMut(&[f32])) -> Result<DecodeR
     let probed = probe_format(path, file).map_err(|e| match e {
         SymError::IoError(io) if io.kind() != std::io::ErrorKind::UnexpectedEof => {
             AudioError::Io(io)
+        }
+        SymError::DecodeError(why) if why == super::flac_guard::CLAIMS_TOO_MUCH => {
+            AudioError::Corrupt(why.into())
         }
         _ => AudioError::UnknownFormat,
     })?;

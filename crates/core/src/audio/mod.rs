@@ -3,6 +3,7 @@
 
 pub mod capture;
 pub mod decode;
+mod flac_guard;
 pub mod resample;
 pub mod wav;
 

@@ -127,10 +127,14 @@ impl Ct2Model {
                 ConvertError::Format(format!("variable `{name}` has unknown dtype code {code}"))
             })?;
             let n_bytes = r.u32(&name)? as usize;
-            let expected = shape.iter().product::<usize>() * dtype.size();
-            if n_bytes != expected {
+            // Checked: a corrupt shape must be an error, not an overflow.
+            let expected = shape
+                .iter()
+                .try_fold(dtype.size(), |n, &dim| n.checked_mul(dim));
+            if expected != Some(n_bytes) {
+                let needs = expected.map_or("more than fits in memory".into(), |n| n.to_string());
                 return Err(ConvertError::Format(format!(
-                    "variable `{name}` declares {n_bytes} bytes but its shape {shape:?} of {dtype:?} needs {expected}"
+                    "variable `{name}` declares {n_bytes} bytes but its shape {shape:?} of {dtype:?} needs {needs}"
                 )));
             }
             let data = r.take(n_bytes, &name)?.to_vec();
