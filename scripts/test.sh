@@ -21,7 +21,15 @@ npm run --silent ui:test
 echo "==> UI page tests (headless Chromium)"
 npm run --silent ui:pages
 echo "==> cargo test"
+# ts-rs's export tests write the UI's types afresh (a removed type's file must go too).
+rm -rf ui/src/lib/generated
 cargo test --locked --workspace
+echo "==> the UI's generated types match the Rust types"
+if [ -n "$(git status --porcelain -- ui/src/lib/generated)" ]; then
+  git status --short -- ui/src/lib/generated
+  echo "ui/src/lib/generated is stale: run \`cargo test -p utter-core --lib export_bindings\` and commit it" >&2
+  exit 1
+fi
 echo "==> end-to-end tests of the desktop app (Xvfb, PulseAudio, WebDriver)"
 node --test --test-concurrency=1 tests/e2e/app.test.mjs
 echo "==> the .deb: build, inspect, install, run, remove"

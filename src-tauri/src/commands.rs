@@ -5,11 +5,11 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use serde::Serialize;
 use tauri::ipc::Response;
 use tauri::{AppHandle, Manager, State};
 use tauri_plugin_autostart::ManagerExt;
 use utter_core::app::{App, CatalogRow, FileJob, ModelSummary, Status, UseFor};
+use utter_core::audio::capture::InputDevice;
 use utter_core::dictation::service::Control;
 use utter_core::export::Format;
 use utter_core::history::Entry;
@@ -83,23 +83,11 @@ pub fn cancel_dictation(core: State<App>) -> Result<()> {
     core.control(Control::Cancel).map_err(|e| e.to_string())
 }
 
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Device {
-    name: String,
-    is_default: bool,
-}
-
 #[tauri::command]
-pub async fn list_devices() -> Result<Vec<Device>> {
-    tauri::async_runtime::spawn_blocking(|| {
-        utter_core::audio::capture::input_devices()
-            .into_iter()
-            .map(|(name, is_default)| Device { name, is_default })
-            .collect()
-    })
-    .await
-    .map_err(|e| e.to_string())
+pub async fn list_devices() -> Result<Vec<InputDevice>> {
+    tauri::async_runtime::spawn_blocking(utter_core::audio::capture::input_devices)
+        .await
+        .map_err(|e| e.to_string())
 }
 
 #[tauri::command]
@@ -228,10 +216,9 @@ pub fn clear_file_jobs(core: State<App>) {
 pub async fn export_transcript(
     app: AppHandle,
     id: u64,
-    format: String,
+    format: Format,
     path: PathBuf,
 ) -> Result<()> {
-    let format: Format = format.parse()?;
     blocking(&app, move |core| core.export_transcript(id, format, &path)).await
 }
 
@@ -246,7 +233,6 @@ pub async fn export_vocabulary(app: AppHandle, path: PathBuf, words: Vec<String>
 }
 
 #[tauri::command]
-pub async fn render_transcript(app: AppHandle, id: u64, format: String) -> Result<String> {
-    let format: Format = format.parse()?;
+pub async fn render_transcript(app: AppHandle, id: u64, format: Format) -> Result<String> {
     blocking(&app, move |core| core.render_transcript(id, format)).await
 }

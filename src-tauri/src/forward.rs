@@ -3,7 +3,7 @@
 
 use serde_json::json;
 use tauri::{AppHandle, Emitter};
-use utter_core::app::AppEvent;
+use utter_core::app::{AppEvent, Level};
 
 use crate::{overlay, tray};
 
@@ -14,7 +14,7 @@ pub fn event(app: &AppHandle, event: AppEvent) {
             overlay::follow(app, &status);
             app.emit("status", status)
         }
-        AppEvent::Level(rms) => app.emit("level", json!({ "rms": rms })),
+        AppEvent::Level(rms) => app.emit("level", Level { rms }),
         AppEvent::Dictation(e) => app.emit("dictation", e),
         AppEvent::FileJob(job) => app.emit("file-job", job),
         AppEvent::Install(p) => app.emit("install-progress", p),

@@ -2,16 +2,9 @@
 //! start when the user allows it, a "Check now", and an install that only
 //! ever happens on the user's click.
 
-use serde::Serialize;
 use tauri::{AppHandle, Emitter, Manager};
 use tauri_plugin_updater::UpdaterExt;
-use utter_core::app::App;
-
-#[derive(Debug, Clone, Serialize)]
-pub struct UpdateInfo {
-    version: String,
-    notes: Option<String>,
-}
+use utter_core::app::{App, UpdateInfo};
 
 /// `UTTER_UPDATE_CHECK=0` turns the check at start off for a whole environment
 /// (tests; distribution packages that update through their package manager).

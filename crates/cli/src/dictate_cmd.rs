@@ -315,8 +315,9 @@ pub fn devices(compute: bool) -> Result<ExitCode> {
     if devices.is_empty() {
         out!("No input devices found.");
     }
-    for (name, is_default) in devices {
-        out!("{}{name}", if is_default { "* " } else { "  " });
+    for device in devices {
+        let mark = if device.is_default { "* " } else { "  " };
+        out!("{mark}{}", device.name);
     }
     Ok(ExitCode::SUCCESS)
 }

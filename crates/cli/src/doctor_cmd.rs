@@ -14,12 +14,8 @@ pub fn run(store: &ModelStore) -> Result<ExitCode> {
     let devices = utter_core::audio::capture::input_devices();
     list.push(Capability::new(
         "microphone",
-        match devices
-            .iter()
-            .find(|(_, default)| *default)
-            .or(devices.first())
-        {
-            Some((name, _)) => Ok(format!("{name} ({} input device(s))", devices.len())),
+        match devices.iter().find(|d| d.is_default).or(devices.first()) {
+            Some(d) => Ok(format!("{} ({} input device(s))", d.name, devices.len())),
             None => Err(
                 "no input device found: plug in a microphone, or check that the \
                          sound server (PulseAudio/PipeWire) is running"

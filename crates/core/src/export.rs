@@ -4,8 +4,10 @@ use std::fmt::Write;
 
 use crate::transcript::{clock, FileTranscript};
 
-/// Output format of `utter transcribe`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Output format of `utter transcribe` and the app's exports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, ts_rs::TS)]
+#[serde(rename_all = "lowercase")]
+#[ts(export, rename = "ExportFormat")]
 pub enum Format {
     Txt,
     Srt,

@@ -52,8 +52,9 @@ pub enum HistoryError {
     },
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
+#[ts(export)]
 pub enum EntryKind {
     Dictation,
     File,
@@ -69,8 +70,9 @@ impl EntryKind {
 }
 
 /// A piece of a transcript with its times in the source audio.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
+#[ts(export)]
 pub struct Segment {
     pub start_ms: i64,
     pub end_ms: i64,
@@ -95,8 +97,9 @@ pub struct NewEntry {
     pub raw_text: Option<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
+#[ts(export)]
 pub struct Entry {
     pub id: i64,
     pub kind: EntryKind,

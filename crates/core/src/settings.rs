@@ -21,13 +21,16 @@ pub const SETTINGS_VERSION: u32 = 2;
 pub const VOCABULARY_MAX: usize = 200;
 const VOCABULARY_ENTRY_MAX_CHARS: usize = 100;
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase", default)]
+#[ts(export)]
 pub struct Settings {
     pub version: u32,
     pub hotkey: String,
     pub mode: TriggerMode,
     pub input_device: Option<String>,
+    /// `auto` or a language code.
+    #[ts(type = "string")]
     pub language: Language,
     pub model: Option<String>,
     /// Paste, type or clipboard (stdout is for the command line).
@@ -84,8 +87,9 @@ impl Default for Settings {
 }
 
 /// The app's colours.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
+#[ts(export)]
 pub enum Theme {
     /// Follow the desktop's light or dark preference.
     System,

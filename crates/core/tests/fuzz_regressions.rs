@@ -29,7 +29,9 @@ fn a_flac_comment_that_claims_gigabytes_is_a_decode_error() {
 #[test]
 fn a_ct2_shape_that_overflows_is_a_format_error() {
     let bytes = std::fs::read(found("ct2-shape-overflows.bin")).unwrap();
-    let err = Ct2Model::parse(&bytes).err().expect("an error");
+    let Err(err) = Ct2Model::parse(&bytes) else {
+        panic!("parsed");
+    };
     assert!(
         err.to_string().contains("more than fits in memory"),
         "{err}"

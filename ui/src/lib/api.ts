@@ -10,7 +10,7 @@ import type {
   CatalogRow,
   Device,
   DictationEvent,
-  DownloadState,
+  DownloadUpdate,
   ExportFormat,
   FileJob,
   HistoryEntry,
@@ -101,7 +101,7 @@ export interface ShellEvents {
   'history-changed': Record<string, never>;
   'settings-changed': Settings;
   'update-available': UpdateInfo;
-  'model-download': { name: string; state: DownloadState | null };
+  'model-download': DownloadUpdate;
 }
 
 /** Subscribes to a shell event; resolves to the unsubscribe function. */

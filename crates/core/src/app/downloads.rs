@@ -18,8 +18,9 @@ use crate::models::recommend::{recommend, Hardware};
 use crate::models::{self, Catalog, CatalogModel, ModelError, ModelUse};
 
 /// Where one catalog model's download stands.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
 #[serde(tag = "state", rename_all = "snake_case")]
+#[ts(export)]
 pub enum DownloadState {
     Queued,
     #[serde(rename_all = "camelCase")]
@@ -44,15 +45,17 @@ pub enum DownloadState {
 }
 
 /// A download's news for the UI; `state: None` = nothing in progress (cancelled).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
+#[ts(export)]
 pub struct DownloadUpdate {
     pub name: String,
     pub state: Option<DownloadState>,
 }
 
 /// One catalog model as the Models page lists it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
+#[ts(export)]
 pub struct CatalogRow {
     pub name: String,
     pub display_name: String,

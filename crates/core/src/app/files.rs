@@ -15,8 +15,9 @@ use crate::models::ModelUse;
 use crate::transcribe::{transcribe_file, FileError, FileOptions};
 use crate::transcript::FileTranscript;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
+#[ts(export)]
 pub enum JobState {
     Queued,
     Running,
@@ -25,8 +26,9 @@ pub enum JobState {
     Cancelled,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
+#[ts(export)]
 pub struct FileJob {
     pub id: u64,
     pub path: String,

@@ -32,8 +32,9 @@ use crate::platform::session::DesktopSession;
 use crate::platform::MainThread;
 use crate::settings::{self, Settings, SettingsError};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
+#[ts(export)]
 pub enum AppState {
     Loading,
     NoModel,
@@ -44,8 +45,9 @@ pub enum AppState {
 }
 
 /// Everything the home screen, tray and overlay show.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
+#[ts(export)]
 pub struct Status {
     pub state: AppState,
     pub model: Option<String>,
@@ -64,8 +66,9 @@ pub struct Status {
     pub capabilities: Vec<Capability>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
+#[ts(export)]
 pub struct InstallProgress {
     pub stage: String,
     pub fraction: Option<f32>,
@@ -74,8 +77,9 @@ pub struct InstallProgress {
 }
 
 /// A model as the UI lists it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
+#[ts(export)]
 pub struct ModelSummary {
     pub name: String,
     pub kind: ModelKind,
@@ -84,6 +88,21 @@ pub struct ModelSummary {
     pub size_bytes: u64,
     pub is_default: bool,
     pub languages: Vec<String>,
+}
+
+/// The microphone's loudness, many times a second (the UI's level meter).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, ts_rs::TS)]
+#[ts(export)]
+pub struct Level {
+    pub rms: f32,
+}
+
+/// A newer release than the running one (the shell's updater finds it).
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
+#[ts(export)]
+pub struct UpdateInfo {
+    pub version: String,
+    pub notes: Option<String>,
 }
 
 /// What the app reports; the shell forwards each to the UI.

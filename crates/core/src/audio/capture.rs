@@ -54,21 +54,30 @@ pub enum CaptureEvent {
     Lost(CaptureError),
 }
 
+/// A microphone the user can choose.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, ts_rs::TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export)]
+pub struct InputDevice {
+    pub name: String,
+    pub is_default: bool,
+}
+
 /// Input devices of the default host; the default device first.
-pub fn input_devices() -> Vec<(String, bool)> {
+pub fn input_devices() -> Vec<InputDevice> {
     let host = cpal::default_host();
     let default = host.default_input_device().map(|d| d.to_string());
-    let mut out: Vec<(String, bool)> = host
+    let mut out: Vec<InputDevice> = host
         .input_devices()
         .map(|devs| devs.map(|d| d.to_string()).collect::<Vec<_>>())
         .unwrap_or_default()
         .into_iter()
-        .map(|name| {
-            let is_default = default.as_deref() == Some(name.as_str());
-            (name, is_default)
+        .map(|name| InputDevice {
+            is_default: default.as_deref() == Some(name.as_str()),
+            name,
         })
         .collect();
-    out.sort_by_key(|(_, d)| !d);
+    out.sort_by_key(|d| !d.is_default);
     out
 }
 

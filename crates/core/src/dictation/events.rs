@@ -12,8 +12,9 @@ pub fn now_ms() -> f64 {
     START.get_or_init(Instant::now).elapsed().as_secs_f64() * 1000.0
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
 #[serde(tag = "event", rename_all = "snake_case")]
+#[ts(export)]
 pub enum DictationEvent {
     Ready {
         model: String,
@@ -95,7 +96,8 @@ pub enum DictationEvent {
 }
 
 /// An event stamped with [`now_ms`].
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[ts(export)]
 pub struct Stamped {
     pub t_ms: f64,
     #[serde(flatten)]

@@ -5,8 +5,9 @@ use serde::{Deserialize, Serialize};
 
 /// How the main hotkey starts and stops a dictation. Spelled as in the
 /// settings file (`push_to_talk`, `toggle`), which the CLI's `--mode` takes too.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
+#[ts(export)]
 pub enum TriggerMode {
     /// Hold to talk; release to stop. The latch key, pressed while holding,
     /// switches to hands-free until the next press of the hotkey.

@@ -9,8 +9,9 @@ use serde::{Deserialize, Serialize};
 use super::{ModelError, INSTALL_HINT};
 
 /// Whether a model transcribes speech or detects it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
+#[ts(export)]
 pub enum ModelKind {
     Speech,
     Vad,

@@ -8,8 +8,9 @@ use super::output::{self, OutputMethod};
 use super::session::DesktopSession;
 
 /// One capability: working or not, and why.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
+#[ts(export)]
 pub struct Capability {
     pub name: String,
     pub ok: bool,

@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 pub use replace::{Replacement, RuleError};
 
 /// The text rules as the user set them (part of the settings).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase", default)]
 pub struct TextRulesConfig {
     pub replacements: Vec<Replacement>,

@@ -10,7 +10,10 @@ use half::f16;
 pub const BLOCK: usize = 32;
 
 /// The formats a converted model's weight matrices can be written in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize, ts_rs::TS,
+)]
+#[ts(export)]
 pub enum Quant {
     /// Half precision: what the reference converters write.
     #[default]

@@ -18,8 +18,9 @@ use super::MainThread;
 
 /// How dictated text reaches the user. Spelled as in the settings file,
 /// which the CLI's `--output` takes too.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
+#[ts(export)]
 pub enum OutputMethod {
     Paste,
     Type,
@@ -29,10 +30,11 @@ pub enum OutputMethod {
 }
 
 /// The keystroke that pastes in the target app.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
+#[ts(export)]
 pub enum PasteKeys {
     /// Ctrl+V (Cmd+V on macOS).
-    #[serde(rename = "ctrl+v", alias = "cmd+v")]
+    #[serde(rename = "ctrl+v")]
     Standard,
     /// Shift+Insert: X11 terminals.
     #[serde(rename = "shift+insert")]
