@@ -112,13 +112,13 @@ pub(super) struct Downloads {
 const PROGRESS_EVERY: Duration = Duration::from_millis(250);
 
 fn catalog(shared: &Shared) -> Result<Catalog, AppError> {
-    Catalog::load(shared.paths.catalog.as_deref()).map_err(AppError::Other)
+    Ok(Catalog::load(shared.paths.catalog.as_deref())?)
 }
 
 fn find<'a>(catalog: &'a Catalog, name: &str) -> Result<&'a CatalogModel, AppError> {
     catalog
         .find(name)
-        .ok_or_else(|| AppError::Other(format!("`{name}` is not in the model catalog")))
+        .ok_or_else(|| AppError::NotInCatalog(name.to_string()))
 }
 
 /// Hardware is read once: the GPU probe loads the engine's backends.
@@ -210,7 +210,7 @@ pub(super) fn start(shared: &Arc<Shared>, name: &str) -> Result<(), AppError> {
     let catalog = catalog(shared)?;
     find(&catalog, name)?;
     if shared.store.find(name)?.is_some() {
-        return Err(AppError::Other(format!("`{name}` is already installed")));
+        return Err(AppError::AlreadyInstalled(name.to_string()));
     }
     let mut inner = lock(&shared.downloads.inner);
     let busy = inner.current.as_ref().is_some_and(|c| c.name == name)
@@ -232,7 +232,7 @@ pub(super) fn start(shared: &Arc<Shared>, name: &str) -> Result<(), AppError> {
         std::thread::Builder::new()
             .name("utter-downloads".into())
             .spawn(move || work(&shared))
-            .map_err(|e| AppError::Other(format!("cannot start the download thread: {e}")))?;
+            .map_err(AppError::Thread)?;
     }
     Ok(())
 }

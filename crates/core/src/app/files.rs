@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use super::{load_models, lock, AppError, AppEvent, LoadFailure, Loaded, Shared};
+use super::{load_models, lock, AppError, AppEvent, Loaded, Shared};
 use crate::engine::Engine;
 use crate::history::{EntryKind, NewEntry, Segment};
 use crate::models::ModelUse;
@@ -177,15 +177,19 @@ pub(super) fn cancel(shared: &Shared, id: u64) {
     shared.update_status(|_| {});
 }
 
+/// The models a batch of file jobs runs on.
+struct BatchModels {
+    /// The settings' choice they were loaded for (`None`: the default).
+    requested: Option<String>,
+    engine: Arc<Engine>,
+    vad: crate::vad::SpeechDetector,
+    model_name: String,
+}
+
 /// Takes queued jobs one by one until none is left. The model stays loaded
 /// between jobs of one batch and is dropped when the queue runs dry.
 fn worker(shared: &Arc<Shared>) {
-    let mut loaded: Option<(
-        Option<String>,
-        Arc<Engine>,
-        crate::vad::SpeechDetector,
-        String,
-    )> = None;
+    let mut loaded: Option<BatchModels> = None;
     loop {
         let next = {
             let mut inner = lock(&shared.files.inner);
@@ -210,28 +214,36 @@ fn worker(shared: &Arc<Shared>) {
         shared.update_status(|_| {});
 
         let settings = shared.settings();
-        if loaded.as_ref().is_none_or(|l| l.0 != settings.model) {
+        if loaded
+            .as_ref()
+            .is_none_or(|l| l.requested != settings.model)
+        {
             loaded = None; // free the old model before loading the new one
             match load_models(shared, settings.model.as_deref(), ModelUse::Files) {
                 Ok(Loaded {
                     model_name,
                     engine,
                     vad,
-                }) => loaded = Some((settings.model.clone(), Arc::new(engine), vad, model_name)),
+                }) => {
+                    loaded = Some(BatchModels {
+                        requested: settings.model.clone(),
+                        engine: Arc::new(engine),
+                        vad,
+                        model_name,
+                    })
+                }
                 Err(failure) => {
-                    let message = match failure {
-                        LoadFailure::NoModel => {
-                            "no speech model is installed; install the default model first"
-                                .to_string()
-                        }
-                        LoadFailure::Error(m) => m,
-                    };
-                    finish(shared, job.id, Err(message));
+                    finish(shared, job.id, Err(failure.to_string()));
                     continue;
                 }
             }
         }
-        let (_, engine, vad, model_name) = loaded.as_mut().expect("loaded above");
+        let BatchModels {
+            engine,
+            vad,
+            model_name,
+            ..
+        } = loaded.as_mut().expect("loaded above");
         lock(&shared.files.inner).engine = Some(engine.clone());
         let result = run_job(
             shared,
@@ -382,10 +394,7 @@ pub(super) fn transcribe_once(
         model_name,
         engine,
         mut vad,
-    } = load_models(shared, model, ModelUse::Files).map_err(|f| match f {
-        LoadFailure::NoModel => AppError::Other("no speech model is installed".into()),
-        LoadFailure::Error(m) => AppError::Other(m),
-    })?;
+    } = load_models(shared, model, ModelUse::Files)?;
     let options = file_options(&shared.settings());
     match transcribe_file(
         std::slice::from_ref(&engine),
@@ -397,6 +406,6 @@ pub(super) fn transcribe_once(
     ) {
         Ok(t) => Ok(t),
         Err(FileError::Partial { transcript, .. }) => Ok(*transcript),
-        Err(e) => Err(AppError::Other(e.to_string())),
+        Err(e) => Err(e.into()),
     }
 }

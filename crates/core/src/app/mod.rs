@@ -6,6 +6,8 @@
 mod downloads;
 mod files;
 mod service_host;
+
+pub use service_host::NotRunning;
 pub mod sounds;
 
 use std::path::{Path, PathBuf};
@@ -156,8 +158,48 @@ pub enum AppError {
     Settings(#[from] SettingsError),
     #[error(transparent)]
     Model(#[from] crate::models::ModelError),
+    #[error(transparent)]
+    Load(#[from] LoadError),
+    #[error(transparent)]
+    Catalog(#[from] crate::models::catalog::CatalogError),
+    #[error(transparent)]
+    File(#[from] crate::transcribe::FileError),
+    #[error(transparent)]
+    Output(#[from] crate::platform::output::OutputError),
+    #[error(transparent)]
+    Dictation(#[from] service_host::NotRunning),
+    #[error("`{0}` is not in the model catalog")]
+    NotInCatalog(String),
+    #[error("`{0}` is already installed")]
+    AlreadyInstalled(String),
+    #[error("`{0}` is in use; choose another model in Settings first")]
+    ModelInUse(String),
+    #[error("the default model is already being installed")]
+    AlreadyInstalling,
+    #[error("cannot start a background thread: {0}")]
+    Thread(#[source] std::io::Error),
+    #[error("history entry {0} no longer exists")]
+    NoHistoryEntry(i64),
+    #[error("the audio of this entry was deleted (retention)")]
+    AudioDeleted,
+    #[error("file job {0} has no finished transcript")]
+    NoTranscript(u64),
+    #[error("cannot read {}: {source}", path.display())]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot write {}: {source}", path.display())]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("clipboard unavailable: {0}")]
+    Clipboard(#[source] arboard::Error),
+    /// Delivered, but not the way the settings ask (e.g. no virtual
+    /// keyboard on this Wayland compositor: left on the clipboard).
     #[error("{0}")]
-    Other(String),
+    FellBack(String),
 }
 
 type Emit = Box<dyn Fn(AppEvent) + Send + Sync>;
@@ -354,7 +396,7 @@ impl App {
 
     /// Start / stop / cancel a dictation, as the hotkey would.
     pub fn control(&self, control: Control) -> Result<(), AppError> {
-        self.shared.service.send(control).map_err(AppError::Other)
+        Ok(self.shared.service.send(control)?)
     }
 
     /// Stops the service (finishing a dictation in progress) and the file queue.
@@ -379,9 +421,7 @@ impl App {
     /// as [`AppEvent::Install`]. Then the dictation service restarts on it.
     pub fn install_default_model(&self) -> Result<(), AppError> {
         if self.shared.installing.swap(true, Ordering::SeqCst) {
-            return Err(AppError::Other(
-                "the default model is already being installed".into(),
-            ));
+            return Err(AppError::AlreadyInstalling);
         }
         let shared = self.shared.clone();
         std::thread::spawn(move || {
@@ -478,9 +518,7 @@ impl App {
 
     pub fn remove_model(&self, name: &str) -> Result<(), AppError> {
         if self.status().model.as_deref() == Some(name) {
-            return Err(AppError::Other(format!(
-                "`{name}` is in use; choose another model in Settings first"
-            )));
+            return Err(AppError::ModelInUse(name.to_string()));
         }
         self.shared.store.remove(name)?;
         Ok(())
@@ -500,7 +538,7 @@ impl App {
     pub fn history_entry(&self, id: i64) -> Result<Entry, AppError> {
         lock(&self.shared.history)
             .get(id)?
-            .ok_or_else(|| AppError::Other(format!("history entry {id} no longer exists")))
+            .ok_or(AppError::NoHistoryEntry(id))
     }
 
     pub fn delete_history(&self, id: i64) -> Result<(), AppError> {
@@ -512,11 +550,7 @@ impl App {
     /// Transcribes an entry's saved audio again (with `model`, or the current one).
     pub fn retry_history(&self, id: i64, model: Option<&str>) -> Result<Entry, AppError> {
         let entry = self.history_entry(id)?;
-        let audio = entry.audio_path.clone().ok_or_else(|| {
-            AppError::Other(
-                "the audio of this entry was deleted (retention); it cannot be retried".into(),
-            )
-        })?;
+        let audio = entry.audio_path.clone().ok_or(AppError::AudioDeleted)?;
         let settings = self.settings();
         let model = model.map(str::to_owned).or(settings.model.clone());
         let transcript = files::transcribe_once(&self.shared, Path::new(&audio), model.as_deref())?;
@@ -536,7 +570,7 @@ impl App {
         };
         let updated = lock(&self.shared.history)
             .update_text(id, &text, raw.as_deref(), &transcript.model, &segments)?
-            .ok_or_else(|| AppError::Other(format!("history entry {id} no longer exists")))?;
+            .ok_or(AppError::NoHistoryEntry(id))?;
         if entry.kind == history::EntryKind::Dictation {
             // Finished now: the next start must not transcribe it again.
             use crate::dictation::record_log::{self, RecordingRecord, RecordingStatus};
@@ -558,10 +592,8 @@ impl App {
     /// The WAV bytes of an entry's audio, for playback in the UI.
     pub fn history_audio(&self, id: i64) -> Result<Vec<u8>, AppError> {
         let entry = self.history_entry(id)?;
-        let path = entry.audio_path.ok_or_else(|| {
-            AppError::Other("the audio of this entry was deleted (retention)".into())
-        })?;
-        std::fs::read(&path).map_err(|e| AppError::Other(format!("{path}: {e}")))
+        let path = PathBuf::from(entry.audio_path.ok_or(AppError::AudioDeleted)?);
+        std::fs::read(&path).map_err(|source| AppError::Read { path, source })
     }
 
     fn apply_retention(&self) {
@@ -585,15 +617,12 @@ impl App {
     pub fn copy_text(&self, text: &str) -> Result<(), AppError> {
         let mut slot = lock(&self.shared.clipboard);
         if slot.is_none() {
-            *slot = Some(
-                arboard::Clipboard::new()
-                    .map_err(|e| AppError::Other(format!("clipboard unavailable: {e}")))?,
-            );
+            *slot = Some(arboard::Clipboard::new().map_err(AppError::Clipboard)?);
         }
         slot.as_mut()
             .expect("set above")
             .set_text(text)
-            .map_err(|e| AppError::Other(format!("clipboard: {e}")))
+            .map_err(AppError::Clipboard)
     }
 
     /// Delivers text to the focused app with the configured output method.
@@ -602,12 +631,10 @@ impl App {
         if text.is_empty() {
             return Ok(());
         }
-        let (mut sink, notice) = open_sink(&config, &self.shared.platform.output_env())
-            .map_err(|e| AppError::Other(e.to_string()))?;
-        sink.deliver(text)
-            .map_err(|e| AppError::Other(e.to_string()))?;
+        let (mut sink, notice) = open_sink(&config, &self.shared.platform.output_env())?;
+        sink.deliver(text)?;
         match notice {
-            Some(n) => Err(AppError::Other(n)),
+            Some(n) => Err(AppError::FellBack(n)),
             None => Ok(()),
         }
     }
@@ -635,23 +662,30 @@ impl App {
         id: u64,
         format: crate::export::Format,
     ) -> Result<String, AppError> {
-        let t =
-            self.shared.files.transcript(id).ok_or_else(|| {
-                AppError::Other(format!("file job {id} has no finished transcript"))
-            })?;
+        let t = self
+            .shared
+            .files
+            .transcript(id)
+            .ok_or(AppError::NoTranscript(id))?;
         Ok(crate::export::render(&t, format))
     }
 
     /// The words of a vocabulary file (the UI adds them to the list).
     pub fn import_vocabulary(&self, path: &Path) -> Result<Vec<String>, AppError> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| AppError::Other(format!("cannot read {}: {e}", path.display())))?;
+        let text = std::fs::read_to_string(path).map_err(|source| AppError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
         Ok(crate::postprocess::vocabulary::parse(&text))
     }
 
     pub fn export_vocabulary(&self, path: &Path, words: &[String]) -> Result<(), AppError> {
-        std::fs::write(path, crate::postprocess::vocabulary::render(words))
-            .map_err(|e| AppError::Other(format!("cannot write {}: {e}", path.display())))
+        std::fs::write(path, crate::postprocess::vocabulary::render(words)).map_err(|source| {
+            AppError::Write {
+                path: path.to_path_buf(),
+                source,
+            }
+        })
     }
 
     pub fn export_transcript(
@@ -661,8 +695,10 @@ impl App {
         path: &Path,
     ) -> Result<(), AppError> {
         let text = self.render_transcript(id, format)?;
-        std::fs::write(path, text)
-            .map_err(|e| AppError::Other(format!("cannot write {}: {e}", path.display())))
+        std::fs::write(path, text).map_err(|source| AppError::Write {
+            path: path.to_path_buf(),
+            source,
+        })
     }
 }
 
@@ -692,29 +728,27 @@ struct Loaded {
 
 /// Why no model could be loaded: none installed (offer the default), or a
 /// real error.
-enum LoadFailure {
+/// Why a job's models could not be made ready.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    #[error("no speech model is installed; install the default model first")]
     NoModel,
-    Error(String),
+    #[error(transparent)]
+    Store(#[from] crate::models::ModelError),
+    #[error(transparent)]
+    Engine(#[from] crate::engine::EngineError),
 }
 
 /// Loads `model` (or the store's default speech model for `use_`) and the
 /// VAD. Dictation's engine gives its memory back after the idle time the
 /// settings name; a file job's lives only as long as its queue.
-fn load_models(
-    shared: &Shared,
-    model: Option<&str>,
-    use_: ModelUse,
-) -> Result<Loaded, LoadFailure> {
+fn load_models(shared: &Shared, model: Option<&str>, use_: ModelUse) -> Result<Loaded, LoadError> {
     let store = &shared.store;
-    let err = |e: &dyn std::fmt::Display| LoadFailure::Error(e.to_string());
-    if model.is_none() && store.default_for(use_).map_err(|e| err(&e))?.is_none() {
-        return Err(LoadFailure::NoModel);
+    if model.is_none() && store.default_for(use_)?.is_none() {
+        return Err(LoadError::NoModel);
     }
-    let vad_entry = store
-        .vad()
-        .map_err(|e| err(&e))?
-        .ok_or(LoadFailure::NoModel)?;
-    let (model_name, model_path) = store.resolve_speech_for(model, use_).map_err(|e| err(&e))?;
+    let vad_entry = store.vad()?.ok_or(LoadError::NoModel)?;
+    let (model_name, model_path) = store.resolve_speech_for(model, use_)?;
     let idle_unload = match use_ {
         ModelUse::Dictation => shared.settings().engine_idle_unload(),
         ModelUse::Files => None,
@@ -722,9 +756,8 @@ fn load_models(
     let engine = crate::engine::Engine::start(crate::engine::EngineConfig {
         host: crate::engine::EngineHost::for_this_process().with_idle_unload(idle_unload),
         ..crate::engine::EngineConfig::new(model_path)
-    })
-    .map_err(|e| err(&e))?;
-    let vad = crate::vad::SpeechDetector::load(&store.path_of(&vad_entry)).map_err(|e| err(&e))?;
+    })?;
+    let vad = crate::vad::SpeechDetector::load(&store.path_of(&vad_entry))?;
     Ok(Loaded {
         model_name,
         engine,

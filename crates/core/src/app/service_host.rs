@@ -10,7 +10,7 @@ use std::thread::JoinHandle;
 
 use crossbeam_channel::{unbounded, Receiver, Sender};
 
-use super::{load_models, lock, sounds, AppEvent, AppState, LoadFailure, Shared};
+use super::{load_models, lock, sounds, AppEvent, AppState, LoadError, Shared};
 use crate::dictation::events::{DictationEvent, Stamped};
 use crate::dictation::record_log::unix_ms;
 use crate::dictation::service::{self, Control, CpalMicrophone, ServiceConfig, ServiceIo};
@@ -19,6 +19,15 @@ use crate::models::ModelUse;
 use crate::platform::doctor::{self, Capability};
 use crate::platform::hotkeys::{Bindings, HotkeyError, NoRecordingKeys, RecordingKeys};
 use crate::platform::output::open_sink;
+
+/// Why a dictation command found no dictation to drive.
+#[derive(Debug, thiserror::Error)]
+pub enum NotRunning {
+    #[error("dictation is not running (no model, or it is still loading)")]
+    NotStarted,
+    #[error("dictation has stopped")]
+    Stopped,
+}
 
 /// Restarts are queued to one supervisor thread, so neither the UI's
 /// commands nor a settings save ever wait for a dictation to finish.
@@ -41,12 +50,9 @@ enum Request {
 }
 
 impl ServiceHost {
-    pub fn send(&self, control: Control) -> Result<(), String> {
-        let tx = lock(&self.control)
-            .clone()
-            .ok_or("dictation is not running (no model, or it is still loading)")?;
-        tx.send(control)
-            .map_err(|_| "dictation has stopped".to_string())
+    pub fn send(&self, control: Control) -> Result<(), NotRunning> {
+        let tx = lock(&self.control).clone().ok_or(NotRunning::NotStarted)?;
+        tx.send(control).map_err(|_| NotRunning::Stopped)
     }
 
     pub fn transcribing(&self) -> bool {
@@ -112,17 +118,17 @@ fn run(shared: &Arc<Shared>, control: Sender<Control>, control_rx: Receiver<Cont
     let settings = shared.settings();
     let loaded = match load_models(shared, settings.model.as_deref(), ModelUse::Dictation) {
         Ok(l) => l,
-        Err(LoadFailure::NoModel) => {
+        Err(LoadError::NoModel) => {
             shared.update_status(|s| {
                 s.state = AppState::NoModel;
                 s.model = None;
             });
             return;
         }
-        Err(LoadFailure::Error(message)) => {
+        Err(e) => {
             shared.update_status(|s| {
                 s.state = AppState::Error;
-                s.error = Some(message);
+                s.error = Some(e.to_string());
             });
             return;
         }

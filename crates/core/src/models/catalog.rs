@@ -4,6 +4,21 @@
 
 use serde::{Deserialize, Serialize};
 
+/// Why a catalog file (`UTTER_CATALOG`) cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum CatalogError {
+    #[error("cannot read the model catalog {}: {source}", path.display())]
+    Read {
+        path: std::path::PathBuf,
+        source: std::io::Error,
+    },
+    #[error("the model catalog {} is not valid: {source}", path.display())]
+    Invalid {
+        path: std::path::PathBuf,
+        source: serde_json::Error,
+    },
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CatalogFile {
     pub quant: String,
@@ -67,14 +82,18 @@ impl Catalog {
 
     /// The catalog at `path` (a company's own list, or a test's), else the
     /// built-in one.
-    pub fn load(path: Option<&std::path::Path>) -> Result<Self, String> {
+    pub fn load(path: Option<&std::path::Path>) -> Result<Self, CatalogError> {
         let Some(path) = path else {
             return Ok(Self::builtin());
         };
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("cannot read the model catalog {}: {e}", path.display()))?;
-        serde_json::from_str(&text)
-            .map_err(|e| format!("the model catalog {} is not valid: {e}", path.display()))
+        let text = std::fs::read_to_string(path).map_err(|source| CatalogError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        serde_json::from_str(&text).map_err(|source| CatalogError::Invalid {
+            path: path.to_path_buf(),
+            source,
+        })
     }
 
     pub fn find(&self, name: &str) -> Option<&CatalogModel> {

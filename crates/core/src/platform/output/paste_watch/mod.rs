@@ -53,6 +53,42 @@ impl Drop for Server {
     }
 }
 
+/// Why we could not serve the clipboard ourselves: the paste then sets the
+/// clipboard normally and waits a fixed grace.
+#[cfg(all(unix, not(target_os = "macos")))]
+#[derive(Debug, thiserror::Error)]
+enum ServeError {
+    #[error("cannot connect to the display server: {0}")]
+    Connect(#[source] BoxedError),
+    #[error("the display server failed a request: {0}")]
+    Protocol(#[source] BoxedError),
+    #[error("the compositor offers no {what}: {source}")]
+    Missing {
+        what: &'static str,
+        source: BoxedError,
+    },
+    #[error("another program took the clipboard first")]
+    Refused,
+    #[error("cannot start the clipboard thread: {0}")]
+    Thread(#[from] std::io::Error),
+    #[error("the clipboard thread ended early")]
+    ThreadEnded,
+}
+
+#[cfg(all(unix, not(target_os = "macos")))]
+type BoxedError = Box<dyn std::error::Error + Send + Sync>;
+
+#[cfg(all(unix, not(target_os = "macos")))]
+impl ServeError {
+    fn connect(e: impl std::error::Error + Send + Sync + 'static) -> Self {
+        Self::Connect(Box::new(e))
+    }
+
+    fn protocol(e: impl std::error::Error + Send + Sync + 'static) -> Self {
+        Self::Protocol(Box::new(e))
+    }
+}
+
 /// Used when the platform gives no signal.
 const FALLBACK_GRACE: Duration = Duration::from_millis(300);
 const WAYLAND_GRACE: Duration = Duration::from_millis(1000);

@@ -10,7 +10,7 @@ use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use super::Server;
+use super::{ServeError, Server};
 use crossbeam_channel::{bounded, Sender};
 use wayland_client::globals::{registry_queue_init, GlobalListContents};
 use wayland_client::protocol::{wl_registry, wl_seat};
@@ -36,7 +36,7 @@ const POLL_INTERVAL_MS: i32 = 20;
 
 /// Offers our text as the clipboard, on a thread, until another source
 /// replaces it or the server is dropped.
-pub fn start(text: &str) -> Result<Server, String> {
+pub fn start(text: &str) -> Result<Server, ServeError> {
     let (ready_tx, ready) = bounded(1);
     let (consumed_tx, consumed) = bounded(1);
     let stop = Arc::new(AtomicBool::new(false));
@@ -61,8 +61,7 @@ pub fn start(text: &str) -> Result<Server, String> {
                     let _ = ready_tx.send(Err(e));
                 }
             }
-        })
-        .map_err(|e| e.to_string())?;
+        })?;
     match ready.recv() {
         Ok(Ok(())) => Ok(Server {
             consumed,
@@ -73,31 +72,38 @@ pub fn start(text: &str) -> Result<Server, String> {
             let _ = thread.join();
             Err(e)
         }
-        Err(_) => Err("the clipboard thread ended early".into()),
+        Err(_) => Err(ServeError::ThreadEnded),
     }
 }
 
 /// Connects, and makes a data source with our text the clipboard of the
 /// first seat. Returns once the compositor has processed it.
-fn offer(state: &mut State) -> Result<(Connection, EventQueue<State>), String> {
-    let conn = Connection::connect_to_env().map_err(|e| e.to_string())?;
-    let (globals, mut queue) = registry_queue_init::<State>(&conn).map_err(|e| e.to_string())?;
+fn offer(state: &mut State) -> Result<(Connection, EventQueue<State>), ServeError> {
+    let conn = Connection::connect_to_env().map_err(ServeError::connect)?;
+    let (globals, mut queue) = registry_queue_init::<State>(&conn).map_err(ServeError::protocol)?;
     let qh = queue.handle();
-    let manager: ZwlrDataControlManagerV1 = globals
-        .bind(&qh, 1..=2, ())
-        .map_err(|e| format!("no data-control protocol: {e}"))?;
+    let manager: ZwlrDataControlManagerV1 =
+        globals
+            .bind(&qh, 1..=2, ())
+            .map_err(|e| ServeError::Missing {
+                what: "data-control protocol",
+                source: Box::new(e),
+            })?;
     let seat: wl_seat::WlSeat = globals
         .bind(&qh, 1..=8, ())
-        .map_err(|e| format!("no seat: {e}"))?;
+        .map_err(|e| ServeError::Missing {
+            what: "seat",
+            source: Box::new(e),
+        })?;
     let device = manager.get_data_device(&seat, &qh, ());
     let source = manager.create_data_source(&qh, ());
     for mime in TEXT_TYPES {
         source.offer(mime.to_string());
     }
     device.set_selection(Some(&source));
-    queue.roundtrip(state).map_err(|e| e.to_string())?;
+    queue.roundtrip(state).map_err(ServeError::protocol)?;
     if state.replaced {
-        return Err("the compositor refused our clipboard".into());
+        return Err(ServeError::Refused);
     }
     Ok((conn, queue))
 }

@@ -14,17 +14,17 @@ use x11rb::protocol::Event;
 use x11rb::wrapper::ConnectionExt as _;
 use x11rb::CURRENT_TIME;
 
-use super::Server;
+use super::{ServeError, Server};
 
 /// Owns CLIPBOARD with our text, on a thread, until another owner takes it.
-pub fn start(text: &str) -> Result<Server, String> {
-    let (conn, screen) = x11rb::connect(None).map_err(|e| e.to_string())?;
-    let atom = |name: &str| -> Result<Atom, String> {
+pub fn start(text: &str) -> Result<Server, ServeError> {
+    let (conn, screen) = x11rb::connect(None).map_err(ServeError::connect)?;
+    let atom = |name: &str| -> Result<Atom, ServeError> {
         Ok(conn
             .intern_atom(false, name.as_bytes())
-            .map_err(|e| e.to_string())?
+            .map_err(ServeError::protocol)?
             .reply()
-            .map_err(|e| e.to_string())?
+            .map_err(ServeError::protocol)?
             .atom)
     };
     let clipboard = atom("CLIPBOARD")?;
@@ -36,7 +36,7 @@ pub fn start(text: &str) -> Result<Server, String> {
         AtomEnum::STRING.into(),
     ];
     let root = conn.setup().roots[screen].root;
-    let win = conn.generate_id().map_err(|e| e.to_string())?;
+    let win = conn.generate_id().map_err(ServeError::protocol)?;
     conn.create_window(
         0,
         win,
@@ -50,17 +50,17 @@ pub fn start(text: &str) -> Result<Server, String> {
         0,
         &CreateWindowAux::new().event_mask(EventMask::PROPERTY_CHANGE),
     )
-    .map_err(|e| e.to_string())?;
+    .map_err(ServeError::protocol)?;
     conn.set_selection_owner(win, clipboard, CURRENT_TIME)
-        .map_err(|e| e.to_string())?;
+        .map_err(ServeError::protocol)?;
     let owner = conn
         .get_selection_owner(clipboard)
-        .map_err(|e| e.to_string())?
+        .map_err(ServeError::protocol)?
         .reply()
-        .map_err(|e| e.to_string())?
+        .map_err(ServeError::protocol)?
         .owner;
     if owner != win {
-        return Err("could not take the clipboard".into());
+        return Err(ServeError::Refused);
     }
     let (tx, consumed) = bounded(1);
     let stop = Arc::new(AtomicBool::new(false));
@@ -132,8 +132,7 @@ pub fn start(text: &str) -> Result<Server, String> {
             }
             let _ = conn.destroy_window(win);
             let _ = conn.flush();
-        })
-        .map_err(|e| e.to_string())?;
+        })?;
     Ok(Server {
         consumed,
         stop,
