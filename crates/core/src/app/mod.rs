@@ -202,6 +202,24 @@ pub enum AppError {
     FellBack(String),
 }
 
+impl AppError {
+    /// For `map_err`: reading `path` failed.
+    fn read(path: &Path) -> impl FnOnce(std::io::Error) -> Self + '_ {
+        move |source| Self::Read {
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+
+    /// For `map_err`: writing `path` failed.
+    fn write(path: &Path) -> impl FnOnce(std::io::Error) -> Self + '_ {
+        move |source| Self::Write {
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+}
+
 type Emit = Box<dyn Fn(AppEvent) + Send + Sync>;
 
 struct Shared {
@@ -593,7 +611,7 @@ impl App {
     pub fn history_audio(&self, id: i64) -> Result<Vec<u8>, AppError> {
         let entry = self.history_entry(id)?;
         let path = PathBuf::from(entry.audio_path.ok_or(AppError::AudioDeleted)?);
-        std::fs::read(&path).map_err(|source| AppError::Read { path, source })
+        std::fs::read(&path).map_err(AppError::read(&path))
     }
 
     fn apply_retention(&self) {
@@ -672,20 +690,13 @@ impl App {
 
     /// The words of a vocabulary file (the UI adds them to the list).
     pub fn import_vocabulary(&self, path: &Path) -> Result<Vec<String>, AppError> {
-        let text = std::fs::read_to_string(path).map_err(|source| AppError::Read {
-            path: path.to_path_buf(),
-            source,
-        })?;
+        let text = std::fs::read_to_string(path).map_err(AppError::read(path))?;
         Ok(crate::postprocess::vocabulary::parse(&text))
     }
 
     pub fn export_vocabulary(&self, path: &Path, words: &[String]) -> Result<(), AppError> {
-        std::fs::write(path, crate::postprocess::vocabulary::render(words)).map_err(|source| {
-            AppError::Write {
-                path: path.to_path_buf(),
-                source,
-            }
-        })
+        std::fs::write(path, crate::postprocess::vocabulary::render(words))
+            .map_err(AppError::write(path))
     }
 
     pub fn export_transcript(
@@ -695,10 +706,7 @@ impl App {
         path: &Path,
     ) -> Result<(), AppError> {
         let text = self.render_transcript(id, format)?;
-        std::fs::write(path, text).map_err(|source| AppError::Write {
-            path: path.to_path_buf(),
-            source,
-        })
+        std::fs::write(path, text).map_err(AppError::write(path))
     }
 }
 

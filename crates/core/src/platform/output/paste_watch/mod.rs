@@ -87,6 +87,16 @@ impl ServeError {
     fn protocol(e: impl std::error::Error + Send + Sync + 'static) -> Self {
         Self::Protocol(Box::new(e))
     }
+
+    /// For `map_err`: the compositor lacks `what`.
+    fn missing<E: std::error::Error + Send + Sync + 'static>(
+        what: &'static str,
+    ) -> impl FnOnce(E) -> Self {
+        move |e| Self::Missing {
+            what,
+            source: Box::new(e),
+        }
+    }
 }
 
 /// Used when the platform gives no signal.

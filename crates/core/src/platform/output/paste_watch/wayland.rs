@@ -82,19 +82,12 @@ fn offer(state: &mut State) -> Result<(Connection, EventQueue<State>), ServeErro
     let conn = Connection::connect_to_env().map_err(ServeError::connect)?;
     let (globals, mut queue) = registry_queue_init::<State>(&conn).map_err(ServeError::protocol)?;
     let qh = queue.handle();
-    let manager: ZwlrDataControlManagerV1 =
-        globals
-            .bind(&qh, 1..=2, ())
-            .map_err(|e| ServeError::Missing {
-                what: "data-control protocol",
-                source: Box::new(e),
-            })?;
+    let manager: ZwlrDataControlManagerV1 = globals
+        .bind(&qh, 1..=2, ())
+        .map_err(ServeError::missing("data-control protocol"))?;
     let seat: wl_seat::WlSeat = globals
         .bind(&qh, 1..=8, ())
-        .map_err(|e| ServeError::Missing {
-            what: "seat",
-            source: Box::new(e),
-        })?;
+        .map_err(ServeError::missing("seat"))?;
     let device = manager.get_data_device(&seat, &qh, ());
     let source = manager.create_data_source(&qh, ());
     for mime in TEXT_TYPES {
