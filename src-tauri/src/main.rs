@@ -13,7 +13,7 @@ mod updates;
 
 use tauri::Manager;
 use utter_core::app::{App, Paths};
-use utter_core::platform::MainThread;
+use utter_core::platform::{MainThread, MainThreadError};
 
 fn main() {
     // The engine runs in a child re-executing this binary; this is that child
@@ -43,7 +43,8 @@ fn main() {
             let main_thread = MainThread::new(move |job| {
                 main_handle
                     .run_on_main_thread(job)
-                    .map_err(|e| e.to_string())
+                    // Tauri refuses a job only once its event loop has closed.
+                    .map_err(|_| MainThreadError::Stopped)
             });
             let core = App::start(Paths::from_env(), main_thread, move |event| {
                 forward::event(&handle, event)

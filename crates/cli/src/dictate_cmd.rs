@@ -6,10 +6,12 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
+use utter_core::dictation::defaults;
 use utter_core::dictation::events::{DictationEvent, Stamped};
-use utter_core::dictation::service::{self, Control, CpalMicrophone, ServiceConfig, ServiceIo};
+use utter_core::dictation::service::{self, Control, CpalMicrophone, ServiceIo};
+use utter_core::dictation::setup::{self, SetupError};
 use utter_core::dictation::trigger::TriggerMode;
-use utter_core::engine::{Engine, EngineConfig, EngineHost};
+use utter_core::models::load::{EngineOptions, LoadedModels};
 use utter_core::models::ModelStore;
 use utter_core::platform::hotkeys::{
     Bindings, HotkeyError, Hotkeys, NoRecordingKeys, RecordingKeys,
@@ -17,12 +19,11 @@ use utter_core::platform::hotkeys::{
 use utter_core::platform::output::{open_sink, OutputEnv, OutputMethod, PasteKeys};
 use utter_core::platform::ptt::PttServer;
 use utter_core::platform::{main_loop, MainThread};
-use utter_core::settings::parse_value;
-use utter_core::vad::SpeechDetector;
+use utter_core::settings::{parse_value, Language, Settings};
 
-use crate::exit;
 use crate::text_args::TextArgs;
-use utter_core::postprocess::TextRules;
+use crate::{exit, hints};
+use utter_core::postprocess::TextRulesConfig;
 
 #[derive(Clone, Copy, ValueEnum)]
 enum EventFormat {
@@ -32,16 +33,16 @@ enum EventFormat {
 #[derive(Args)]
 pub struct DictateArgs {
     /// The dictation hotkey
-    #[arg(long, default_value = "ctrl+shift+space")]
+    #[arg(long, default_value = defaults::HOTKEY)]
     hotkey: String,
     /// push_to_talk: hold to speak; toggle: press to start and again to stop
     #[arg(long, default_value = "push_to_talk", value_parser = parse_value::<TriggerMode>)]
     mode: TriggerMode,
     /// While holding the hotkey, this key switches to hands-free until the next hotkey press
-    #[arg(long, default_value = "ctrl+shift+l")]
+    #[arg(long, default_value = defaults::LATCH_KEY)]
     latch_key: String,
     /// Discards the recording in progress (only grabbed while recording)
-    #[arg(long, default_value = "escape")]
+    #[arg(long, default_value = defaults::CANCEL_KEY)]
     cancel_key: String,
     /// Pastes the last transcript again
     #[arg(long)]
@@ -77,10 +78,10 @@ pub struct DictateArgs {
     #[arg(long)]
     no_eager: bool,
     /// Silence that ends a segment, in ms
-    #[arg(long, default_value_t = 600)]
+    #[arg(long, default_value_t = defaults::SILENCE_MS)]
     silence_ms: u32,
     /// Audio kept after the key is released, in ms
-    #[arg(long, default_value_t = 400)]
+    #[arg(long, default_value_t = defaults::POST_ROLL_MS)]
     post_roll_ms: u64,
     /// Where recordings are kept [default: ~/.local/share/utter/recordings]
     #[arg(long, env = "UTTER_RECORDINGS_DIR")]
@@ -90,7 +91,7 @@ pub struct DictateArgs {
     threads: usize,
     /// Free the model's memory after this many idle seconds (0: keep it
     /// loaded); the next key press loads it again while you speak
-    #[arg(long, default_value_t = 600, value_name = "SECONDS")]
+    #[arg(long, default_value_t = defaults::IDLE_UNLOAD_SECS, value_name = "SECONDS")]
     unload_idle: u64,
     #[command(flatten)]
     text: TextArgs,
@@ -98,7 +99,7 @@ pub struct DictateArgs {
 
 pub fn run(store: &ModelStore, args: DictateArgs) -> Result<ExitCode> {
     // Parse the keys and rules before anything slow, so a typo fails at once.
-    let text = (args.text.vocabulary()?, args.text.rules()?);
+    let text = (args.text.vocabulary()?, args.text.config()?);
     let bindings = match Bindings::parse(
         &args.hotkey,
         &args.latch_key,
@@ -108,7 +109,7 @@ pub fn run(store: &ModelStore, args: DictateArgs) -> Result<ExitCode> {
     ) {
         Ok(b) => b,
         Err(e) => {
-            eprintln!("error: {e}");
+            hints::print_error(&e);
             return Ok(ExitCode::from(exit::USAGE));
         }
     };
@@ -122,66 +123,64 @@ fn dictate(
     store: &ModelStore,
     args: DictateArgs,
     bindings: Bindings,
-    (vocabulary, text_rules): (Vec<String>, TextRules),
+    (vocabulary, text_rules): (Vec<String>, TextRulesConfig),
     main: MainThread,
 ) -> Result<ExitCode> {
-    let (model_name, model_path) = match store.resolve_speech(args.model.as_deref()) {
-        Ok(m) => m,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return Ok(ExitCode::from(exit::NO_MODEL));
-        }
+    let settings = Settings {
+        hotkey: args.hotkey.clone(),
+        mode: args.mode,
+        input_device: args.device.clone(),
+        language: args.language.clone().map_or(Language::Auto, Language::Code),
+        model: args.model.clone(),
+        output: args.output,
+        paste_keys: args.paste_keys,
+        restore_clipboard: !args.no_restore_clipboard,
+        trailing_space: args.trailing_space,
+        silence_ms: args.silence_ms,
+        vocabulary,
+        text_rules,
+        ..Settings::default()
     };
-    let Some(vad_entry) = store.vad()? else {
-        eprintln!(
-            "error: live dictation needs a VAD model; {}",
-            utter_core::models::INSTALL_HINT
-        );
-        return Ok(ExitCode::from(exit::NO_MODEL));
-    };
-    let idle_unload = (args.unload_idle > 0).then(|| Duration::from_secs(args.unload_idle));
-    let engine = match Engine::start(EngineConfig {
+    let engine_options = EngineOptions {
         threads: args.threads,
-        host: EngineHost::for_this_process().with_idle_unload(idle_unload),
-        ..EngineConfig::new(model_path)
-    }) {
-        Ok(e) => e,
-        Err(e) => {
-            eprintln!("error: {e}");
+        idle_unload: (args.unload_idle > 0).then(|| Duration::from_secs(args.unload_idle)),
+    };
+    let recordings_dir = args
+        .recordings_dir
+        .clone()
+        .unwrap_or_else(utter_core::paths::recordings_dir);
+    let prepared = match setup::prepare(store, &settings, recordings_dir, engine_options) {
+        Ok(p) => p,
+        Err(SetupError::Load(e)) => {
+            hints::print_error(&e);
             return Ok(ExitCode::from(exit::NO_MODEL));
         }
+        Err(e) => return Err(e.into()),
     };
-    if let Err(e) = engine.info().check_language(args.language.as_deref()) {
+    if let Some(e) = prepared.unsupported_language {
         eprintln!("error: {e}");
         return Ok(ExitCode::from(exit::USAGE));
     }
-    let mut vad = SpeechDetector::load(&store.path_of(&vad_entry))?;
-
-    let mut config = ServiceConfig::new(model_name.clone());
-    config.hotkey = args.hotkey.clone();
-    config.mode = args.mode;
+    let setup::Prepared {
+        mut config,
+        models:
+            LoadedModels {
+                model_name,
+                engine,
+                mut vad,
+            },
+        ..
+    } = prepared;
+    // What the settings file does not hold: the CLI's own flags.
     config.latch_key = args.latch_key;
     config.cancel_key = args.cancel_key;
     config.paste_last_key = args.paste_last_key;
-    config.device = args.device;
     config.always_open_mic = args.always_open_mic;
     config.post_roll = Duration::from_millis(args.post_roll_ms);
-    config.output.method = args.output;
-    config.output.paste_keys = args.paste_keys;
-    config.output.restore_clipboard = !args.no_restore_clipboard;
-    config.output.trailing_space = args.trailing_space;
     config.dictation.eager = !args.no_eager;
-    config.dictation.language = args.language;
-    config.dictation.segmenter.min_silence_ms = args.silence_ms;
-    let vocabulary_note = (!vocabulary.is_empty() && !engine.info().takes_vocabulary)
+    let vocabulary_note = (!config.dictation.vocabulary.is_empty()
+        && !engine.info().takes_vocabulary)
         .then(|| vocabulary_ignored(&model_name));
-    config.dictation.vocabulary = vocabulary;
-    config.text_rules = text_rules.for_language(config.dictation.language.as_deref());
-    if let Some(dir) = args.recordings_dir {
-        config.recordings_dir = dir;
-    }
-    std::fs::create_dir_all(&config.recordings_dir)
-        .with_context(|| format!("cannot create {}", config.recordings_dir.display()))?;
 
     let (control_tx, control_rx) = crossbeam_channel::unbounded();
     let mut notices: Vec<String> = vocabulary_note.into_iter().collect();
@@ -194,19 +193,17 @@ fn dictate(
                 format!("Hold {} to dictate", config.hotkey),
             ),
             Err(HotkeyError::Unavailable(why)) => {
-                notices.push(format!("global hotkeys are unavailable: {why}"));
+                notices.push(format!(
+                    "global hotkeys are unavailable: {why}; {}",
+                    hints::PTT_INSTEAD
+                ));
                 (
                     Box::new(NoRecordingKeys),
                     "Run `utter ptt press` / `utter ptt release` (or `toggle`) to dictate".into(),
                 )
             }
-            Err(e @ HotkeyError::Taken { .. }) => {
-                // The core does not know about flags; the hint is the CLI's.
-                eprintln!("error: {e} (--hotkey)");
-                return Ok(ExitCode::from(exit::USAGE));
-            }
             Err(e) => {
-                eprintln!("error: {e}");
+                hints::print_error(&e);
                 return Ok(ExitCode::from(exit::USAGE));
             }
         };

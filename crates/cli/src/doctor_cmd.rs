@@ -8,8 +8,21 @@ use utter_core::models::ModelStore;
 use utter_core::platform::doctor::{self, Capability};
 use utter_core::platform::session::DesktopSession;
 
+use crate::hints;
+
+/// An error's message with the CLI's hint for it, as one line.
+fn with_hint(e: &(dyn std::error::Error + 'static)) -> String {
+    match hints::for_error(e) {
+        Some(hint) => format!("{e}; {hint}"),
+        None => e.to_string(),
+    }
+}
+
 pub fn run(store: &ModelStore) -> Result<ExitCode> {
     let mut list = doctor::desktop(&DesktopSession::detect());
+    for c in list.iter_mut().filter(|c| c.name == "hotkey" && !c.ok) {
+        c.detail = format!("{}; {}", c.detail, hints::PTT_INSTEAD);
+    }
 
     let devices = utter_core::audio::capture::input_devices();
     list.push(Capability::new(
@@ -18,8 +31,7 @@ pub fn run(store: &ModelStore) -> Result<ExitCode> {
             Some(d) => Ok(format!("{} ({} input device(s))", d.name, devices.len())),
             None => Err(
                 "no input device found: plug in a microphone, or check that the \
-                         sound server (PulseAudio/PipeWire) is running"
-                    .into(),
+                 sound server (PulseAudio/PipeWire) is running",
             ),
         },
     ));
@@ -28,16 +40,13 @@ pub fn run(store: &ModelStore) -> Result<ExitCode> {
         store
             .resolve_speech(None)
             .map(|(name, _)| name)
-            .map_err(|e| e.to_string()),
+            .map_err(|e| with_hint(&e)),
     ));
     list.push(Capability::new(
         "vad",
         match store.vad() {
             Ok(Some(entry)) => Ok(entry.name),
-            Ok(None) => Err(format!(
-                "no VAD model installed; {}",
-                utter_core::models::INSTALL_HINT
-            )),
+            Ok(None) => Err(format!("no VAD model installed; {}", hints::INSTALL_MODEL)),
             Err(e) => Err(e.to_string()),
         },
     ));
@@ -51,8 +60,7 @@ pub fn run(store: &ModelStore) -> Result<ExitCode> {
         if gpus.is_empty() {
             Err(
                 "none: this build or machine has no GPU backend; the CPU is used \
-                 (see README, Build from source)"
-                    .into(),
+                 (see README, Build from source)",
             )
         } else {
             Ok(gpus.join("; "))

@@ -6,6 +6,7 @@ mod out;
 
 mod dictate_cmd;
 mod doctor_cmd;
+mod hints;
 mod models_cmd;
 mod text_args;
 mod transcribe_cmd;
@@ -110,6 +111,9 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(e) => {
             eprintln!("error: {e:#}");
+            if let Some(hint) = hints::for_error(e.as_ref()) {
+                eprintln!("hint: {hint}");
+            }
             ExitCode::from(exit::FILE_FAILED)
         }
     }

@@ -114,7 +114,7 @@ pub fn run(store: &ModelStore, cmd: ModelsCommand) -> Result<ExitCode> {
             let list = store.list()?;
             if list.is_empty() {
                 out!("No models installed in {}.", store.dir().display());
-                out!("Hint: {}", models::INSTALL_HINT);
+                out!("Hint: {}", crate::hints::INSTALL_MODEL);
                 return Ok(ExitCode::SUCCESS);
             }
             let default = store.default_speech()?.map(|m| m.name);

@@ -49,6 +49,11 @@ impl TextArgs {
     }
 
     pub fn rules(&self) -> Result<TextRules> {
+        Ok(TextRules::new(&self.config()?)?)
+    }
+
+    /// The rules as settings hold them, checked.
+    pub fn config(&self) -> Result<TextRulesConfig> {
         let replacements = self
             .replace
             .iter()
@@ -63,10 +68,12 @@ impl TextArgs {
                 })
             })
             .collect::<Result<_>>()?;
-        Ok(TextRules::new(&TextRulesConfig {
+        let config = TextRulesConfig {
             replacements,
             spoken_punctuation: self.spoken_punctuation,
             clean_up: self.clean_up,
-        })?)
+        };
+        TextRules::new(&config)?; // fail on a bad rule now, not at the first dictation
+        Ok(config)
     }
 }

@@ -105,7 +105,7 @@ pub fn run(store: &ModelStore, args: TranscribeArgs) -> Result<ExitCode> {
         match store.resolve_speech_for(args.model.as_deref(), ModelUse::Files) {
             Ok(m) => m,
             Err(e) => {
-                eprintln!("error: {e}");
+                crate::hints::print_error(&e);
                 return Ok(ExitCode::from(exit::NO_MODEL));
             }
         };

@@ -805,7 +805,8 @@ fn a_taken_or_unparsable_hotkey_is_a_clear_error() {
     );
     let err = String::from_utf8_lossy(&second.stderr);
     assert!(
-        err.contains("cannot register hotkey `ctrl+shift+space`: it is already taken"),
+        err.contains("cannot register hotkey `ctrl+shift+space`: it is already taken")
+            && err.contains("hint: choose another with --hotkey"),
         "{err}"
     );
     first.stop();
@@ -934,8 +935,9 @@ fn doctor_says_what_works_in_this_session() {
         .unwrap();
     let report = String::from_utf8_lossy(&wayland.stdout);
     assert!(
-        report.contains("no  hotkey      this is a Wayland session"),
-        "{report}"
+        report.contains("no  hotkey      this is a Wayland session")
+            && report.contains("bind `utter ptt press`"),
+        "the CLI's hint follows the core's reason: {report}"
     );
     assert!(report.contains("no  paste"), "{report}");
     assert!(report.contains("ok  clipboard"), "{report}");

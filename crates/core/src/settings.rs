@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+use crate::dictation::defaults;
 use crate::dictation::trigger::TriggerMode;
 use crate::platform::hotkeys::parse_hotkey;
 use crate::platform::output::{OutputConfig, OutputMethod, PasteKeys};
@@ -62,7 +63,7 @@ impl Default for Settings {
     fn default() -> Self {
         Self {
             version: SETTINGS_VERSION,
-            hotkey: "ctrl+shift+space".into(),
+            hotkey: defaults::HOTKEY.into(),
             mode: TriggerMode::PushToTalk,
             input_device: None,
             language: Language::Auto,
@@ -76,7 +77,7 @@ impl Default for Settings {
             show_overlay: true,
             check_updates: true,
             vad_threshold: 0.5,
-            silence_ms: 600,
+            silence_ms: defaults::SILENCE_MS,
             keep_audio_days: 30,
             engine_idle_unload_minutes: 10,
             theme: Theme::System,
@@ -175,7 +176,7 @@ impl Settings {
                 format!("expected {SETTINGS_VERSION}, found {}", self.version),
             ));
         }
-        parse_hotkey(&self.hotkey).map_err(|e| invalid("hotkey", e))?;
+        parse_hotkey(&self.hotkey).map_err(|e| invalid("hotkey", e.to_string()))?;
         if let Language::Code(code) = &self.language {
             code.parse::<Language>()
                 .map_err(|why| invalid("language", why))?;
@@ -236,6 +237,15 @@ impl Settings {
         (self.engine_idle_unload_minutes > 0).then(|| {
             std::time::Duration::from_secs(60 * u64::from(self.engine_idle_unload_minutes))
         })
+    }
+
+    /// How the app runs the dictation engine: all cores, and unloaded
+    /// after the idle time set here.
+    pub fn engine_options(&self) -> crate::models::load::EngineOptions {
+        crate::models::load::EngineOptions {
+            threads: 0,
+            idle_unload: self.engine_idle_unload(),
+        }
     }
 
     /// The language to pass to the engine (`None` = detect).

@@ -8,9 +8,10 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use super::{load_models, lock, AppError, AppEvent, Loaded, Shared};
+use super::{load_error_message, lock, AppError, AppEvent, Shared};
 use crate::engine::Engine;
 use crate::history::{EntryKind, NewEntry, Segment};
+use crate::models::load::{load_models, EngineOptions, LoadError, LoadedModels};
 use crate::models::ModelUse;
 use crate::transcribe::{transcribe_file, FileError, FileOptions};
 use crate::transcript::FileTranscript;
@@ -219,8 +220,8 @@ fn worker(shared: &Arc<Shared>) {
             .is_none_or(|l| l.requested != settings.model)
         {
             loaded = None; // free the old model before loading the new one
-            match load_models(shared, settings.model.as_deref(), ModelUse::Files) {
-                Ok(Loaded {
+            match load_file_models(shared, settings.model.as_deref()) {
+                Ok(LoadedModels {
                     model_name,
                     engine,
                     vad,
@@ -233,7 +234,7 @@ fn worker(shared: &Arc<Shared>) {
                     })
                 }
                 Err(failure) => {
-                    finish(shared, job.id, Err(failure.to_string()));
+                    finish(shared, job.id, Err(load_error_message(&failure)));
                     continue;
                 }
             }
@@ -384,17 +385,27 @@ fn tell_engine_notices(shared: &Shared, engine: &Engine) {
     }
 }
 
+/// A file job's engine lives only as long as its queue: no idle unload.
+fn load_file_models(shared: &Shared, model: Option<&str>) -> Result<LoadedModels, LoadError> {
+    load_models(
+        &shared.store,
+        model,
+        ModelUse::Files,
+        EngineOptions::default(),
+    )
+}
+
 /// One transcription outside the queue (history retry), with its own engine.
 pub(super) fn transcribe_once(
     shared: &Shared,
     path: &Path,
     model: Option<&str>,
 ) -> Result<FileTranscript, AppError> {
-    let Loaded {
+    let LoadedModels {
         model_name,
         engine,
         mut vad,
-    } = load_models(shared, model, ModelUse::Files)?;
+    } = load_file_models(shared, model)?;
     let options = file_options(&shared.settings());
     match transcribe_file(
         std::slice::from_ref(&engine),

@@ -23,6 +23,7 @@ use crate::dictation::events::Stamped;
 use crate::dictation::service::Control;
 use crate::dictation::trigger::TriggerMode;
 use crate::history::{self, Entry, History, HistoryError};
+use crate::models::load::LoadError;
 use crate::models::store::{ModelEntry, ModelKind, ModelStore, ModelUse};
 use crate::models::Quant;
 use crate::paths;
@@ -158,7 +159,7 @@ pub enum AppError {
     Settings(#[from] SettingsError),
     #[error(transparent)]
     Model(#[from] crate::models::ModelError),
-    #[error(transparent)]
+    #[error("{}", load_error_message(.0))]
     Load(#[from] LoadError),
     #[error(transparent)]
     Catalog(#[from] crate::models::catalog::CatalogError),
@@ -727,48 +728,12 @@ fn summarize(e: &ModelEntry, default: Option<&str>) -> ModelSummary {
     }
 }
 
-/// A loaded speech engine with the VAD that segments for it.
-struct Loaded {
-    model_name: String,
-    engine: crate::engine::Engine,
-    vad: crate::vad::SpeechDetector,
-}
-
-/// Why no model could be loaded: none installed (offer the default), or a
-/// real error.
-/// Why a job's models could not be made ready.
-#[derive(Debug, thiserror::Error)]
-pub enum LoadError {
-    #[error("no speech model is installed; install the default model first")]
-    NoModel,
-    #[error(transparent)]
-    Store(#[from] crate::models::ModelError),
-    #[error(transparent)]
-    Engine(#[from] crate::engine::EngineError),
-}
-
-/// Loads `model` (or the store's default speech model for `use_`) and the
-/// VAD. Dictation's engine gives its memory back after the idle time the
-/// settings name; a file job's lives only as long as its queue.
-fn load_models(shared: &Shared, model: Option<&str>, use_: ModelUse) -> Result<Loaded, LoadError> {
-    let store = &shared.store;
-    if model.is_none() && store.default_for(use_)?.is_none() {
-        return Err(LoadError::NoModel);
+/// What the app adds to a model-loading error: where in the app to fix it
+/// (the core's messages name no front end's buttons or commands).
+fn load_error_message(e: &LoadError) -> String {
+    if e.is_missing_model() {
+        format!("{e}; install the default model on the Models page")
+    } else {
+        e.to_string()
     }
-    let vad_entry = store.vad()?.ok_or(LoadError::NoModel)?;
-    let (model_name, model_path) = store.resolve_speech_for(model, use_)?;
-    let idle_unload = match use_ {
-        ModelUse::Dictation => shared.settings().engine_idle_unload(),
-        ModelUse::Files => None,
-    };
-    let engine = crate::engine::Engine::start(crate::engine::EngineConfig {
-        host: crate::engine::EngineHost::for_this_process().with_idle_unload(idle_unload),
-        ..crate::engine::EngineConfig::new(model_path)
-    })?;
-    let vad = crate::vad::SpeechDetector::load(&store.path_of(&vad_entry))?;
-    Ok(Loaded {
-        model_name,
-        engine,
-        vad,
-    })
 }

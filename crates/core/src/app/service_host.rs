@@ -10,12 +10,12 @@ use std::thread::JoinHandle;
 
 use crossbeam_channel::{unbounded, Receiver, Sender};
 
-use super::{load_models, lock, sounds, AppEvent, AppState, LoadError, Shared};
+use super::{load_error_message, lock, sounds, AppEvent, AppState, Shared};
 use crate::dictation::events::{DictationEvent, Stamped};
 use crate::dictation::record_log::unix_ms;
 use crate::dictation::service::{self, Control, CpalMicrophone, ServiceConfig, ServiceIo};
+use crate::dictation::setup::{self, SetupError};
 use crate::history::{EntryKind, NewEntry};
-use crate::models::ModelUse;
 use crate::platform::doctor::{self, Capability};
 use crate::platform::hotkeys::{Bindings, HotkeyError, NoRecordingKeys, RecordingKeys};
 use crate::platform::output::open_sink;
@@ -116,67 +116,48 @@ fn supervise(shared: &Arc<Shared>, requests: Receiver<Request>) {
 fn run(shared: &Arc<Shared>, control: Sender<Control>, control_rx: Receiver<Control>) {
     shared.update_status(|s| s.state = AppState::Loading);
     let settings = shared.settings();
-    let loaded = match load_models(shared, settings.model.as_deref(), ModelUse::Dictation) {
-        Ok(l) => l,
-        Err(LoadError::NoModel) => {
-            shared.update_status(|s| {
-                s.state = AppState::NoModel;
-                s.model = None;
-            });
-            return;
-        }
-        Err(e) => {
-            shared.update_status(|s| {
-                s.state = AppState::Error;
-                s.error = Some(e.to_string());
-            });
-            return;
-        }
-    };
-    let info = loaded.engine.info().clone();
-    let mut language = settings.engine_language();
-    let language_problem = info.check_language(language.as_deref()).err();
-    if language_problem.is_some() {
-        language = None; // dictate in the model's language rather than not at all
-    }
-    shared.update_status(|s| {
-        s.model = Some(loaded.model_name.clone());
-        s.model_arch = Some(info.arch.clone());
-        s.languages = info.languages.clone();
-        s.detects_language = info.detects_language;
-        s.takes_vocabulary = info.takes_vocabulary;
-        s.error = language_problem.map(|p| format!("{p}; choose another language in Settings"));
-    });
-
-    let mut config = ServiceConfig::new(loaded.model_name.clone());
-    config.hotkey = settings.hotkey.clone();
-    config.mode = settings.mode;
-    config.device = settings.input_device.clone();
-    config.output = settings.output_config();
-    config.dictation.language = language.clone();
-    config.dictation.vocabulary = settings.vocabulary.clone();
-    config.text_rules = settings
-        .text_rules()
-        .unwrap_or_default()
-        .for_language(language.as_deref());
-    config.dictation.segmenter.threshold = settings.vad_threshold;
-    config.dictation.segmenter.min_silence_ms = settings.silence_ms;
-    config.recordings_dir = shared.paths.recordings.clone();
-    // History owns the audio's retention, not a count.
-    config.keep_recordings = usize::MAX;
-    config.emit_levels = true;
     let fail = |message: String| {
         shared.update_status(|s| {
             s.state = AppState::Error;
             s.error = Some(message);
         })
     };
-    if let Err(e) = std::fs::create_dir_all(&config.recordings_dir) {
-        return fail(format!(
-            "cannot create {}: {e}",
-            config.recordings_dir.display()
-        ));
-    }
+    let recordings = shared.paths.recordings.clone();
+    let prepared = match setup::prepare(
+        &shared.store,
+        &settings,
+        recordings,
+        settings.engine_options(),
+    ) {
+        Ok(p) => p,
+        Err(SetupError::Load(e)) if e.is_missing_model() => {
+            shared.update_status(|s| {
+                s.state = AppState::NoModel;
+                s.model = None;
+            });
+            return;
+        }
+        Err(SetupError::Load(e)) => return fail(load_error_message(&e)),
+        Err(e) => return fail(e.to_string()),
+    };
+    let setup::Prepared {
+        mut config,
+        models: loaded,
+        unsupported_language,
+    } = prepared;
+    let info = loaded.engine.info().clone();
+    let language = config.dictation.language.clone();
+    shared.update_status(|s| {
+        s.model = Some(loaded.model_name.clone());
+        s.model_arch = Some(info.arch.clone());
+        s.languages = info.languages.clone();
+        s.detects_language = info.detects_language;
+        s.takes_vocabulary = info.takes_vocabulary;
+        s.error = unsupported_language.map(|p| format!("{p}; choose another language in Settings"));
+    });
+    // History owns the audio's retention, not a count.
+    config.keep_recordings = usize::MAX;
+    config.emit_levels = true;
 
     let platform = &shared.platform;
     let mut capabilities = doctor::desktop(&platform.session);
@@ -257,7 +238,11 @@ fn bind_hotkeys(
     }
 }
 
-fn set_capability(list: &mut [Capability], name: &str, result: Result<String, String>) {
+fn set_capability<E: std::fmt::Display>(
+    list: &mut [Capability],
+    name: &str,
+    result: Result<String, E>,
+) {
     if let Some(c) = list.iter_mut().find(|c| c.name == name) {
         *c = Capability::new(name, result);
     }

@@ -28,8 +28,11 @@ const FIRST_AUDIO_WITHIN: Duration = Duration::from_secs(8);
 pub enum CaptureError {
     #[error("no input device found (is a microphone connected and allowed?)")]
     NoDevice,
-    #[error("input device `{0}` not found; `utter devices` lists the available ones")]
-    DeviceNotFound(String),
+    #[error("input device `{wanted}` not found (available: {})", if available.is_empty() { "none".into() } else { available.join(", ") })]
+    DeviceNotFound {
+        wanted: String,
+        available: Vec<String>,
+    },
     #[error("cannot open input device `{device}`: {message}")]
     Open { device: String, message: String },
     #[error("input device `{device}` stopped: {message}")]
@@ -144,14 +147,23 @@ fn pick_device(name: Option<&str>) -> Result<cpal::Device, CaptureError> {
     let host = cpal::default_host();
     match name {
         None => host.default_input_device().ok_or(CaptureError::NoDevice),
-        Some(wanted) => host
-            .input_devices()
-            .map_err(|e| CaptureError::Open {
-                device: wanted.into(),
-                message: e.to_string(),
-            })?
-            .find(|d| d.to_string() == wanted)
-            .ok_or_else(|| CaptureError::DeviceNotFound(wanted.into())),
+        Some(wanted) => {
+            let devices: Vec<cpal::Device> = host
+                .input_devices()
+                .map_err(|e| CaptureError::Open {
+                    device: wanted.into(),
+                    message: e.to_string(),
+                })?
+                .collect();
+            let names: Vec<String> = devices.iter().map(|d| d.to_string()).collect();
+            match names.iter().position(|n| n == wanted) {
+                Some(i) => Ok(devices.into_iter().nth(i).expect("found above")),
+                None => Err(CaptureError::DeviceNotFound {
+                    wanted: wanted.into(),
+                    available: names,
+                }),
+            }
+        }
     }
 }
 

@@ -7,10 +7,12 @@
 //! [`record_log`] keeps each recording's outcome so none is ever lost.
 
 pub mod context;
+pub mod defaults;
 pub mod events;
 pub mod record_log;
 pub mod service;
 pub mod session;
+pub mod setup;
 pub mod trigger;
 
 use std::path::Path;

@@ -18,6 +18,7 @@ use crate::platform::output::{OutputConfig, TextSink};
 use crate::postprocess::{continues_sentence, Processed, TextRules};
 use crate::vad::SpeechDetector;
 
+use super::defaults;
 use super::events::DictationEvent;
 use super::record_log::{self, RecordingRecord, RecordingStatus};
 use super::session::{post_roll_done, Dictation, DictationConfig, NOT_SAVED};
@@ -51,18 +52,18 @@ pub struct ServiceConfig {
 impl ServiceConfig {
     pub fn new(model_name: String) -> Self {
         Self {
-            hotkey: "ctrl+shift+space".into(),
+            hotkey: defaults::HOTKEY.into(),
             mode: TriggerMode::PushToTalk,
-            latch_key: "ctrl+shift+l".into(),
-            cancel_key: "escape".into(),
+            latch_key: defaults::LATCH_KEY.into(),
+            cancel_key: defaults::CANCEL_KEY.into(),
             paste_last_key: None,
             device: None,
             always_open_mic: false,
-            post_roll: Duration::from_millis(400),
+            post_roll: Duration::from_millis(defaults::POST_ROLL_MS),
             output: OutputConfig::default(),
             dictation: DictationConfig::defaults(),
             recordings_dir: crate::paths::recordings_dir(),
-            keep_recordings: 500,
+            keep_recordings: defaults::KEEP_RECORDINGS,
             model_name,
             text_rules: TextRules::default(),
             emit_levels: false,

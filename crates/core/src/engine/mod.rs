@@ -84,26 +84,40 @@ pub fn compute_devices() -> Vec<(String, String, String)> {
 impl ModelInfo {
     /// Checks a requested language against the model's own list, so a user
     /// gets a clear error instead of an engine failure mid-dictation.
-    pub fn check_language(&self, language: Option<&str>) -> Result<(), String> {
+    pub fn check_language(&self, language: Option<&str>) -> Result<(), UnsupportedLanguage> {
         let Some(lang) = language else {
             return Ok(());
         };
         if self.languages.is_empty() || self.languages.iter().any(|l| l == lang) {
             return Ok(());
         }
-        let mut list = self.languages.clone();
-        list.truncate(30);
-        Err(format!(
-            "`{}` does not support language `{lang}` (it supports: {}{})",
-            self.variant,
-            list.join(", "),
-            if self.languages.len() > 30 {
-                ", ..."
-            } else {
-                ""
-            }
-        ))
+        Err(UnsupportedLanguage {
+            model: self.variant.clone(),
+            language: lang.to_string(),
+            supported: self.languages.clone(),
+        })
     }
+}
+
+/// A language the model was not trained on.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "`{model}` does not support language `{language}` (it supports: {})",
+    shortlist(supported)
+)]
+pub struct UnsupportedLanguage {
+    pub model: String,
+    pub language: String,
+    pub supported: Vec<String>,
+}
+
+/// The first 30 languages, then "...": a multilingual model knows ~100.
+fn shortlist(languages: &[String]) -> String {
+    let mut list = languages[..languages.len().min(30)].join(", ");
+    if languages.len() > 30 {
+        list.push_str(", ...");
+    }
+    list
 }
 
 /// Loads a model file only to learn what it is (validation on import), in a

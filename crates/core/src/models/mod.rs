@@ -7,6 +7,7 @@ pub mod convert;
 pub mod defaults;
 pub mod download;
 pub mod import;
+pub mod load;
 pub mod recommend;
 pub mod store;
 
@@ -32,10 +33,31 @@ pub enum ModelError {
     Invalid { path: PathBuf, message: String },
     #[error("{0}")]
     NotFound(String),
+    /// A model asked for by name that is not installed.
+    #[error(
+        "model `{requested}` is neither a file nor installed in {dir} (installed: {})",
+        list_or_none(installed)
+    )]
+    NotInstalled {
+        requested: String,
+        dir: PathBuf,
+        installed: Vec<String>,
+    },
+    /// No model asked for, and none installed.
+    #[error("no speech model installed in {dir}")]
+    NoneInstalled { dir: PathBuf },
     #[error("{0}")]
     Provision(String),
     #[error(transparent)]
     Download(#[from] download::DownloadError),
+}
+
+fn list_or_none(names: &[String]) -> String {
+    if names.is_empty() {
+        "none".into()
+    } else {
+        names.join(", ")
+    }
 }
 
 impl ModelError {
@@ -46,10 +68,6 @@ impl ModelError {
         }
     }
 }
-
-/// What to tell a user who has no speech model yet.
-pub const INSTALL_HINT: &str =
-    "run `utter models install-default` to install the default model, or `utter models import PATH`";
 
 /// Where catalog downloads come from: the user's (or company's) base URLs
 /// first, then `UTTER_MODEL_BASE_URL`, then — unless `hub` is false, for

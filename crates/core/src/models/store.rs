@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::{ModelError, INSTALL_HINT};
+use super::ModelError;
 
 /// Whether a model transcribes speech or detects it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
@@ -269,20 +269,19 @@ impl ModelStore {
                             .filter(|m| m.kind == ModelKind::Speech)
                             .map(|m| m.name)
                             .collect();
-                        Err(ModelError::NotFound(format!(
-                            "model `{req}` is neither a file nor installed in {} (installed: {}); {INSTALL_HINT}",
-                            self.dir.display(),
-                            if names.is_empty() { "none".to_string() } else { names.join(", ") }
-                        )))
+                        Err(ModelError::NotInstalled {
+                            requested: req.into(),
+                            dir: self.dir.clone(),
+                            installed: names,
+                        })
                     }
                 }
             }
             None => match self.default_for(use_)? {
                 Some(entry) => Ok((entry.name.clone(), self.path_of(&entry))),
-                None => Err(ModelError::NotFound(format!(
-                    "no speech model installed in {}; {INSTALL_HINT}",
-                    self.dir.display()
-                ))),
+                None => Err(ModelError::NoneInstalled {
+                    dir: self.dir.clone(),
+                }),
             },
         }
     }
@@ -347,8 +346,10 @@ mod tests {
     fn records_resolves_and_explains_missing_models() {
         let dir = tempfile::tempdir().unwrap();
         let store = ModelStore::new(dir.path());
-        let err = store.resolve_speech(None).unwrap_err().to_string();
-        assert!(err.contains("install-default"), "{err}");
+        assert!(matches!(
+            store.resolve_speech(None),
+            Err(ModelError::NoneInstalled { dir: d }) if d == dir.path()
+        ));
 
         for (name, kind) in [
             ("a", ModelKind::Speech),

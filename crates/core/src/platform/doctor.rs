@@ -19,10 +19,11 @@ pub struct Capability {
 }
 
 impl Capability {
-    pub fn new(name: &str, result: Result<String, String>) -> Self {
+    /// Working (with how) or not (with why).
+    pub fn new<E: std::fmt::Display>(name: &str, result: Result<String, E>) -> Self {
         let (ok, detail) = match result {
             Ok(d) => (true, d),
-            Err(d) => (false, d),
+            Err(e) => (false, e.to_string()),
         };
         Self {
             name: name.to_string(),
@@ -71,11 +72,11 @@ pub fn desktop(session: &DesktopSession) -> Vec<Capability> {
     }
     };
     let mut list = vec![
-        Capability::new("session", Ok(session.to_string())),
+        Capability::new("session", Ok::<_, String>(session.to_string())),
         Capability::new("hotkey", hotkey),
         Capability::new(
             "ptt",
-            Ok(format!(
+            Ok::<_, String>(format!(
                 "`utter ptt press|release|toggle|cancel` talks to the running dictation at {}",
                 super::ptt::socket_path().display()
             )),
@@ -114,7 +115,7 @@ mod tests {
             xwayland: false,
         });
         let get = |n: &str| caps.iter().find(|c| c.name == n).unwrap().clone();
-        assert!(!get("hotkey").ok && get("hotkey").detail.contains("utter ptt"));
+        assert!(!get("hotkey").ok && get("hotkey").detail.contains("Wayland session (sway)"));
         // No compositor answers in a unit test: no virtual keyboard, so clipboard only.
         assert!(get("paste").ok || get("paste").detail.contains("clipboard instead"));
         assert!(get("clipboard").ok);

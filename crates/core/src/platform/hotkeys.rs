@@ -24,27 +24,71 @@ use global_hotkey::hotkey::HotKey;
 use global_hotkey::{GlobalHotKeyEvent, GlobalHotKeyManager, HotKeyState};
 
 use super::session::DesktopSession;
-use super::MainThread;
+use super::{MainThread, MainThreadError};
 use crate::dictation::service::Control;
 use crate::dictation::trigger::{TriggerKey, TriggerMode};
 
-#[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
+#[derive(Debug, thiserror::Error)]
 pub enum HotkeyError {
-    #[error("{0}")]
-    Parse(String),
+    #[error(transparent)]
+    Parse(#[from] BadHotkey),
     #[error("cannot register hotkey `{name}`: it is already taken by another application (or another Utter dictation); choose another hotkey")]
     Taken { name: String },
     #[error("global hotkeys are unavailable: {0}")]
-    Unavailable(String),
+    Unavailable(#[from] NoHotkeys),
+}
+
+/// A hotkey that does not parse, with what is accepted.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "cannot parse hotkey `{keys}`: {source} (use modifiers ctrl, shift, alt, super joined by `+` \
+     with one key, e.g. ctrl+shift+space, alt+f9, super+d)"
+)]
+pub struct BadHotkey {
+    pub keys: String,
+    source: global_hotkey::hotkey::HotKeyParseError,
+}
+
+/// Why this session has no global hotkeys. The messages say what is wrong;
+/// each front end adds what its user can do instead.
+#[derive(Debug, thiserror::Error)]
+pub enum NoHotkeys {
+    #[error(
+        "this is a Wayland session{}, where apps cannot grab keys themselves (X11 grabs would \
+         only see XWayland windows){}",
+        compositor.as_deref().map(|c| format!(" ({c})")).unwrap_or_default(),
+        portal.as_deref().map(|e| format!(" and the GlobalShortcuts portal did not help: {e}")).unwrap_or_default()
+    )]
+    Wayland {
+        compositor: Option<String>,
+        /// Why the portal could not bind the shortcut, once it was tried.
+        portal: Option<String>,
+    },
+    #[error("no display (DISPLAY and WAYLAND_DISPLAY are unset)")]
+    Headless,
+    #[error("cannot connect to the X server (DISPLAY={display}): {source}")]
+    XServer {
+        display: String,
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    #[error("the X server has no XKB extension, which hotkeys need")]
+    NoXkb,
+    #[error("the X server's XKB extension failed: {0}")]
+    Xkb(Box<dyn std::error::Error + Send + Sync>),
+    #[error("`{name}`: {source}")]
+    Os {
+        name: String,
+        source: global_hotkey::Error,
+    },
+    #[error("{0}")]
+    MainThread(#[from] MainThreadError),
 }
 
 /// Parses a hotkey like `ctrl+shift+space`, with a message that says what is accepted.
-pub fn parse_hotkey(keys: &str) -> Result<HotKey, String> {
-    HotKey::from_str(keys).map_err(|e| {
-        format!(
-            "cannot parse hotkey `{keys}`: {e} (use modifiers ctrl, shift, alt, super joined by `+` \
-             with one key, e.g. ctrl+shift+space, alt+f9, super+d)"
-        )
+pub fn parse_hotkey(keys: &str) -> Result<HotKey, BadHotkey> {
+    HotKey::from_str(keys).map_err(|source| BadHotkey {
+        keys: keys.into(),
+        source,
     })
 }
 
@@ -178,7 +222,7 @@ thread_local! {
 }
 
 /// Runs `f` with the manager; call on the main thread only.
-fn with_manager<R>(f: impl FnOnce(&GlobalHotKeyManager) -> R) -> Result<R, String> {
+fn with_manager<R>(f: impl FnOnce(&GlobalHotKeyManager) -> R) -> Result<R, NoHotkeys> {
     MANAGER.with(|cell| {
         let mut slot = cell.borrow_mut();
         if slot.is_none() {
@@ -186,7 +230,11 @@ fn with_manager<R>(f: impl FnOnce(&GlobalHotKeyManager) -> R) -> Result<R, Strin
             if std::env::var_os("DISPLAY").is_some() {
                 hold_x_connection()?;
             }
-            *slot = Some(GlobalHotKeyManager::new().map_err(|e| e.to_string())?);
+            let manager = GlobalHotKeyManager::new().map_err(|source| NoHotkeys::Os {
+                name: "manager".into(),
+                source,
+            })?;
+            *slot = Some(manager);
         }
         Ok(f(slot.as_ref().expect("just created")))
     })
@@ -198,22 +246,17 @@ fn with_manager<R>(f: impl FnOnce(&GlobalHotKeyManager) -> R) -> Result<R, Strin
 /// server resets when its last client leaves (Xvfb, a bare `startx`), and a
 /// connection attempted during the reset is refused.
 #[cfg(all(unix, not(target_os = "macos")))]
-fn hold_x_connection() -> Result<(), String> {
+fn hold_x_connection() -> Result<(), NoHotkeys> {
     use x11rb::protocol::xkb::ConnectionExt as _;
-    let (conn, _) = x11rb::connect(None).map_err(|e| {
-        format!(
-            "cannot connect to the X server (DISPLAY={}): {e}",
-            std::env::var("DISPLAY").unwrap_or_default()
-        )
-    })?;
+    let (conn, _) = connect_x_server()?;
     let xkb = conn
         .xkb_use_extension(1, 0)
-        .map_err(|e| e.to_string())
-        .and_then(|cookie| cookie.reply().map_err(|e| e.to_string()));
+        .map_err(x11rb::errors::ReplyError::from)
+        .and_then(|cookie| cookie.reply());
     match xkb {
         Ok(reply) if reply.supported => {}
-        Ok(_) => return Err("the X server has no XKB extension, which hotkeys need".into()),
-        Err(e) => return Err(format!("the X server's XKB extension failed: {e}")),
+        Ok(_) => return Err(NoHotkeys::NoXkb),
+        Err(e) => return Err(NoHotkeys::Xkb(e.into())),
     }
     X_GUARD.with(|guard| *guard.borrow_mut() = Some(conn));
     Ok(())
@@ -225,7 +268,11 @@ fn register_on_main(key: HotKey) -> Result<(), global_hotkey::Error> {
         REGISTERED.with(|r| r.borrow_mut().push(key));
         Ok(())
     })
-    .unwrap_or_else(|e| Err(global_hotkey::Error::OsError(std::io::Error::other(e))))
+    .unwrap_or_else(|e| {
+        Err(global_hotkey::Error::OsError(std::io::Error::other(
+            e.to_string(),
+        )))
+    })
 }
 
 fn unregister_all_on_main() {
@@ -270,25 +317,23 @@ impl Hotkeys {
         bindings: &Bindings,
         control: Sender<Control>,
     ) -> Result<(), HotkeyError> {
-        let why_not_x11 = Self::session_allows(&self.session)
-            .err()
-            .unwrap_or_default();
         let trigger = super::portal::trigger_for(&bindings.main.1);
         match super::portal::PortalShortcut::bind(&trigger, control) {
             Ok(shortcut) => {
                 *self.portal.lock().unwrap_or_else(|e| e.into_inner()) = Some(shortcut);
                 Ok(())
             }
-            Err(e) => Err(HotkeyError::Unavailable(format!(
-                "{why_not_x11} (the GlobalShortcuts portal did not help: {e})"
-            ))),
+            Err(e) => Err(HotkeyError::Unavailable(NoHotkeys::Wayland {
+                compositor: self.session.compositor().map(str::to_owned),
+                portal: Some(e.to_string()),
+            })),
         }
     }
 
     /// Whether this session can have global hotkeys at all, and if not, why
     /// and what to do instead. Connects to the X server to check it, so it
     /// is for `utter doctor` and status pages, not for binding.
-    pub fn availability(session: &DesktopSession) -> Result<(), String> {
+    pub fn availability(session: &DesktopSession) -> Result<(), NoHotkeys> {
         Self::session_allows(session)?;
         match session {
             DesktopSession::X11 => check_x_server(),
@@ -299,22 +344,13 @@ impl Hotkeys {
     /// What the kind of session allows, without connecting to anything.
     /// Binding opens (and keeps) its own X connection: a check connection
     /// closed just before it can make the X server reset under it.
-    fn session_allows(session: &DesktopSession) -> Result<(), String> {
+    fn session_allows(session: &DesktopSession) -> Result<(), NoHotkeys> {
         match session {
-            DesktopSession::Wayland { compositor, .. } => Err(format!(
-                "this is a Wayland session{}, where apps cannot grab keys themselves (X11 grabs \
-                 would only see XWayland windows); bind `utter ptt press` / `utter ptt release` \
-                 (or `utter ptt toggle`) to a key in your compositor's settings — see docs/wayland.md",
-                compositor
-                    .as_deref()
-                    .map(|c| format!(" ({c})"))
-                    .unwrap_or_default()
-            )),
-            DesktopSession::Headless => Err(
-                "no display (DISPLAY and WAYLAND_DISPLAY are unset); drive dictation with \
-                 `utter ptt press|release|toggle|cancel` instead"
-                    .into(),
-            ),
+            DesktopSession::Wayland { compositor, .. } => Err(NoHotkeys::Wayland {
+                compositor: compositor.clone(),
+                portal: None,
+            }),
+            DesktopSession::Headless => Err(NoHotkeys::Headless),
             DesktopSession::X11 | DesktopSession::MacOs | DesktopSession::Windows => Ok(()),
         }
     }
@@ -328,7 +364,7 @@ impl Hotkeys {
         if self.session.is_wayland() {
             return self.bind_portal(bindings, control);
         }
-        Self::session_allows(&self.session).map_err(HotkeyError::Unavailable)?;
+        Self::session_allows(&self.session)?;
         for (key, name) in bindings.always_on() {
             // A previous instance that just exited may still hold the grab until
             // the X server notices; give it a moment before calling the key taken.
@@ -349,11 +385,11 @@ impl Hotkeys {
                     self.unbind();
                     return Err(HotkeyError::Taken { name });
                 }
-                Ok(Err(e)) => {
+                Ok(Err(source)) => {
                     self.unbind();
-                    return Err(HotkeyError::Unavailable(format!("`{name}`: {e}")));
+                    return Err(NoHotkeys::Os { name, source }.into());
                 }
-                Err(e) => return Err(HotkeyError::Unavailable(e)),
+                Err(e) => return Err(NoHotkeys::MainThread(e).into()),
             }
         }
         let mut route = route().lock().unwrap_or_else(|e| e.into_inner());
@@ -430,17 +466,20 @@ impl RecordingKeys for MainThreadGrabs {
 }
 
 #[cfg(all(unix, not(target_os = "macos")))]
-fn check_x_server() -> Result<(), String> {
-    x11rb::connect(None).map(|_| ()).map_err(|e| {
-        format!(
-            "cannot connect to the X server (DISPLAY={}): {e}",
-            std::env::var("DISPLAY").unwrap_or_default()
-        )
+fn connect_x_server() -> Result<(x11rb::rust_connection::RustConnection, usize), NoHotkeys> {
+    x11rb::connect(None).map_err(|source| NoHotkeys::XServer {
+        display: std::env::var("DISPLAY").unwrap_or_default(),
+        source: source.into(),
     })
 }
 
+#[cfg(all(unix, not(target_os = "macos")))]
+fn check_x_server() -> Result<(), NoHotkeys> {
+    connect_x_server().map(|_| ())
+}
+
 #[cfg(not(all(unix, not(target_os = "macos"))))]
-fn check_x_server() -> Result<(), String> {
+fn check_x_server() -> Result<(), NoHotkeys> {
     Ok(())
 }
 
@@ -456,7 +495,7 @@ mod tests {
             parse_hotkey("ctrl+shift+space").unwrap(),
             parse_hotkey("ctrl+space").unwrap()
         );
-        let err = parse_hotkey("ctrl+banana").unwrap_err();
+        let err = parse_hotkey("ctrl+banana").unwrap_err().to_string();
         assert!(
             err.contains("cannot parse hotkey `ctrl+banana`")
                 && err.contains("e.g. ctrl+shift+space"),
@@ -499,22 +538,28 @@ mod tests {
         assert_eq!(toggle.recording_keys().len(), 2, "no latch in toggle mode");
         assert!(matches!(
             Bindings::parse("ctrl+banana", "l", "escape", None, TriggerMode::Toggle),
-            Err(HotkeyError::Parse(m)) if m.contains("ctrl+banana")
+            Err(HotkeyError::Parse(BadHotkey { keys, .. })) if keys == "ctrl+banana"
         ));
     }
 
     #[test]
-    fn wayland_and_headless_say_what_to_do_instead() {
+    fn wayland_and_headless_say_why_not() {
         let wayland = DesktopSession::Wayland {
             compositor: Some("sway".into()),
             xwayland: true,
         };
-        let why = Hotkeys::availability(&wayland).unwrap_err();
+        let why = Hotkeys::availability(&wayland).unwrap_err().to_string();
         assert!(
-            why.contains("Wayland session (sway)") && why.contains("utter ptt press"),
+            why.contains("Wayland session (sway)") && why.contains("cannot grab keys"),
             "{why}"
         );
-        let why = Hotkeys::availability(&DesktopSession::Headless).unwrap_err();
-        assert!(why.contains("utter ptt"), "{why}");
+        assert!(
+            !why.contains("utter "),
+            "what to do instead is each front end's: {why}"
+        );
+        assert!(matches!(
+            Hotkeys::availability(&DesktopSession::Headless),
+            Err(NoHotkeys::Headless)
+        ));
     }
 }

@@ -21,16 +21,13 @@ pub fn run<T: Send + 'static>(work: impl FnOnce(MainThread) -> T + Send + 'stati
 mod imp {
     use crossbeam_channel::{bounded, select, unbounded};
 
-    use super::super::{Job, MainThread};
+    use super::super::{Job, MainThread, MainThreadError};
 
     pub fn run<T: Send + 'static>(work: impl FnOnce(MainThread) -> T + Send + 'static) -> T {
         let (jobs_tx, jobs) = unbounded::<Job>();
         let (done_tx, done) = bounded(1);
-        let main = MainThread::new(move |job| {
-            jobs_tx
-                .send(job)
-                .map_err(|_| "the main loop has stopped".to_string())
-        });
+        let main =
+            MainThread::new(move |job| jobs_tx.send(job).map_err(|_| MainThreadError::Stopped));
         std::thread::Builder::new()
             .name("utter-worker".into())
             .spawn(move || {
@@ -54,7 +51,7 @@ mod imp {
     use tao::event_loop::{ControlFlow, EventLoopBuilder};
     use tao::platform::run_return::EventLoopExtRunReturn;
 
-    use super::super::{Job, MainThread};
+    use super::super::{Job, MainThread, MainThreadError};
 
     enum Wake {
         Job(Job),
@@ -76,7 +73,7 @@ mod imp {
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
                 .send_event(Wake::Job(job))
-                .map_err(|_| "the main loop has stopped".to_string())
+                .map_err(|_| MainThreadError::Stopped)
         });
         let result = Arc::new(Mutex::new(None));
         let worker_result = result.clone();

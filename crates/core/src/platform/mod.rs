@@ -29,6 +29,17 @@ use crossbeam_channel::{bounded, RecvTimeoutError};
 
 const CALL_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// Why a job could not run on the main thread.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum MainThreadError {
+    #[error("the main loop has stopped")]
+    Stopped,
+    #[error("the main thread did not answer in time")]
+    Timeout,
+    #[error("the main thread dropped the request")]
+    Dropped,
+}
+
 /// A closure for the main thread.
 pub type Job = Box<dyn FnOnce() + Send>;
 
@@ -37,12 +48,12 @@ pub type Job = Box<dyn FnOnce() + Send>;
 /// builds it from Tauri's `run_on_main_thread`; the CLI from its own loop.
 #[derive(Clone)]
 pub struct MainThread {
-    post: Arc<dyn Fn(Job) -> Result<(), String> + Send + Sync>,
+    post: Arc<dyn Fn(Job) -> Result<(), MainThreadError> + Send + Sync>,
 }
 
 impl MainThread {
     /// `post` must run each job on the main thread, in order.
-    pub fn new(post: impl Fn(Job) -> Result<(), String> + Send + Sync + 'static) -> Self {
+    pub fn new(post: impl Fn(Job) -> Result<(), MainThreadError> + Send + Sync + 'static) -> Self {
         Self {
             post: Arc::new(post),
         }
@@ -61,7 +72,7 @@ impl MainThread {
                 }
             })
             .expect("spawn a thread");
-        Self::new(move |job| tx.send(job).map_err(|_| "the main loop has stopped".into()))
+        Self::new(move |job| tx.send(job).map_err(|_| MainThreadError::Stopped))
     }
 
     /// Runs `f` on the main thread without waiting.
@@ -77,14 +88,14 @@ impl MainThread {
     pub fn call<R: Send + 'static>(
         &self,
         f: impl FnOnce() -> R + Send + 'static,
-    ) -> Result<R, String> {
+    ) -> Result<R, MainThreadError> {
         let (tx, rx) = bounded(1);
         (self.post)(Box::new(move || {
             let _ = tx.send(f());
         }))?;
         rx.recv_timeout(CALL_TIMEOUT).map_err(|e| match e {
-            RecvTimeoutError::Timeout => "the main thread did not answer in time".to_string(),
-            RecvTimeoutError::Disconnected => "the main thread dropped the request".to_string(),
+            RecvTimeoutError::Timeout => MainThreadError::Timeout,
+            RecvTimeoutError::Disconnected => MainThreadError::Dropped,
         })
     }
 }

@@ -59,6 +59,14 @@ impl DesktopSession {
         }
     }
 
+    /// The Wayland compositor's name, where the environment tells it.
+    pub fn compositor(&self) -> Option<&str> {
+        match self {
+            Self::Wayland { compositor, .. } => compositor.as_deref(),
+            _ => None,
+        }
+    }
+
     pub fn is_wayland(&self) -> bool {
         matches!(self, Self::Wayland { .. })
     }

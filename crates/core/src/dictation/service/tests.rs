@@ -35,7 +35,9 @@ struct FakeSink {
 impl TextSink for FakeSink {
     fn deliver(&mut self, text: &str) -> Result<(), OutputError> {
         if self.fail {
-            return Err(OutputError::Input("the target app went away".into()));
+            return Err(OutputError::Input(
+                enigo::InputError::Simulate("the target app went away").into(),
+            ));
         }
         self.delivered.lock().unwrap().push(text.to_string());
         Ok(())

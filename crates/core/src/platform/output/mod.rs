@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 pub use sinks::{ClipboardSink, PasteSink, StdoutSink, TypeSink};
 
 use super::session::DesktopSession;
-use super::MainThread;
+use super::{MainThread, MainThreadError};
 
 /// How dictated text reaches the user. Spelled as in the settings file,
 /// which the CLI's `--output` takes too.
@@ -76,9 +76,39 @@ const INPUT_PERMISSION_HINT: &str = "";
 #[derive(Debug, thiserror::Error)]
 pub enum OutputError {
     #[error("clipboard unavailable: {0}")]
-    Clipboard(String),
+    Clipboard(arboard::Error),
     #[error("cannot simulate key presses: {0}{hint}", hint = INPUT_PERMISSION_HINT)]
-    Input(String),
+    Input(InputError),
+    #[error(transparent)]
+    Unavailable(#[from] OutputUnavailable),
+}
+
+/// Why key presses could not be simulated.
+#[derive(Debug, thiserror::Error)]
+pub enum InputError {
+    #[error("{0}")]
+    Connect(#[from] enigo::NewConError),
+    #[error("{0}")]
+    Key(#[from] enigo::InputError),
+    #[error("{0}")]
+    MainThread(#[from] MainThreadError),
+}
+
+/// Why an output method cannot work in this session at all.
+#[derive(Debug, thiserror::Error)]
+pub enum OutputUnavailable {
+    #[error(
+        "there is no display to paste into or hold a clipboard (DISPLAY and WAYLAND_DISPLAY \
+         are unset)"
+    )]
+    NoDisplay,
+    /// [`open_sink`] falls back to the clipboard, as the message says.
+    #[error(
+        "this Wayland compositor offers no virtual keyboard to Utter (GNOME and KDE do not; \
+         their RemoteDesktop portal is not supported yet: {0}): the text is put on the \
+         clipboard instead, paste it with Ctrl+V"
+    )]
+    NoWaylandKeys(Box<OutputError>),
 }
 
 /// Where dictated text goes. The dictation service only ever calls this.
@@ -107,36 +137,27 @@ impl OutputEnv {
     }
 }
 
-/// Whether `method` can work in `session` at all; `Err` says why not and
-/// what to do. On Wayland, key presses also depend on the compositor
-/// ([`probe`] finds out).
-pub fn availability(method: OutputMethod, session: &DesktopSession) -> Result<(), String> {
+/// Whether `method` can work in `session` at all. On Wayland, key presses
+/// also depend on the compositor ([`probe`] finds out).
+pub fn availability(
+    method: OutputMethod,
+    session: &DesktopSession,
+) -> Result<(), OutputUnavailable> {
     match session {
-        DesktopSession::Headless if method != OutputMethod::Stdout => Err(
-            "there is no display to paste into or hold a clipboard (DISPLAY and WAYLAND_DISPLAY \
-             are unset); have the text printed instead"
-                .into(),
-        ),
+        DesktopSession::Headless if method != OutputMethod::Stdout => {
+            Err(OutputUnavailable::NoDisplay)
+        }
         _ => Ok(()),
     }
-}
-
-/// Why key presses cannot reach Wayland apps here, and the fallback.
-fn no_wayland_keys(error: &OutputError) -> String {
-    format!(
-        "this Wayland compositor offers no virtual keyboard to Utter (GNOME and KDE do not; \
-         their RemoteDesktop portal is not supported yet: {error}): the text is put on the \
-         clipboard instead, paste it with Ctrl+V"
-    )
 }
 
 /// Tries what `method` needs in this session (a key simulator, a clipboard)
 /// and says how it works or why not. Opens connections, so it is for
 /// `utter doctor`, not for every status update.
-pub fn probe(method: OutputMethod, session: &DesktopSession) -> Result<(), String> {
+pub fn probe(method: OutputMethod, session: &DesktopSession) -> Result<(), OutputUnavailable> {
     availability(method, session)?;
     if session.is_wayland() && matches!(method, OutputMethod::Paste | OutputMethod::Type) {
-        sinks::input(session).map_err(|e| no_wayland_keys(&e))?;
+        sinks::input(session).map_err(|e| OutputUnavailable::NoWaylandKeys(Box::new(e)))?;
     }
     Ok(())
 }
@@ -147,12 +168,7 @@ pub fn open_sink(
     config: &OutputConfig,
     env: &OutputEnv,
 ) -> Result<(Box<dyn TextSink>, Option<String>), OutputError> {
-    if let Err(why) = availability(config.method, &env.session) {
-        return Err(match config.method {
-            OutputMethod::Clipboard => OutputError::Clipboard(why),
-            _ => OutputError::Input(why),
-        });
-    }
+    availability(config.method, &env.session)?;
     let sink: Result<Box<dyn TextSink>, OutputError> = match config.method {
         OutputMethod::Stdout => Ok(Box::new(StdoutSink::new(config.trailing_space))),
         OutputMethod::Clipboard => Ok(Box::new(ClipboardSink::new(config.trailing_space)?)),
@@ -165,7 +181,8 @@ pub fn open_sink(
     match sink {
         Ok(sink) => Ok((sink, None)),
         Err(e @ OutputError::Input(_)) if env.session.is_wayland() => {
-            let notice = format!("{} output: {}", config.method.name(), no_wayland_keys(&e));
+            let why = OutputUnavailable::NoWaylandKeys(Box::new(e));
+            let notice = format!("{} output: {why}", config.method.name());
             Ok((
                 Box::new(ClipboardSink::new(config.trailing_space)?),
                 Some(notice),

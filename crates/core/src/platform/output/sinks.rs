@@ -8,7 +8,7 @@ use super::{finish, OutputConfig, OutputEnv, OutputError, OutputMethod, PasteKey
 use crate::platform::session::DesktopSession;
 
 fn clipboard() -> Result<arboard::Clipboard, OutputError> {
-    arboard::Clipboard::new().map_err(|e| OutputError::Clipboard(e.to_string()))
+    arboard::Clipboard::new().map_err(OutputError::Clipboard)
 }
 
 /// The key simulator for `session`. On Wayland it speaks the
@@ -24,13 +24,13 @@ pub(super) fn input(session: &DesktopSession) -> Result<Enigo, OutputError> {
         // every key a second time; an unparsable display name stops that.
         settings.x11_display = Some("utter:no-x11".into());
     }
-    Enigo::new(&settings).map_err(|e| OutputError::Input(e.to_string()))
+    Enigo::new(&settings).map_err(|e| OutputError::Input(e.into()))
 }
 
 fn set_text(clipboard: &mut arboard::Clipboard, text: &str) -> Result<(), OutputError> {
     clipboard
         .set_text(text.to_string())
-        .map_err(|e| OutputError::Clipboard(e.to_string()))
+        .map_err(OutputError::Clipboard)
 }
 
 /// Prints each dictation as a line (scripts, `--output stdout`).
@@ -104,7 +104,7 @@ impl TextSink for TypeSink {
         // so this may run on the service thread.
         self.enigo
             .text(&finish(text, self.trailing_space))
-            .map_err(|e| OutputError::Input(e.to_string()))
+            .map_err(|e| OutputError::Input(e.into()))
     }
 
     fn method(&self) -> OutputMethod {
@@ -151,7 +151,7 @@ impl PasteSink {
                     input(&DesktopSession::MacOs)
                         .and_then(|mut enigo| press(&mut enigo, keys, false))
                 })
-                .map_err(OutputError::Input)?,
+                .map_err(|e| OutputError::Input(e.into()))?,
             None => {
                 input(&DesktopSession::MacOs).and_then(|mut enigo| press(&mut enigo, keys, false))
             }
@@ -176,7 +176,7 @@ fn press(enigo: &mut Enigo, keys: PasteKeys, wayland: bool) -> Result<(), Output
             Key::Unicode(if wayland { 'V' } else { 'v' }),
         ),
     };
-    let err = |e: enigo::InputError| OutputError::Input(e.to_string());
+    let err = |e: enigo::InputError| OutputError::Input(e.into());
     for m in &mods {
         enigo.key(*m, Direction::Press).map_err(err)?;
     }

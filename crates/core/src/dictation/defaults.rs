@@ -1,0 +1,18 @@
+//! Dictation's defaults, written once: the settings file, the service and
+//! the CLI's flags all start from these.
+
+/// The push-to-talk (or toggle) hotkey.
+pub const HOTKEY: &str = "ctrl+shift+space";
+/// Pressed while the hotkey is held: hands-free until the next press.
+pub const LATCH_KEY: &str = "ctrl+shift+l";
+/// Discards the recording in progress (grabbed only while recording).
+pub const CANCEL_KEY: &str = "escape";
+/// Silence that ends a segment.
+pub const SILENCE_MS: u32 = 600;
+/// Audio kept after the key is released, so the last word is not cut.
+pub const POST_ROLL_MS: u64 = 400;
+/// Idle time after which the engine gives its memory back (10 minutes).
+pub const IDLE_UNLOAD_SECS: u64 = 600;
+/// Finished recordings whose audio the CLI keeps (the app's History keeps
+/// them by age instead).
+pub const KEEP_RECORDINGS: usize = 500;
