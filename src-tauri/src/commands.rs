@@ -8,7 +8,7 @@ use std::time::Duration;
 use tauri::ipc::Response;
 use tauri::{AppHandle, Manager, State};
 use tauri_plugin_autostart::ManagerExt;
-use utter_core::app::{App, CatalogRow, FileJob, ModelSummary, Status, UseFor};
+use utter_core::app::{App, AppError, CatalogRow, FileJob, ModelSummary, Status, UseFor};
 use utter_core::audio::capture::InputDevice;
 use utter_core::dictation::service::Control;
 use utter_core::export::Format;
@@ -16,21 +16,19 @@ use utter_core::history::Entry;
 use utter_core::models::Quant;
 use utter_core::settings::Settings;
 
-type Result<T> = std::result::Result<T, String>;
+use crate::error::CommandError;
 
-/// Runs `f` with the core app off the main thread; errors become one line.
-async fn blocking<T, E>(
+type Result<T> = std::result::Result<T, CommandError>;
+
+/// Runs `f` with the core app off the main thread.
+async fn blocking<T: Send + 'static>(
     app: &AppHandle,
-    f: impl FnOnce(App) -> std::result::Result<T, E> + Send + 'static,
-) -> Result<T>
-where
-    T: Send + 'static,
-    E: std::fmt::Display,
-{
+    f: impl FnOnce(App) -> std::result::Result<T, AppError> + Send + 'static,
+) -> Result<T> {
     let core = app.state::<App>().inner().clone();
-    tauri::async_runtime::spawn_blocking(move || f(core).map_err(|e| e.to_string()))
+    Ok(tauri::async_runtime::spawn_blocking(move || f(core))
         .await
-        .map_err(|e| format!("internal error: {e}"))?
+        .map_err(CommandError::Worker)??)
 }
 
 #[tauri::command]
@@ -54,11 +52,7 @@ pub async fn save_settings(app: AppHandle, settings: Settings) -> Result<Setting
         } else {
             launcher.disable()
         };
-        if let Err(e) = result {
-            return Err(format!(
-                "settings saved, but autostart could not be changed: {e}"
-            ));
-        }
+        result.map_err(CommandError::Autostart)?;
     }
     Ok(saved)
 }
@@ -70,24 +64,24 @@ pub fn dismiss_notice(core: State<App>) {
 
 #[tauri::command]
 pub fn start_dictation(core: State<App>) -> Result<()> {
-    core.control(Control::Start).map_err(|e| e.to_string())
+    core.control(Control::Start).map_err(CommandError::from)
 }
 
 #[tauri::command]
 pub fn stop_dictation(core: State<App>) -> Result<()> {
-    core.control(Control::Stop).map_err(|e| e.to_string())
+    core.control(Control::Stop).map_err(CommandError::from)
 }
 
 #[tauri::command]
 pub fn cancel_dictation(core: State<App>) -> Result<()> {
-    core.control(Control::Cancel).map_err(|e| e.to_string())
+    core.control(Control::Cancel).map_err(CommandError::from)
 }
 
 #[tauri::command]
 pub async fn list_devices() -> Result<Vec<InputDevice>> {
     tauri::async_runtime::spawn_blocking(utter_core::audio::capture::input_devices)
         .await
-        .map_err(|e| e.to_string())
+        .map_err(CommandError::Worker)
 }
 
 #[tauri::command]
@@ -97,7 +91,7 @@ pub async fn list_models(app: AppHandle) -> Result<Vec<ModelSummary>> {
 
 #[tauri::command]
 pub fn install_default_model(core: State<App>) -> Result<()> {
-    core.install_default_model().map_err(|e| e.to_string())
+    core.install_default_model().map_err(CommandError::from)
 }
 
 #[tauri::command]
@@ -176,7 +170,7 @@ pub async fn history_audio(app: AppHandle, id: i64) -> Result<Response> {
 
 #[tauri::command]
 pub fn copy_text(core: State<App>, text: String) -> Result<()> {
-    core.copy_text(&text).map_err(|e| e.to_string())
+    core.copy_text(&text).map_err(CommandError::from)
 }
 
 /// Hides Utter so the app the user came from gets focus back, then pastes there.

@@ -6,6 +6,8 @@ use tauri::{AppHandle, Emitter, Manager};
 use tauri_plugin_updater::UpdaterExt;
 use utter_core::app::{App, UpdateInfo};
 
+use crate::error::CommandError;
+
 /// `UTTER_UPDATE_CHECK=0` turns the check at start off for a whole environment
 /// (tests; distribution packages that update through their package manager).
 fn disabled_by_env() -> bool {
@@ -30,13 +32,13 @@ pub fn check_at_start(app: &AppHandle) {
     });
 }
 
-async fn check(app: &AppHandle) -> Result<Option<UpdateInfo>, String> {
+async fn check(app: &AppHandle) -> Result<Option<UpdateInfo>, CommandError> {
     let update = app
         .updater()
-        .map_err(|e| format!("updates are not available in this build: {e}"))?
+        .map_err(CommandError::NoUpdater)?
         .check()
         .await
-        .map_err(|e| format!("cannot check for updates: {e}"))?;
+        .map_err(CommandError::UpdateCheck)?;
     Ok(update.map(|u| UpdateInfo {
         version: u.version.clone(),
         notes: u.body.clone(),
@@ -44,25 +46,25 @@ async fn check(app: &AppHandle) -> Result<Option<UpdateInfo>, String> {
 }
 
 #[tauri::command]
-pub async fn check_for_updates(app: AppHandle) -> Result<Option<UpdateInfo>, String> {
+pub async fn check_for_updates(app: AppHandle) -> Result<Option<UpdateInfo>, CommandError> {
     check(&app).await
 }
 
 /// Downloads the update, verifies its signature against the public key in
 /// the config, installs it and restarts Utter.
 #[tauri::command]
-pub async fn install_update(app: AppHandle) -> Result<(), String> {
+pub async fn install_update(app: AppHandle) -> Result<(), CommandError> {
     let update = app
         .updater()
-        .map_err(|e| e.to_string())?
+        .map_err(CommandError::NoUpdater)?
         .check()
         .await
-        .map_err(|e| format!("cannot check for updates: {e}"))?
-        .ok_or("Utter is already up to date")?;
+        .map_err(CommandError::UpdateCheck)?
+        .ok_or(CommandError::UpToDate)?;
     update
         .download_and_install(|_, _| {}, || {})
         .await
-        .map_err(|e| format!("the update could not be installed: {e}"))?;
+        .map_err(CommandError::UpdateInstall)?;
     app.state::<App>().shutdown();
     app.restart()
 }

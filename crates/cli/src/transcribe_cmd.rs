@@ -11,7 +11,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use utter_core::engine::{Engine, EngineConfig};
 use utter_core::export::{self, Format};
 use utter_core::models::{ModelStore, ModelUse};
-use utter_core::transcribe::{self, FileError, FileOptions};
+use utter_core::transcribe::{self, FileOptions};
 use utter_core::transcript::FileTranscript;
 use utter_core::vad::SpeechDetector;
 
@@ -70,7 +70,7 @@ fn worker_layout(workers: usize, threads: usize) -> (usize, usize) {
     (workers, threads)
 }
 
-fn parse_format(s: &str) -> Result<Format, String> {
+fn parse_format(s: &str) -> Result<Format, utter_core::export::UnknownFormat> {
     s.parse()
 }
 
@@ -186,18 +186,6 @@ pub fn run(store: &ModelStore, args: TranscribeArgs) -> Result<ExitCode> {
         bar.finish_and_clear();
         let transcript = match result {
             Ok(t) => t,
-            Err(FileError::Partial {
-                path,
-                source,
-                transcript,
-            }) => {
-                eprintln!(
-                    "error: {}: {source} (the transcript covers the decoded part)",
-                    path.display()
-                );
-                failed += 1;
-                *transcript
-            }
             Err(e) => {
                 eprintln!("error: {e}");
                 failed += 1;
@@ -206,6 +194,9 @@ pub fn run(store: &ModelStore, args: TranscribeArgs) -> Result<ExitCode> {
         };
         for w in &transcript.warnings {
             eprintln!("warning: {}: {w}", path.display());
+        }
+        if transcript.truncated {
+            failed += 1; // scripts must notice a cut-off file; its text still follows
         }
         if let Err(e) = write_output(
             &transcript,

@@ -26,18 +26,23 @@ impl Format {
     }
 }
 
+/// A format name that is none of ours.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown format `{0}` (expected txt, srt, vtt or json)")]
+pub struct UnknownFormat(pub String);
+
+/// The serde spellings in any case (`--format SRT`), and the names people
+/// also use for two of them.
 impl std::str::FromStr for Format {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s.to_ascii_lowercase().as_str() {
-            "txt" | "text" => Ok(Format::Txt),
-            "srt" => Ok(Format::Srt),
-            "vtt" | "webvtt" => Ok(Format::Vtt),
-            "json" => Ok(Format::Json),
-            other => Err(format!(
-                "unknown format `{other}` (expected txt, srt, vtt or json)"
-            )),
-        }
+    type Err = UnknownFormat;
+    fn from_str(s: &str) -> Result<Self, UnknownFormat> {
+        let lower = s.to_ascii_lowercase();
+        let name = match lower.as_str() {
+            "text" => "txt",
+            "webvtt" => "vtt",
+            other => other,
+        };
+        crate::settings::parse_value(name).map_err(|_| UnknownFormat(lower))
     }
 }
 
@@ -103,6 +108,25 @@ pub fn render(t: &FileTranscript, format: Format) -> String {
 mod tests {
     use super::*;
     use crate::engine::TimedText;
+
+    #[test]
+    fn format_names_are_serdes_in_any_case_plus_two_common_ones() {
+        for (name, format) in [
+            ("srt", Format::Srt),
+            ("SRT", Format::Srt),
+            ("Json", Format::Json),
+            ("text", Format::Txt),
+            ("WebVTT", Format::Vtt),
+        ] {
+            assert_eq!(name.parse::<Format>(), Ok(format), "{name}");
+        }
+        for format in [Format::Txt, Format::Srt, Format::Vtt, Format::Json] {
+            let spelled = serde_json::to_value(format).unwrap();
+            assert_eq!(spelled.as_str().unwrap().parse::<Format>(), Ok(format));
+        }
+        let err = "docx".parse::<Format>().unwrap_err().to_string();
+        assert!(err.contains("expected txt, srt, vtt or json"), "{err}");
+    }
 
     fn sample() -> FileTranscript {
         FileTranscript {

@@ -28,18 +28,25 @@ fn install_hook() {
     });
 }
 
+/// A panic caught by [`contain`], with its message.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct Panic {
+    pub message: String,
+}
+
 /// Runs `f`; a panic inside it is returned as its message.
-pub fn contain<T>(f: impl FnOnce() -> T) -> Result<T, String> {
+pub fn contain<T>(f: impl FnOnce() -> T) -> Result<T, Panic> {
     install_hook();
     CONTAINING.with(|c| c.set(c.get() + 1));
     let result = catch_unwind(AssertUnwindSafe(f));
     CONTAINING.with(|c| c.set(c.get() - 1));
-    result.map_err(|payload| {
-        payload
+    result.map_err(|payload| Panic {
+        message: payload
             .downcast_ref::<&str>()
             .map(|s| s.to_string())
             .or_else(|| payload.downcast_ref::<String>().cloned())
-            .unwrap_or_else(|| "unknown panic".into())
+            .unwrap_or_else(|| "unknown panic".into()),
     })
 }
 
@@ -51,9 +58,9 @@ mod tests {
     fn a_panic_becomes_its_message_and_the_thread_goes_on() {
         assert_eq!(contain(|| 7), Ok(7));
         let err = contain(|| -> u8 { panic!("EBML header must be read") }).unwrap_err();
-        assert_eq!(err, "EBML header must be read");
+        assert_eq!(err.message, "EBML header must be read");
         let err = contain(|| -> u8 { panic!("{} tensors", 4) }).unwrap_err();
-        assert_eq!(err, "4 tensors");
+        assert_eq!(err.to_string(), "4 tensors");
         assert_eq!(contain(|| "still fine"), Ok("still fine"));
     }
 }

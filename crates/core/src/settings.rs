@@ -116,16 +116,21 @@ impl Language {
     }
 }
 
+/// Neither `auto` nor a language code.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{0}` is not `auto` or a language code")]
+pub struct BadLanguage(pub String);
+
 impl std::str::FromStr for Language {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = BadLanguage;
+    fn from_str(s: &str) -> Result<Self, BadLanguage> {
         if s == "auto" {
             return Ok(Self::Auto);
         }
         if (2..=3).contains(&s.len()) && s.chars().all(|c| c.is_ascii_lowercase()) {
             return Ok(Self::Code(s.to_string()));
         }
-        Err(format!("`{s}` is not `auto` or a language code"))
+        Err(BadLanguage(s.to_string()))
     }
 }
 
@@ -145,8 +150,8 @@ impl<'de> Deserialize<'de> for Language {
 
 /// Parses one setting's value as the settings file spells it: the CLI's
 /// flags take the same spellings, so each value has exactly one.
-pub fn parse_value<T: DeserializeOwned>(s: &str) -> Result<T, String> {
-    serde_json::from_value(serde_json::Value::String(s.to_string())).map_err(|e| e.to_string())
+pub fn parse_value<T: DeserializeOwned>(s: &str) -> Result<T, serde_json::Error> {
+    serde_json::from_value(serde_json::Value::String(s.to_string()))
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -179,7 +184,7 @@ impl Settings {
         parse_hotkey(&self.hotkey).map_err(|e| invalid("hotkey", e.to_string()))?;
         if let Language::Code(code) = &self.language {
             code.parse::<Language>()
-                .map_err(|why| invalid("language", why))?;
+                .map_err(|why| invalid("language", why.to_string()))?;
         }
         if self.output == OutputMethod::Stdout {
             return Err(invalid("output", "stdout is for the command line"));
@@ -282,16 +287,18 @@ pub fn load(path: &Path) -> Loaded {
                 notice: None,
             }
         }
-        Err(e) => return reset(path, &format!("it could not be read ({e})")),
+        Err(e) => return reset(path, &Unusable::Read(e)),
     };
     let parsed = serde_json::from_slice::<serde_json::Value>(&bytes)
-        .map_err(|e| format!("it is not valid JSON ({e})"))
+        .map_err(Unusable::Json)
         .and_then(migrate)
         .and_then(|value| {
-            serde_path_to_error::deserialize::<_, Settings>(value)
-                .map_err(|e| format!("invalid setting `{}`: {}", e.path(), e.inner()))
+            serde_path_to_error::deserialize::<_, Settings>(value).map_err(|e| Unusable::Field {
+                path: e.path().to_string(),
+                source: e.into_inner(),
+            })
         })
-        .and_then(|s| s.validate().map(|()| s).map_err(|e| e.to_string()));
+        .and_then(|s| s.validate().map(|()| s).map_err(Unusable::Invalid));
     match parsed {
         Ok(settings) => Loaded {
             settings,
@@ -301,27 +308,47 @@ pub fn load(path: &Path) -> Loaded {
     }
 }
 
+/// Why a settings file could not be used; the notice reads "because {why}".
+#[derive(Debug, thiserror::Error)]
+enum Unusable {
+    #[error("it could not be read ({0})")]
+    Read(std::io::Error),
+    #[error("it is not valid JSON ({0})")]
+    Json(serde_json::Error),
+    #[error("the top level is not an object")]
+    NotAnObject,
+    #[error("`version` is not a number")]
+    BadVersion,
+    #[error(
+        "it was written by a newer Utter (settings version {0}, this one knows {SETTINGS_VERSION})"
+    )]
+    Newer(u64),
+    #[error("invalid setting `{path}`: {source}")]
+    Field {
+        path: String,
+        source: serde_json::Error,
+    },
+    #[error("{0}")]
+    Invalid(SettingsError),
+}
+
 /// Brings an older file up to [`SETTINGS_VERSION`]. Version 0 is a file
 /// without a `version` field (written before versioning): same fields as 1.
 /// Version 2 added the vocabulary and text rules, which start empty and off.
-fn migrate(mut value: serde_json::Value) -> Result<serde_json::Value, String> {
-    let obj = value
-        .as_object_mut()
-        .ok_or("the top level is not an object")?;
+fn migrate(mut value: serde_json::Value) -> Result<serde_json::Value, Unusable> {
+    let obj = value.as_object_mut().ok_or(Unusable::NotAnObject)?;
     let version = match obj.get("version") {
         None => 0,
-        Some(v) => v.as_u64().ok_or("`version` is not a number")?,
+        Some(v) => v.as_u64().ok_or(Unusable::BadVersion)?,
     };
     if version > SETTINGS_VERSION as u64 {
-        return Err(format!(
-            "it was written by a newer Utter (settings version {version}, this one knows {SETTINGS_VERSION})"
-        ));
+        return Err(Unusable::Newer(version));
     }
     obj.insert("version".into(), SETTINGS_VERSION.into());
     Ok(value)
 }
 
-fn reset(path: &Path, why: &str) -> Loaded {
+fn reset(path: &Path, why: &Unusable) -> Loaded {
     let backup = path.with_extension(format!(
         "invalid-{}.json",
         crate::dictation::record_log::unix_ms()

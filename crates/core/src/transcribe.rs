@@ -55,13 +55,6 @@ pub enum FileError {
     Audio { path: PathBuf, source: AudioError },
     #[error("{}: {source}", path.display())]
     Engine { path: PathBuf, source: EngineError },
-    /// Part of the file was transcribed before the problem; nothing is thrown away.
-    #[error("{}: {source} (the transcript covers the decoded part)", path.display())]
-    Partial {
-        path: PathBuf,
-        source: AudioError,
-        transcript: Box<FileTranscript>,
-    },
 }
 
 /// Progress through a file, for progress bars.
@@ -313,11 +306,11 @@ pub fn transcribe_file(
     }
     transcript.duration_ms = crate::audio::samples_to_ms(source.total) as i64;
     if let Some(cause) = report.truncation() {
-        return Err(FileError::Partial {
-            path: path.to_path_buf(),
-            source: cause,
-            transcript: Box::new(transcript),
-        });
+        // Part of the file was transcribed before the problem: keep it, say so.
+        transcript
+            .warnings
+            .push(format!("{cause} (the transcript covers the decoded part)"));
+        transcript.truncated = true;
     }
     Ok(transcript)
 }

@@ -14,8 +14,13 @@ pub struct FileTranscript {
     pub language: Option<String>,
     pub duration_ms: i64,
     pub segments: Vec<TimedText>,
-    /// Problems that did not stop the transcription (e.g. a garbled window).
+    /// Problems that did not stop the transcription (a garbled window, a
+    /// file cut off before its end).
     pub warnings: Vec<String>,
+    /// The file ended before its header said: the transcript covers the
+    /// decoded part, and `warnings` says why. The CLI exits non-zero for it.
+    #[serde(skip)]
+    pub truncated: bool,
     /// The engine's text of each segment, before the text rules.
     #[serde(skip)]
     pub raw_segments: Vec<String>,

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use super::{load_error_message, lock, AppError, AppEvent, Shared};
+use super::{lock, AppError, AppEvent, Shared};
 use crate::engine::Engine;
 use crate::history::{EntryKind, NewEntry, Segment};
 use crate::models::load::{load_models, EngineOptions, LoadError, LoadedModels};
@@ -234,7 +234,7 @@ fn worker(shared: &Arc<Shared>) {
                     })
                 }
                 Err(failure) => {
-                    finish(shared, job.id, Err(load_error_message(&failure)));
+                    finish(shared, job.id, Err(failure.into()));
                     continue;
                 }
             }
@@ -256,7 +256,7 @@ fn worker(shared: &Arc<Shared>) {
         );
         lock(&shared.files.inner).engine = None;
         tell_engine_notices(shared, engine);
-        finish(shared, job.id, result);
+        finish(shared, job.id, result.map_err(AppError::from));
     }
     shared.update_status(|_| {});
 }
@@ -278,7 +278,7 @@ fn run_job(
     vad: &mut crate::vad::SpeechDetector,
     model_name: &str,
     options: FileOptions,
-) -> Result<FileTranscript, String> {
+) -> Result<FileTranscript, FileError> {
     let path = Path::new(&job.path);
     let duration_ms = crate::audio::decode::probe_duration_secs(path).map(|s| (s * 1000.0) as i64);
     let mut last_report = Instant::now();
@@ -308,21 +308,11 @@ fn run_job(
             }
         },
     );
-    match result {
-        Ok(t) => Ok(t),
-        // Part of the file is unreadable: keep what was transcribed, say so.
-        Err(FileError::Partial {
-            transcript, source, ..
-        }) => {
-            let mut t = *transcript;
-            t.warnings.push(source.to_string());
-            Ok(t)
-        }
-        Err(e) => Err(e.to_string()),
-    }
+    // A file cut off part-way is a transcript with a warning, not an error.
+    result
 }
 
-fn finish(shared: &Shared, id: u64, result: Result<FileTranscript, String>) {
+fn finish(shared: &Shared, id: u64, result: Result<FileTranscript, AppError>) {
     if shared.files.is_cancelled(id) {
         shared.update_status(|_| {});
         return;
@@ -353,9 +343,9 @@ fn finish(shared: &Shared, id: u64, result: Result<FileTranscript, String>) {
                 s.transcript = Some(t);
             })
         }
-        Err(message) => shared.files.update(id, |s| {
+        Err(e) => shared.files.update(id, |s| {
             s.job.state = JobState::Failed;
-            s.job.error = Some(message);
+            s.job.error = Some(e.to_string());
         }),
     };
     if let Some(job) = job {
@@ -407,16 +397,12 @@ pub(super) fn transcribe_once(
         mut vad,
     } = load_file_models(shared, model)?;
     let options = file_options(&shared.settings());
-    match transcribe_file(
+    Ok(transcribe_file(
         std::slice::from_ref(&engine),
         Some(&mut vad),
         path,
         &model_name,
         &options,
         |_| {},
-    ) {
-        Ok(t) => Ok(t),
-        Err(FileError::Partial { transcript, .. }) => Ok(*transcript),
-        Err(e) => Err(e.into()),
-    }
+    )?)
 }

@@ -50,37 +50,43 @@ pub fn play(cue: Cue) {
         });
 }
 
-fn play_blocking(cue: Cue) -> Result<(), String> {
+/// Why a cue was not played (logged only: a cue is a nicety).
+#[derive(Debug, thiserror::Error)]
+enum CueError {
+    #[error("no output device")]
+    NoDevice,
+    #[error("output format {0:?} not supported for cues")]
+    Format(cpal::SampleFormat),
+    #[error(transparent)]
+    Device(#[from] cpal::Error),
+}
+
+fn play_blocking(cue: Cue) -> Result<(), CueError> {
     let device = cpal::default_host()
         .default_output_device()
-        .ok_or("no output device")?;
-    let supported = device.default_output_config().map_err(|e| e.to_string())?;
+        .ok_or(CueError::NoDevice)?;
+    let supported = device.default_output_config()?;
     if supported.sample_format() != cpal::SampleFormat::F32 {
-        return Err(format!(
-            "output format {:?} not supported for cues",
-            supported.sample_format()
-        ));
+        return Err(CueError::Format(supported.sample_format()));
     }
     let config = supported.config();
     let channels = config.channels.max(1) as usize;
     let samples = samples(cue, config.sample_rate);
     let total = samples.len();
     let mut pos = 0usize;
-    let stream = device
-        .build_output_stream::<f32, _, _>(
-            config,
-            move |out: &mut [f32], _| {
-                for frame in out.chunks_mut(channels) {
-                    let s = samples.get(pos).copied().unwrap_or(0.0);
-                    frame.fill(s);
-                    pos += 1;
-                }
-            },
-            |e| tracing::debug!("cue stream: {e}"),
-            None,
-        )
-        .map_err(|e| e.to_string())?;
-    stream.play().map_err(|e| e.to_string())?;
+    let stream = device.build_output_stream::<f32, _, _>(
+        config,
+        move |out: &mut [f32], _| {
+            for frame in out.chunks_mut(channels) {
+                let s = samples.get(pos).copied().unwrap_or(0.0);
+                frame.fill(s);
+                pos += 1;
+            }
+        },
+        |e| tracing::debug!("cue stream: {e}"),
+        None,
+    )?;
+    stream.play()?;
     std::thread::sleep(Duration::from_millis(
         (total as u64 * 1000) / config.sample_rate as u64 + 80,
     ));

@@ -159,7 +159,7 @@ fn declared_secs(params: &CodecParameters) -> Option<f64> {
 /// what reached `sink` before it stays delivered.
 pub fn decode_file(path: &Path, sink: impl FnMut(&[f32])) -> Result<DecodeReport, AudioError> {
     crate::panics::contain(|| decode_contained(path, sink))
-        .unwrap_or_else(|message| Err(AudioError::DecoderFailed(message)))
+        .unwrap_or_else(|panic| Err(AudioError::DecoderFailed(panic.message)))
 }
 
 fn decode_contained(path: &Path, mut sink: impl FnMut(&[f32])) -> Result<DecodeReport, AudioError> {

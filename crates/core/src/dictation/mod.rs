@@ -19,7 +19,7 @@ use std::path::Path;
 
 use crate::engine::Engine;
 use crate::postprocess::{Processed, TextRules};
-use crate::transcribe::{transcribe_file, FileError, FileOptions};
+use crate::transcribe::{transcribe_file, FileOptions};
 use crate::vad::SpeechDetector;
 
 use events::DictationEvent;
@@ -46,9 +46,9 @@ pub fn recover_unfinished(
             |_| {},
         );
         let transcript = match result {
+            // A WAV cut off by a crash may claim more audio than it has: its
+            // transcript covers what is there (`truncated`), which is all of it.
             Ok(t) => t,
-            // A WAV cut off by a crash may claim more audio than it has.
-            Err(FileError::Partial { transcript, .. }) => *transcript,
             Err(e) => {
                 emit(DictationEvent::Error {
                     message: format!("recovering {}: {e}", wav.display()),

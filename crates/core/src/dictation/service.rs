@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{never, select, Receiver};
 
-use crate::audio::capture::{Capture, CaptureEvent};
+use crate::audio::capture::{Capture, CaptureError, CaptureEvent};
 use crate::audio::wav::WavRecorder;
 use crate::engine::{Engine, EngineNotice};
 use crate::platform::hotkeys::RecordingKeys;
@@ -92,7 +92,7 @@ pub enum Control {
 /// The microphone as the service sees it.
 pub trait Microphone {
     /// Opens the device; audio and loss events arrive on the receiver.
-    fn open(&mut self) -> Result<(), String>;
+    fn open(&mut self) -> Result<(), CaptureError>;
     /// The open device's events (a never-ready channel when closed).
     fn events(&self) -> Receiver<CaptureEvent>;
     /// Closes the device and returns the audio it still had buffered.
@@ -119,8 +119,8 @@ impl CpalMicrophone {
 }
 
 impl Microphone for CpalMicrophone {
-    fn open(&mut self) -> Result<(), String> {
-        self.capture = Some(Capture::open(self.device.as_deref()).map_err(|e| e.to_string())?);
+    fn open(&mut self) -> Result<(), CaptureError> {
+        self.capture = Some(Capture::open(self.device.as_deref())?);
         Ok(())
     }
 
@@ -225,8 +225,8 @@ impl<E: FnMut(DictationEvent)> Service<E> {
 
     fn open_mic(&mut self) -> bool {
         if !self.io.mic.is_open() {
-            if let Err(message) = self.io.mic.open() {
-                self.error(message);
+            if let Err(e) = self.io.mic.open() {
+                self.error(e.to_string());
             }
         }
         self.io.mic.is_open()

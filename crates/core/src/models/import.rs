@@ -116,10 +116,10 @@ pub fn import(
     options: ImportOptions,
 ) -> Result<ModelEntry, ModelError> {
     // The readers parse untrusted files: a bug there fails this import, not the app.
-    crate::panics::contain(|| import_contained(store, path, options)).unwrap_or_else(|message| {
+    crate::panics::contain(|| import_contained(store, path, options)).unwrap_or_else(|panic| {
         Err(ModelError::Invalid {
             path: path.to_path_buf(),
-            message: format!("the file could not be read ({message})"),
+            message: format!("the file could not be read ({panic})"),
         })
     })
 }

@@ -29,24 +29,51 @@ pub struct PortalShortcut {
     _connection: Connection,
 }
 
-fn err(what: &str) -> impl Fn(zbus::Error) -> String + '_ {
-    move |e| format!("{what}: {e}")
+/// Why the portal could not bind our shortcut.
+#[derive(Debug, thiserror::Error)]
+pub enum PortalError {
+    #[error("{what}: {source}")]
+    Bus {
+        what: &'static str,
+        source: Box<zbus::Error>,
+    },
+    #[error("the desktop has no GlobalShortcuts portal ({0})")]
+    NoPortal(Box<zbus::Error>),
+    #[error("{method}: the portal never answered")]
+    NoAnswer { method: &'static str },
+    #[error("{method}: the shortcut was not allowed (cancelled in the desktop's dialog)")]
+    Cancelled { method: &'static str },
+    #[error("{method}: the desktop refused it (code {code})")]
+    Refused { method: &'static str, code: u32 },
+    #[error("CreateSession: {0}")]
+    BadSession(String),
+    #[error("cannot start the portal thread: {0}")]
+    Thread(std::io::Error),
+}
+
+fn err(what: &'static str) -> impl Fn(zbus::Error) -> PortalError {
+    move |source| PortalError::Bus {
+        what,
+        source: Box::new(source),
+    }
 }
 
 /// A portal request: subscribe to its `Response`, make the call, wait for the answer.
 fn request<B>(
     connection: &Connection,
     portal: &Proxy<'_>,
-    method: &str,
+    method: &'static str,
     token: &str,
     body: &B,
-) -> Result<HashMap<String, OwnedValue>, String>
+) -> Result<HashMap<String, OwnedValue>, PortalError>
 where
     B: serde::Serialize + zbus::zvariant::DynamicType,
 {
     let sender = connection
         .unique_name()
-        .ok_or("no unique name on the session bus")?
+        .ok_or(PortalError::BadSession(
+            "no unique name on the session bus".into(),
+        ))?
         .trim_start_matches(':')
         .replace('.', "_");
     let path = format!("{PATH}/request/{sender}/{token}");
@@ -61,31 +88,27 @@ where
         .receive_signal("Response")
         .map_err(err("portal request"))?;
     let _: OwnedObjectPath = portal.call(method, body).map_err(err(method))?;
-    let message = responses
-        .next()
-        .ok_or_else(|| format!("{method}: the portal never answered"))?;
+    let message = responses.next().ok_or(PortalError::NoAnswer { method })?;
     let (code, results): (u32, HashMap<String, OwnedValue>) =
         message.body().deserialize().map_err(err(method))?;
     match code {
         0 => Ok(results),
-        1 => Err(format!(
-            "{method}: the shortcut was not allowed (cancelled in the desktop's dialog)"
-        )),
-        _ => Err(format!("{method}: the desktop refused it (code {code})")),
+        1 => Err(PortalError::Cancelled { method }),
+        _ => Err(PortalError::Refused { method, code }),
     }
 }
 
 impl PortalShortcut {
     /// Binds our shortcut, suggesting `preferred_trigger` (the portal's
     /// format, e.g. `CTRL+SHIFT+space`); its events go to `control`.
-    pub fn bind(preferred_trigger: &str, control: Sender<Control>) -> Result<Self, String> {
+    pub fn bind(preferred_trigger: &str, control: Sender<Control>) -> Result<Self, PortalError> {
         let connection = Connection::session().map_err(err("the session bus"))?;
         let portal = Proxy::new(&connection, DESTINATION, PATH, INTERFACE)
             .map_err(err("the GlobalShortcuts portal"))?;
         // Not every desktop has the interface: the version property tells.
         portal
             .get_property::<u32>("version")
-            .map_err(|e| format!("the desktop has no GlobalShortcuts portal ({e})"))?;
+            .map_err(|e| PortalError::NoPortal(Box::new(e)))?;
         let mut signals = portal
             .receive_all_signals()
             .map_err(err("GlobalShortcuts signals"))?;
@@ -110,9 +133,11 @@ impl PortalShortcut {
                         .map(|p| p.to_string())
                 })
             })
-            .ok_or("CreateSession: no session handle in the answer")?;
+            .ok_or(PortalError::BadSession(
+                "no session handle in the answer".into(),
+            ))?;
         let session_path = OwnedObjectPath::try_from(session_handle.clone())
-            .map_err(|e| format!("CreateSession: bad session handle: {e}"))?;
+            .map_err(|e| PortalError::BadSession(format!("bad session handle: {e}")))?;
 
         let shortcut: HashMap<&str, Value> = HashMap::from([
             ("description", Value::from("Dictate (hold to talk)")),
@@ -155,7 +180,7 @@ impl PortalShortcut {
                     }
                 }
             })
-            .map_err(|e| format!("cannot start the portal thread: {e}"))?;
+            .map_err(PortalError::Thread)?;
         Ok(Self {
             _connection: connection,
         })

@@ -57,9 +57,12 @@ struct FakeMic {
 }
 
 impl Microphone for FakeMic {
-    fn open(&mut self) -> Result<(), String> {
+    fn open(&mut self) -> Result<(), CaptureError> {
         if self.broken {
-            return Err("input device `USB mic` not found".into());
+            return Err(CaptureError::DeviceNotFound {
+                wanted: "USB mic".into(),
+                available: vec![],
+            });
         }
         self.opens.fetch_add(1, Ordering::SeqCst);
         self.open = true;
