@@ -7,7 +7,7 @@ use crate::transcript::{clock, FileTranscript};
 /// Output format of `utter transcribe` and the app's exports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, ts_rs::TS)]
 #[serde(rename_all = "lowercase")]
-#[ts(export, rename = "ExportFormat")]
+#[ts(export)]
 pub enum Format {
     Txt,
     Srt,

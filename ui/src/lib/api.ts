@@ -7,7 +7,6 @@ import { listen, type UnlistenFn } from '@tauri-apps/api/event';
 import { getCurrentWebview } from '@tauri-apps/api/webview';
 import { open, save } from '@tauri-apps/plugin-dialog';
 import type {
-  CatalogRow,
   Device,
   DictationEvent,
   DownloadUpdate,
@@ -21,7 +20,9 @@ import type {
   Settings,
   Status,
   UpdateInfo,
+  UseFor,
 } from './types';
+import type { Commands } from './generated/commands';
 
 export type { UnlistenFn };
 
@@ -38,57 +39,65 @@ export function errorText(e: unknown): string {
   return String(e);
 }
 
+/** A command's arguments: none, or the one object its Rust signature names. */
+type ArgsOf<K extends keyof Commands> =
+  Commands[K]['args'] extends Record<string, never> ? [] : [Commands[K]['args']];
+
+/** Invokes `command` with arguments and result typed from its Rust signature. */
+function call<K extends keyof Commands>(command: K, ...args: ArgsOf<K>): Promise<Commands[K]['result']> {
+  return invoke<Commands[K]['result']>(command, args[0]);
+}
+
 export const api = {
-  getStatus: () => invoke<Status>('get_status'),
-  getSettings: () => invoke<Settings>('get_settings'),
-  saveSettings: (settings: Settings) => invoke<Settings>('save_settings', { settings }),
-  dismissNotice: () => invoke<void>('dismiss_notice'),
+  getStatus: () => call('get_status'),
+  getSettings: () => call('get_settings'),
+  saveSettings: (settings: Settings) => call('save_settings', { settings }),
+  dismissNotice: () => call('dismiss_notice'),
 
-  startDictation: () => invoke<void>('start_dictation'),
-  stopDictation: () => invoke<void>('stop_dictation'),
-  cancelDictation: () => invoke<void>('cancel_dictation'),
+  startDictation: () => call('start_dictation'),
+  stopDictation: () => call('stop_dictation'),
+  cancelDictation: () => call('cancel_dictation'),
 
-  listDevices: () => invoke<Device[]>('list_devices'),
+  listDevices: (): Promise<Device[]> => call('list_devices'),
 
-  listModels: () => invoke<Model[]>('list_models'),
-  installDefaultModel: () => invoke<void>('install_default_model'),
-  importModel: (path: string, quant: Quant) => invoke<Model>('import_model', { path, quant }),
-  setDefaultModel: (name: string) => invoke<void>('set_default_model', { name }),
-  removeModel: (name: string) => invoke<void>('remove_model', { name }),
+  listModels: (): Promise<Model[]> => call('list_models'),
+  installDefaultModel: () => call('install_default_model'),
+  importModel: (path: string, quant: Quant): Promise<Model> => call('import_model', { path, quant }),
+  setDefaultModel: (name: string) => call('set_default_model', { name }),
+  removeModel: (name: string) => call('remove_model', { name }),
 
-  historyList: (query: string | null, limit: number, offset: number) =>
-    invoke<HistoryEntry[]>('history_list', { query, limit, offset }),
-  historyDelete: (id: number) => invoke<void>('history_delete', { id }),
-  historyRetry: (id: number, model: string | null) =>
-    invoke<HistoryEntry>('history_retry', { id, model }),
+  historyList: (query: string | null, limit: number, offset: number): Promise<HistoryEntry[]> =>
+    call('history_list', { query, limit, offset }),
+  historyDelete: (id: number) => call('history_delete', { id }),
+  historyRetry: (id: number, model: string | null): Promise<HistoryEntry> =>
+    call('history_retry', { id, model }),
   /** WAV bytes. Tauri hands raw responses over as an ArrayBuffer; a JSON
    *  `Vec<u8>` would arrive as number[], so accept both. */
   historyAudio: async (id: number): Promise<Uint8Array> => {
-    const raw = await invoke<ArrayBuffer | number[] | Uint8Array>('history_audio', { id });
+    const raw: ArrayBuffer | number[] | Uint8Array = await call('history_audio', { id });
     return raw instanceof Uint8Array ? raw : new Uint8Array(raw as ArrayBuffer);
   },
 
-  copyText: (text: string) => invoke<void>('copy_text', { text }),
-  pasteText: (text: string) => invoke<void>('paste_text', { text }),
+  copyText: (text: string) => call('copy_text', { text }),
+  pasteText: (text: string) => call('paste_text', { text }),
 
-  transcribeFiles: (paths: string[]) => invoke<FileJob[]>('transcribe_files', { paths }),
-  listFileJobs: () => invoke<FileJob[]>('list_file_jobs'),
-  cancelFileJob: (id: number) => invoke<void>('cancel_file_job', { id }),
-  clearFileJobs: () => invoke<void>('clear_file_jobs'),
-  catalogModels: () => invoke<CatalogRow[]>('catalog_models'),
-  downloadModel: (name: string) => invoke<void>('download_model', { name }),
-  pauseDownload: (name: string) => invoke<void>('pause_download', { name }),
-  cancelDownload: (name: string) => invoke<void>('cancel_download', { name }),
-  useModel: (name: string, usedFor: 'dictation' | 'files' | 'both') => invoke<void>('use_model', { name, usedFor }),
-  importVocabulary: (path: string) => invoke<string[]>('import_vocabulary', { path }),
-  exportVocabulary: (path: string, words: string[]) => invoke<void>('export_vocabulary', { path, words }),
+  transcribeFiles: (paths: string[]) => call('transcribe_files', { paths }),
+  listFileJobs: () => call('list_file_jobs'),
+  cancelFileJob: (id: number) => call('cancel_file_job', { id }),
+  clearFileJobs: () => call('clear_file_jobs'),
+  catalogModels: () => call('catalog_models'),
+  downloadModel: (name: string) => call('download_model', { name }),
+  pauseDownload: (name: string) => call('pause_download', { name }),
+  cancelDownload: (name: string) => call('cancel_download', { name }),
+  useModel: (name: string, usedFor: UseFor) => call('use_model', { name, usedFor }),
+  importVocabulary: (path: string) => call('import_vocabulary', { path }),
+  exportVocabulary: (path: string, words: string[]) => call('export_vocabulary', { path, words }),
   exportTranscript: (id: number, format: ExportFormat, path: string) =>
-    invoke<void>('export_transcript', { id, format, path }),
-  renderTranscript: (id: number, format: ExportFormat) =>
-    invoke<string>('render_transcript', { id, format }),
+    call('export_transcript', { id, format, path }),
+  renderTranscript: (id: number, format: ExportFormat) => call('render_transcript', { id, format }),
 
-  checkForUpdates: () => invoke<UpdateInfo | null>('check_for_updates'),
-  installUpdate: () => invoke<void>('install_update'),
+  checkForUpdates: () => call('check_for_updates'),
+  installUpdate: () => call('install_update'),
 };
 
 /** Event name → payload, as in docs/ipc.md. */

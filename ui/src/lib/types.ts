@@ -1,6 +1,7 @@
 // Types of the IPC contract between the UI and the Tauri shell (docs/ipc.md).
-// Generated from the Rust types by ts-rs into ./generated/ (`cargo test`
-// writes them; CI fails when they are stale): never edit those by hand.
+// Generated from the Rust types by ts-rs into ./generated/, with the commands'
+// signatures in ./generated/commands.ts (`cargo test` writes them; CI fails
+// when they are stale): never edit those by hand.
 // This file only gives them the names the UI uses.
 
 export type { AppState } from './generated/AppState';
@@ -20,7 +21,8 @@ export type { Entry as HistoryEntry } from './generated/Entry';
 export type { Segment } from './generated/Segment';
 export type { JobState as FileJobState } from './generated/JobState';
 export type { FileJob } from './generated/FileJob';
-export type { ExportFormat } from './generated/ExportFormat';
+export type { Format as ExportFormat } from './generated/Format';
+export type { UseFor } from './generated/UseFor';
 export type { InstallProgress } from './generated/InstallProgress';
 export type { Level } from './generated/Level';
 export type { Stamped as DictationEvent } from './generated/Stamped';

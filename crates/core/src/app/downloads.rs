@@ -80,8 +80,9 @@ pub struct CatalogRow {
 }
 
 /// Which default a model becomes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
+#[ts(export)]
 pub enum UseFor {
     Dictation,
     Files,
