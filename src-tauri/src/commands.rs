@@ -10,7 +10,7 @@ use tauri::{AppHandle, Manager, State};
 use tauri_plugin_autostart::ManagerExt;
 use utter_core::app::{App, AppError, CatalogRow, FileJob, ModelSummary, Status, UseFor};
 use utter_core::audio::capture::InputDevice;
-use utter_core::dictation::service::Control;
+use utter_core::control::Control;
 use utter_core::export::Format;
 use utter_core::history::Entry;
 use utter_core::models::Quant;

@@ -6,11 +6,10 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
+use utter_core::control::{Control, TriggerMode};
 use utter_core::dictation::defaults;
 use utter_core::dictation::events::{DictationEvent, Stamped};
-use utter_core::dictation::service::{self, Control, CpalMicrophone, ServiceIo};
-use utter_core::dictation::setup::{self, SetupError};
-use utter_core::dictation::trigger::TriggerMode;
+use utter_core::dictation::service::{self, CpalMicrophone, ServiceIo};
 use utter_core::models::load::{EngineOptions, LoadedModels};
 use utter_core::models::ModelStore;
 use utter_core::platform::hotkeys::{
@@ -20,6 +19,7 @@ use utter_core::platform::output::{open_sink, OutputEnv, OutputMethod, PasteKeys
 use utter_core::platform::ptt::PttServer;
 use utter_core::platform::{main_loop, MainThread};
 use utter_core::settings::{parse_value, Language, Settings};
+use utter_core::setup::{self, SetupError};
 
 use crate::text_args::TextArgs;
 use crate::{exit, hints};

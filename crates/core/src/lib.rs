@@ -6,11 +6,14 @@
 //! [`transcript`] → [`export`] writes it. [`transcribe`] strings these
 //! together for files; [`paths`] knows where files live; [`models`] provisions,
 //! converts and resolves the model files the engine loads. [`dictation`] runs
-//! live dictation; [`platform`] holds everything that differs between
-//! desktops (hotkeys, text output, session detection) behind small traits.
+//! live dictation, driven by [`control`] messages and started by [`setup`]
+//! (one setup for the CLI and the app); [`platform`] holds everything that
+//! differs between desktops (hotkeys, text output, session detection)
+//! behind small traits.
 
 pub mod app;
 pub mod audio;
+pub mod control;
 pub mod dictation;
 pub mod engine;
 pub mod export;
@@ -22,6 +25,7 @@ pub mod paths;
 pub mod platform;
 pub mod postprocess;
 pub mod settings;
+pub mod setup;
 pub mod text;
 pub mod transcribe;
 pub mod transcript;

@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+use crate::control::TriggerMode;
 use crate::dictation::defaults;
-use crate::dictation::trigger::TriggerMode;
 use crate::platform::hotkeys::parse_hotkey;
 use crate::platform::output::{OutputConfig, OutputMethod, PasteKeys};
 use crate::postprocess::{TextRules, TextRulesConfig};

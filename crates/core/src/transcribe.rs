@@ -318,7 +318,7 @@ pub fn transcribe_file(
 /// Adds one window's result, mapped to file time.
 fn merge(transcript: &mut FileTranscript, window: &Window, u: Utterance, rules: &TextRules) {
     tracing::debug!(
-        window_s = window.len() as f64 / 16_000.0,
+        window_s = window.len() as f64 / f64::from(crate::audio::ENGINE_RATE),
         pieces = window.pieces.len(),
         engine_ms = u.engine_ms,
         words = u.text.split_whitespace().count(),

@@ -172,7 +172,7 @@ fn settings_are_validated_persisted_and_survive_a_restart() {
 
     let good = Settings {
         hotkey: "alt+shift+d".into(),
-        mode: utter_core::dictation::trigger::TriggerMode::Toggle,
+        mode: utter_core::control::TriggerMode::Toggle,
         silence_ms: 900,
         ..app.settings()
     };
@@ -227,7 +227,7 @@ fn no_installed_model_is_reported_as_such() {
     assert_eq!(job.state, JobState::Failed);
     assert!(job.error.unwrap().contains("install the default model"));
     let err = app
-        .control(utter_core::dictation::service::Control::Start)
+        .control(utter_core::control::Control::Start)
         .unwrap_err()
         .to_string();
     assert!(err.contains("not running"), "{err}");

@@ -11,8 +11,7 @@ use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use utter_core::dictation::service::Control;
-use utter_core::dictation::trigger::TriggerKey;
+use utter_core::control::{Control, TriggerKey};
 use utter_core::platform::portal::{trigger_for, PortalShortcut, SHORTCUT_ID};
 use zbus::message::Header;
 use zbus::object_server::SignalEmitter;

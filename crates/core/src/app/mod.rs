@@ -19,9 +19,8 @@ use serde::Serialize;
 pub use downloads::{CatalogRow, DownloadState, DownloadUpdate, UseFor};
 pub use files::{FileJob, JobState};
 
+use crate::control::{Control, TriggerMode};
 use crate::dictation::events::Stamped;
-use crate::dictation::service::Control;
-use crate::dictation::trigger::TriggerMode;
 use crate::history::{self, Entry, History, HistoryError};
 use crate::models::load::LoadError;
 use crate::models::store::{ModelEntry, ModelKind, ModelStore, ModelUse};

@@ -11,14 +11,15 @@ use std::thread::JoinHandle;
 use crossbeam_channel::{unbounded, Receiver, Sender};
 
 use super::{load_error_message, lock, sounds, AppEvent, AppState, Shared};
+use crate::control::Control;
 use crate::dictation::events::{DictationEvent, Stamped};
 use crate::dictation::record_log::unix_ms;
-use crate::dictation::service::{self, Control, CpalMicrophone, ServiceConfig, ServiceIo};
-use crate::dictation::setup::{self, SetupError};
+use crate::dictation::service::{self, CpalMicrophone, ServiceConfig, ServiceIo};
 use crate::history::{EntryKind, NewEntry};
 use crate::platform::doctor::{self, Capability};
 use crate::platform::hotkeys::{Bindings, HotkeyError, NoRecordingKeys, RecordingKeys};
 use crate::platform::output::open_sink;
+use crate::setup::{self, SetupError};
 
 /// Why a dictation command found no dictation to drive.
 #[derive(Debug, thiserror::Error)]

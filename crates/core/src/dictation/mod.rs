@@ -12,7 +12,6 @@ pub mod events;
 pub mod record_log;
 pub mod service;
 pub mod session;
-pub mod setup;
 pub mod trigger;
 
 use std::path::Path;

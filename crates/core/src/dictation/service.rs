@@ -22,7 +22,8 @@ use super::defaults;
 use super::events::DictationEvent;
 use super::record_log::{self, RecordingRecord, RecordingStatus};
 use super::session::{post_roll_done, Dictation, DictationConfig, NOT_SAVED};
-use super::trigger::{Intent, Trigger, TriggerKey, TriggerMode};
+use super::trigger::{Intent, Trigger};
+use crate::control::{Control, TriggerKey, TriggerMode};
 
 /// Everything the service needs to know, resolved at the edge.
 #[derive(Debug, Clone)]
@@ -69,24 +70,6 @@ impl ServiceConfig {
             emit_levels: false,
         }
     }
-}
-
-/// What the service is told: keys (from the hotkey layer or `utter ptt`)
-/// and commands (from a UI, a signal handler, tests).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Control {
-    /// A registered key went down or up.
-    Key {
-        key: TriggerKey,
-        pressed: bool,
-    },
-    Start,
-    Stop,
-    /// Start when idle, stop when recording.
-    Toggle,
-    Cancel,
-    /// Finish any dictation in progress, then return.
-    Shutdown,
 }
 
 /// The microphone as the service sees it.
@@ -166,7 +149,7 @@ pub struct ServiceIo {
 }
 
 /// With an always-open mic, the moments before the press are kept as pre-roll.
-const PREROLL_SAMPLES: usize = 16 * 300;
+const PREROLL_SAMPLES: usize = crate::audio::ms_to_samples(300) as usize;
 /// A dictation this soon after one that ended mid-sentence continues it.
 const CONTINUE_SENTENCE_WITHIN: Duration = Duration::from_secs(60);
 

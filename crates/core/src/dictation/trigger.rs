@@ -1,29 +1,7 @@
 //! Turning hotkey presses into dictation intents, per trigger mode. Pure: the
 //! service feeds key events and the current state, and acts on the intent.
 
-use serde::{Deserialize, Serialize};
-
-/// How the main hotkey starts and stops a dictation. Spelled as in the
-/// settings file (`push_to_talk`, `toggle`), which the CLI's `--mode` takes too.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
-#[serde(rename_all = "snake_case")]
-#[ts(export)]
-pub enum TriggerMode {
-    /// Hold to talk; release to stop. The latch key, pressed while holding,
-    /// switches to hands-free until the next press of the hotkey.
-    PushToTalk,
-    /// Press to start, press again to stop.
-    Toggle,
-}
-
-/// Which registered key an event is for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TriggerKey {
-    Main,
-    Latch,
-    Cancel,
-    PasteLast,
-}
+use crate::control::{TriggerKey, TriggerMode};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Intent {

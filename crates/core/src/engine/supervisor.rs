@@ -227,7 +227,7 @@ impl Job {
             Job::Batch { pcms, .. } => pcms.iter().map(Vec::len).sum(),
             Job::Stream { fed, .. } => fed.iter().map(Vec::len).sum(),
         };
-        samples as f64 / 16_000.0
+        samples as f64 / f64::from(crate::audio::ENGINE_RATE)
     }
 
     /// Answers with an error (the job will not be run).

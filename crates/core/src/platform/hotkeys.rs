@@ -25,8 +25,7 @@ use global_hotkey::{GlobalHotKeyEvent, GlobalHotKeyManager, HotKeyState};
 
 use super::session::DesktopSession;
 use super::{MainThread, MainThreadError};
-use crate::dictation::service::Control;
-use crate::dictation::trigger::{TriggerKey, TriggerMode};
+use crate::control::{Control, TriggerKey, TriggerMode};
 
 #[derive(Debug, thiserror::Error)]
 pub enum HotkeyError {

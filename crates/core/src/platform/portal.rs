@@ -14,8 +14,7 @@ use crossbeam_channel::Sender;
 use zbus::blocking::{Connection, Proxy};
 use zbus::zvariant::{OwnedObjectPath, OwnedValue, Value};
 
-use crate::dictation::service::Control;
-use crate::dictation::trigger::TriggerKey;
+use crate::control::{Control, TriggerKey};
 
 const DESTINATION: &str = "org.freedesktop.portal.Desktop";
 const PATH: &str = "/org/freedesktop/portal/desktop";

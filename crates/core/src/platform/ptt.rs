@@ -14,8 +14,7 @@ use std::sync::{Arc, Mutex};
 
 use crossbeam_channel::Sender;
 
-use crate::dictation::service::Control;
-use crate::dictation::trigger::TriggerKey;
+use crate::control::{Control, TriggerKey};
 
 #[derive(Debug, thiserror::Error)]
 pub enum PttError {

@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 
-use super::service::ServiceConfig;
+use crate::dictation::service::ServiceConfig;
 use crate::engine::UnsupportedLanguage;
 use crate::models::load::{load_models, EngineOptions, LoadError, LoadedModels};
 use crate::models::{ModelStore, ModelUse};

@@ -1,0 +1,47 @@
+//! The messages that drive a dictation, shared by whoever sends them (the
+//! platform's hotkeys, `utter ptt`, the GlobalShortcuts portal, a UI, a
+//! signal handler) and the dictation service that receives them. A leaf
+//! module: the platform layer and the pipeline both depend on it, never on
+//! each other's internals for it.
+
+use serde::{Deserialize, Serialize};
+
+/// How the main hotkey starts and stops a dictation. Spelled as in the
+/// settings file (`push_to_talk`, `toggle`), which the CLI's `--mode` takes too.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
+#[serde(rename_all = "snake_case")]
+#[ts(export)]
+pub enum TriggerMode {
+    /// Hold to talk; release to stop. The latch key, pressed while holding,
+    /// switches to hands-free until the next press of the hotkey.
+    PushToTalk,
+    /// Press to start, press again to stop.
+    Toggle,
+}
+
+/// Which registered key an event is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TriggerKey {
+    Main,
+    Latch,
+    Cancel,
+    PasteLast,
+}
+
+/// What the service is told: keys (from the hotkey layer or `utter ptt`)
+/// and commands (from a UI, a signal handler, tests).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Control {
+    /// A registered key went down or up.
+    Key {
+        key: TriggerKey,
+        pressed: bool,
+    },
+    Start,
+    Stop,
+    /// Start when idle, stop when recording.
+    Toggle,
+    Cancel,
+    /// Finish any dictation in progress, then return.
+    Shutdown,
+}
