@@ -182,6 +182,8 @@ pub enum AppError {
     NoHistoryEntry(i64),
     #[error("the audio of this entry was deleted (retention)")]
     AudioDeleted,
+    #[error("the audio of this entry was deleted (retention), so it cannot be retried")]
+    NothingToRetry,
     #[error("file job {0} has no finished transcript")]
     NoTranscript(u64),
     #[error("cannot read {}: {source}", path.display())]
@@ -568,7 +570,7 @@ impl App {
     /// Transcribes an entry's saved audio again (with `model`, or the current one).
     pub fn retry_history(&self, id: i64, model: Option<&str>) -> Result<Entry, AppError> {
         let entry = self.history_entry(id)?;
-        let audio = entry.audio_path.clone().ok_or(AppError::AudioDeleted)?;
+        let audio = entry.audio_path.clone().ok_or(AppError::NothingToRetry)?;
         let settings = self.settings();
         let model = model.map(str::to_owned).or(settings.model.clone());
         let transcript = files::transcribe_once(&self.shared, Path::new(&audio), model.as_deref())?;
