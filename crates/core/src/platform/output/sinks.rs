@@ -199,6 +199,7 @@ impl TextSink for PasteSink {
         // timer pastes the OLD clipboard when the target is slow (a known
         // failure of other dictation apps).
         let watch = PasteWatch::serve(&text, &self.env.session);
+        let watch_used = watch.is_some();
         if watch.is_none() {
             set_text(&mut self.clipboard, &text)?;
         }
@@ -216,8 +217,21 @@ impl TextSink for PasteSink {
         }
         // Hand the clipboard back: the previous text, or ours if there was none
         // (so it stays pasteable after our server stops).
-        set_text(&mut self.clipboard, previous.as_deref().unwrap_or(&text))?;
+        let restore = previous.as_deref().unwrap_or(&text);
+        set_text(&mut self.clipboard, restore)?;
         drop(watch);
+        if watch_used {
+            // Make sure it stuck (see `PasteWatch::holds`); set it again if not.
+            for attempt in 1..=3 {
+                if PasteWatch::holds(&self.env.session, restore) {
+                    break;
+                }
+                tracing::warn!(
+                    "the clipboard did not keep the restored text; setting it again ({attempt})"
+                );
+                set_text(&mut self.clipboard, restore)?;
+            }
+        }
         Ok(())
     }
 

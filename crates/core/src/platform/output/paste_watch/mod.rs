@@ -134,6 +134,30 @@ impl PasteWatch {
         }
     }
 
+    /// Whether the clipboard now holds `text` (X11; elsewhere assumed). The
+    /// previous clipboard goes back through arboard, whose X11 thread drops
+    /// its text whenever it handles a SelectionClear, however old: the one
+    /// our paste server caused can reach it late (a loaded machine), right
+    /// after it was given the text back, and the user's clipboard would be
+    /// empty. Events reach that thread in order, so once it has answered this
+    /// read with the text, no stale clear is left to wipe it.
+    pub fn holds(session: &DesktopSession, text: &str) -> bool {
+        #[cfg(all(unix, not(target_os = "macos")))]
+        if *session == DesktopSession::X11 {
+            return match x11::read(Duration::from_millis(500)) {
+                Ok(x11::Answer::Text(got)) => got == text,
+                Ok(x11::Answer::Large) => true,
+                Ok(x11::Answer::Nothing) => false,
+                Err(e) => {
+                    tracing::debug!("cannot read the clipboard back: {e}");
+                    true
+                }
+            };
+        }
+        let _ = (session, text);
+        true
+    }
+
     /// Without a signal, a fixed grace period is all we can do.
     pub fn fallback_wait(session: &DesktopSession) {
         // Wayland apps read the clipboard through the compositor after the key

@@ -139,3 +139,73 @@ pub fn start(text: &str) -> Result<Server, ServeError> {
         thread: Some(thread),
     })
 }
+
+/// What the clipboard's owner answers when asked for text.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Answer {
+    Text(String),
+    /// Too big for one property (INCR): someone serves it, which is what we check.
+    Large,
+    /// No owner, or it refused (it has nothing).
+    Nothing,
+}
+
+/// Asks the CLIPBOARD owner for its text, as a pasting app would.
+pub fn read(timeout: Duration) -> Result<Answer, ServeError> {
+    let (conn, screen) = x11rb::connect(None).map_err(ServeError::connect)?;
+    let atom = |name: &str| -> Result<Atom, ServeError> {
+        Ok(conn
+            .intern_atom(false, name.as_bytes())
+            .map_err(ServeError::protocol)?
+            .reply()
+            .map_err(ServeError::protocol)?
+            .atom)
+    };
+    let (clipboard, utf8, incr, property) = (
+        atom("CLIPBOARD")?,
+        atom("UTF8_STRING")?,
+        atom("INCR")?,
+        atom("UTTER_READ_BACK")?,
+    );
+    let win = conn.generate_id().map_err(ServeError::protocol)?;
+    conn.create_window(
+        0,
+        win,
+        conn.setup().roots[screen].root,
+        0,
+        0,
+        1,
+        1,
+        0,
+        WindowClass::INPUT_ONLY,
+        0,
+        &CreateWindowAux::new(),
+    )
+    .map_err(ServeError::protocol)?;
+    conn.convert_selection(win, clipboard, utf8, property, CURRENT_TIME)
+        .map_err(ServeError::protocol)?;
+    conn.flush().map_err(ServeError::protocol)?;
+    let deadline = std::time::Instant::now() + timeout;
+    while std::time::Instant::now() < deadline {
+        match conn.poll_for_event().map_err(ServeError::protocol)? {
+            Some(Event::SelectionNotify(n)) if n.property == x11rb::NONE => {
+                return Ok(Answer::Nothing)
+            }
+            Some(Event::SelectionNotify(_)) => {
+                let reply = conn
+                    .get_property(true, win, property, AtomEnum::ANY, 0, u32::MAX / 4)
+                    .map_err(ServeError::protocol)?
+                    .reply()
+                    .map_err(ServeError::protocol)?;
+                return Ok(if reply.type_ == incr {
+                    Answer::Large
+                } else {
+                    Answer::Text(String::from_utf8_lossy(&reply.value).into_owned())
+                });
+            }
+            Some(_) => {}
+            None => std::thread::sleep(Duration::from_millis(1)),
+        }
+    }
+    Ok(Answer::Nothing)
+}
