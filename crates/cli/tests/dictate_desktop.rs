@@ -1172,6 +1172,141 @@ fn on_sway_ptt_dictates_into_a_wayland_app_and_the_clipboard_is_restored() {
     dictate.stop();
 }
 
+/// The desktop app's binary, built by `cargo test --workspace` (the shell's
+/// own test needs it) or `cargo build -p utter-app`.
+fn app_binary() -> PathBuf {
+    let path = std::env::var_os("UTTER_APP_BIN").map_or_else(
+        || {
+            let target = std::env::var_os("CARGO_TARGET_DIR").map_or_else(
+                || Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target"),
+                PathBuf::from,
+            );
+            target.join("debug/utter-app")
+        },
+        PathBuf::from,
+    );
+    assert!(
+        path.is_file(),
+        "the app is built at {} (cargo build -p utter-app)",
+        path.display()
+    );
+    path
+}
+
+/// Issue 10: the desktop app (not only the CLI) dictates on Wayland. The real
+/// app runs in the headless sway session; `utter ptt` (what a compositor key
+/// binding runs) drives it, and the text is pasted into foot, a Wayland app,
+/// with the clipboard restored after.
+#[test]
+fn on_sway_the_desktop_app_dictates_into_a_wayland_app() {
+    let _guard = serial();
+    let d = desktop();
+    let s = sway();
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(&s.typed, "").unwrap();
+    let ok = s
+        .cmd("wl-copy")
+        .arg("clipboard before the app ✓")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "wl-copy");
+    let config = tmp.path().join("config");
+    std::fs::create_dir_all(&config).unwrap();
+    // foot pastes with Ctrl+Shift+V; no cue sounds or overlay in a test.
+    std::fs::write(
+        config.join("settings.json"),
+        r#"{"version": 2, "output": "paste", "pasteKeys": "ctrl+shift+v", "sounds": false,
+            "showOverlay": false, "checkUpdates": false}"#,
+    )
+    .unwrap();
+    let socket = d.runtime_dir.join("ptt-app-sway.sock");
+    let log_path = tmp.path().join("app.log");
+    // As autostart launches it (into the tray), so foot keeps the focus.
+    let mut app = s
+        .cmd(app_binary().to_str().unwrap())
+        .arg("--hidden")
+        .env("XDG_SESSION_TYPE", "wayland")
+        .env("GDK_BACKEND", "wayland")
+        .env(
+            "PULSE_SERVER",
+            format!("unix:{}", d.runtime_dir.join("pulse/native").display()),
+        )
+        .env("UTTER_PTT_SOCKET", &socket)
+        .env("UTTER_CONFIG_DIR", &config)
+        .env("UTTER_DATA_DIR", tmp.path().join("data"))
+        .env("UTTER_CACHE_DIR", tmp.path().join("cache"))
+        // The models `npm test` provisioned (XDG_DATA_HOME moves below).
+        .env("UTTER_MODELS_DIR", utter_core::paths::models_dir())
+        .env("XDG_DATA_HOME", tmp.path().join("xdg-data"))
+        .env("XDG_CONFIG_HOME", tmp.path().join("xdg-config"))
+        .env("UTTER_UPDATE_CHECK", "0")
+        // Software rendering for the (hidden) webview: the headless compositor has no GPU.
+        .env("WEBKIT_DISABLE_COMPOSITING_MODE", "1")
+        .env("WEBKIT_DISABLE_DMABUF_RENDERER", "1")
+        .env("LIBGL_ALWAYS_SOFTWARE", "1")
+        .env("RUST_LOG", "info")
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&log_path).unwrap())
+        .spawn()
+        .unwrap();
+    // Killed by the end of this test, or by the watchdog if it panics first.
+    let mut watchdog = kill_when_tests_end(&[&app]);
+    let log = || std::fs::read_to_string(&log_path).unwrap_or_default();
+    let ptt = |arg: &str| {
+        d.cmd(env!("CARGO_BIN_EXE_utter"))
+            .args(["ptt", arg])
+            .env("UTTER_PTT_SOCKET", &socket)
+            .output()
+            .unwrap()
+    };
+    // The first press that the running app's dictation accepts starts it.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let out = ptt("press");
+        if out.status.success() {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline && app.try_wait().unwrap().is_none(),
+            "the app never took `utter ptt press`: {}\n--- app ---\n{}",
+            String::from_utf8_lossy(&out.stderr),
+            log()
+        );
+        std::thread::sleep(Duration::from_millis(250));
+    }
+    // The press opens the microphone (a message away): let it.
+    std::thread::sleep(Duration::from_millis(300));
+    d.speak(&clip(2));
+    assert!(ptt("release").status.success());
+    let deadline = Instant::now() + Duration::from_secs(45);
+    while s.typed().trim().is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let typed = s.typed();
+    assert!(
+        word_error_rate(&truth(2), &typed) <= 0.15,
+        "what foot received: {typed:?}\n--- app ---\n{}\n{}",
+        log(),
+        s.logs()
+    );
+    let restored = || {
+        let out = s.cmd("wl-paste").arg("--no-newline").output().unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    wait_until(
+        "the clipboard from before the dictation back",
+        Duration::from_secs(5),
+        || restored() == "clipboard before the app ✓",
+    );
+    let _ = app.kill();
+    let _ = app.wait();
+    let _ = watchdog.kill();
+    let _ = watchdog.wait();
+}
+
 /// Issue 17: the microphone stops delivering audio mid-dictation without
 /// any error from the driver (here a suspended PulseAudio source; an
 /// unplugged source is different: PulseAudio moves the recording to the
