@@ -11,6 +11,7 @@ use tauri_plugin_autostart::ManagerExt;
 use utter_core::app::{App, AppError, CatalogRow, FileJob, ModelSummary, Status, UseFor};
 use utter_core::audio::capture::InputDevice;
 use utter_core::control::Control;
+use utter_core::engine::ComputeDevice;
 use utter_core::export::Format;
 use utter_core::history::Entry;
 use utter_core::models::Quant;
@@ -80,6 +81,14 @@ pub fn cancel_dictation(core: State<App>) -> Result<()> {
 #[tauri::command]
 pub async fn list_devices() -> Result<Vec<InputDevice>> {
     tauri::async_runtime::spawn_blocking(utter_core::audio::capture::input_devices)
+        .await
+        .map_err(CommandError::Worker)
+}
+
+/// Where a model can run (Settings → Compute device); asks the GPU drivers.
+#[tauri::command]
+pub async fn list_compute_devices() -> Result<Vec<ComputeDevice>> {
+    tauri::async_runtime::spawn_blocking(utter_core::engine::compute_devices)
         .await
         .map_err(CommandError::Worker)
 }

@@ -82,6 +82,7 @@ fn main() {
             commands::stop_dictation,
             commands::cancel_dictation,
             commands::list_devices,
+            commands::list_compute_devices,
             commands::list_models,
             commands::install_default_model,
             commands::import_model,

@@ -23,6 +23,7 @@ export function defaultSettings(): Settings {
     silenceMs: 600,
     keepAudioDays: 30,
     engineIdleUnloadMinutes: 10,
+    compute: 'auto',
     theme: 'system',
     vocabulary: [],
     replacements: [],

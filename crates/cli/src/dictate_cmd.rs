@@ -8,6 +8,7 @@ use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 use utter_core::control::{Control, TriggerMode};
 use utter_core::dictation::defaults;
+use utter_core::engine::Compute;
 use utter_core::dictation::events::{DictationEvent, Stamped};
 use utter_core::dictation::service::{self, CpalMicrophone, ServiceIo};
 use utter_core::models::load::{EngineOptions, LoadedModels};
@@ -89,6 +90,10 @@ pub struct DictateArgs {
     /// CPU threads for the engine [default: all cores]
     #[arg(long, default_value_t = 0)]
     threads: usize,
+    /// Where the model runs: auto (a GPU if one can take it, else the CPU), cpu, or a
+    /// device name from `utter devices --compute`
+    #[arg(long, default_value = "auto")]
+    compute: Compute,
     /// Free the model's memory after this many idle seconds (0: keep it
     /// loaded); the next key press loads it again while you speak
     #[arg(long, default_value_t = defaults::IDLE_UNLOAD_SECS, value_name = "SECONDS")]
@@ -142,6 +147,7 @@ fn dictate(
         ..Settings::default()
     };
     let engine_options = EngineOptions {
+        compute: args.compute.clone(),
         threads: args.threads,
         idle_unload: (args.unload_idle > 0).then(|| Duration::from_secs(args.unload_idle)),
     };
@@ -303,8 +309,8 @@ pub fn ptt(command: &str) -> Result<ExitCode> {
 
 pub fn devices(compute: bool) -> Result<ExitCode> {
     if compute {
-        for (kind, name, description) in utter_core::engine::compute_devices() {
-            out!("{kind:<8} {name:<16} {description}");
+        for d in utter_core::engine::compute_devices() {
+            out!("{:<8} {:<16} {}", d.kind, d.name, d.description);
         }
         return Ok(ExitCode::SUCCESS);
     }

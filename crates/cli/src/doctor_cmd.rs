@@ -52,8 +52,8 @@ pub fn run(store: &ModelStore) -> Result<ExitCode> {
     ));
     let gpus: Vec<String> = utter_core::engine::compute_devices()
         .into_iter()
-        .filter(|(kind, _, _)| !kind.eq_ignore_ascii_case("cpu"))
-        .map(|(kind, name, description)| format!("{kind} {name} ({description})"))
+        .filter(|d| !d.kind.eq_ignore_ascii_case("cpu"))
+        .map(|d| format!("{} {} ({})", d.kind, d.name, d.description))
         .collect();
     list.push(Capability::new(
         "gpu",

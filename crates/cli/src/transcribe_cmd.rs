@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
-use utter_core::engine::{Engine, EngineConfig};
+use utter_core::engine::{Compute, Engine, EngineConfig};
 use utter_core::export::{self, Format};
 use utter_core::models::{ModelStore, ModelUse};
 use utter_core::transcribe::{self, FileOptions};
@@ -38,6 +38,10 @@ pub struct TranscribeArgs {
     /// CPU threads for the engine [default: the engine's choice]
     #[arg(long, default_value_t = 0)]
     threads: usize,
+    /// Where the model runs: auto (a GPU if one can take it, else the CPU), cpu, or a
+    /// device name from `utter devices --compute`
+    #[arg(long, default_value = "auto")]
+    compute: Compute,
     /// Engine workers transcribing windows in parallel, each with `--threads` threads (each holds
     /// its own copy of the model's buffers; 2 helps only on audio with long pauses) [default: 1]
     #[arg(long, default_value_t = 0)]
@@ -116,6 +120,7 @@ pub fn run(store: &ModelStore, args: TranscribeArgs) -> Result<ExitCode> {
     for _ in 0..workers {
         match Engine::start(EngineConfig {
             threads,
+            compute: args.compute.clone(),
             ..EngineConfig::new(model_path.clone())
         }) {
             Ok(e) => engines.push(e),

@@ -91,6 +91,7 @@ pub fn render(t: &FileTranscript, format: Format) -> String {
             let value = serde_json::json!({
                 "file": t.file,
                 "model": t.model,
+                "backend": t.backend,
                 "language": t.language,
                 "duration_ms": t.duration_ms,
                 "text": t.text(),

@@ -8,6 +8,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::control::TriggerMode;
+use crate::engine::Compute;
 use crate::dictation::defaults;
 use crate::platform::hotkeys::parse_hotkey;
 use crate::platform::output::{OutputConfig, OutputMethod, PasteKeys};
@@ -50,6 +51,9 @@ pub struct Settings {
     /// Unload the speech model after this many idle minutes (0 = keep it
     /// loaded); the next key press loads it again while the user speaks.
     pub engine_idle_unload_minutes: u32,
+    /// Where the model runs: `auto`, `cpu` or a device name.
+    #[ts(type = "string")]
+    pub compute: Compute,
     pub theme: Theme,
     /// Words and names to spell as written here, most important first
     /// (passed to the engine with every run).
@@ -80,6 +84,7 @@ impl Default for Settings {
             silence_ms: defaults::SILENCE_MS,
             keep_audio_days: 30,
             engine_idle_unload_minutes: 10,
+            compute: Compute::Auto,
             theme: Theme::System,
             vocabulary: Vec::new(),
             text_rules: TextRulesConfig::default(),
@@ -248,6 +253,7 @@ impl Settings {
     /// after the idle time set here.
     pub fn engine_options(&self) -> crate::models::load::EngineOptions {
         crate::models::load::EngineOptions {
+            compute: self.compute.clone(),
             threads: 0,
             idle_unload: self.engine_idle_unload(),
         }

@@ -11,6 +11,8 @@ use crate::postprocess::TextRules;
 pub struct FileTranscript {
     pub file: PathBuf,
     pub model: String,
+    /// Where the model ran: `cpu`, `vulkan`, `cuda`, `metal`...
+    pub backend: String,
     pub language: Option<String>,
     pub duration_ms: i64,
     pub segments: Vec<TimedText>,

@@ -199,6 +199,50 @@ fn settings_are_validated_persisted_and_survive_a_restart() {
     reset.shutdown();
 }
 
+/// Issue 16: the compute device chosen in Settings reaches the engine: the
+/// status says where the model runs, and a device that does not exist is a
+/// clear error (an explicit device never falls back silently).
+#[test]
+fn the_compute_device_setting_reaches_the_engine_and_a_missing_one_is_an_error() {
+    let f = fixture();
+    let (app, _rx) = start(&f.paths);
+    wait_loaded(&app);
+    let wait_restarted = |app: &App| {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while app.status().state == AppState::Loading || app.status().backend.is_none() {
+            if app.status().state == AppState::Error {
+                return;
+            }
+            assert!(Instant::now() < deadline, "{:?}", app.status());
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    };
+    app.save_settings(Settings {
+        compute: utter_core::engine::Compute::Cpu,
+        ..app.settings()
+    })
+    .unwrap();
+    wait_restarted(&app);
+    assert_eq!(app.status().backend.as_deref(), Some("cpu"), "{:?}", app.status());
+
+    app.save_settings(Settings {
+        compute: "NoSuchGpu7".parse().unwrap(),
+        ..app.settings()
+    })
+    .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while app.status().state != AppState::Error {
+        assert!(Instant::now() < deadline, "{:?}", app.status());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let error = app.status().error.unwrap_or_default();
+    assert!(
+        error.contains("no compute device `NoSuchGpu7`") && error.contains("CPU"),
+        "names the devices there are: {error}"
+    );
+    app.shutdown();
+}
+
 #[test]
 fn no_installed_model_is_reported_as_such() {
     let f = fixture();

@@ -7,6 +7,7 @@ import { listen, type UnlistenFn } from '@tauri-apps/api/event';
 import { getCurrentWebview } from '@tauri-apps/api/webview';
 import { open, save } from '@tauri-apps/plugin-dialog';
 import type {
+  ComputeDevice,
   Device,
   DictationEvent,
   DownloadUpdate,
@@ -59,6 +60,7 @@ export const api = {
   cancelDictation: () => call('cancel_dictation'),
 
   listDevices: (): Promise<Device[]> => call('list_devices'),
+  listComputeDevices: (): Promise<ComputeDevice[]> => call('list_compute_devices'),
 
   listModels: (): Promise<Model[]> => call('list_models'),
   installDefaultModel: () => call('install_default_model'),

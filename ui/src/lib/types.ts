@@ -15,6 +15,7 @@ export type { Settings } from './generated/Settings';
 export type { Replacement } from './generated/Replacement';
 export type { UpdateInfo } from './generated/UpdateInfo';
 export type { InputDevice as Device } from './generated/InputDevice';
+export type { ComputeDevice } from './generated/ComputeDevice';
 export type { ModelSummary as Model } from './generated/ModelSummary';
 export type { Quant } from './generated/Quant';
 export type { Entry as HistoryEntry } from './generated/Entry';

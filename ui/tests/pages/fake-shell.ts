@@ -5,7 +5,7 @@
 
 import { mockIPC, mockWindows } from '@tauri-apps/api/mocks';
 import { emit } from '@tauri-apps/api/event';
-import type { CatalogRow, FileJob, HistoryEntry, Model, Settings, Status, Device, UpdateInfo } from '../../src/lib/types';
+import type { CatalogRow, FileJob, HistoryEntry, Model, Settings, Status, Device, ComputeDevice, UpdateInfo } from '../../src/lib/types';
 import { baseName } from '../../src/lib/paths';
 import { queuedJob } from '../builders';
 
@@ -13,6 +13,7 @@ export interface Fixture {
   status: Status;
   settings: Settings;
   devices: Device[];
+  computeDevices: ComputeDevice[];
   models: Model[];
   history: HistoryEntry[];
   fileJobs: FileJob[];
@@ -95,6 +96,8 @@ function handle(cmd: string, args: Record<string, unknown>): unknown {
       return null;
     case 'list_devices':
       return state.devices;
+    case 'list_compute_devices':
+      return state.computeDevices;
     case 'list_models':
       return state.models;
     case 'import_model': {

@@ -33,6 +33,7 @@ export function baseFixture(): Fixture {
       state: 'idle',
       model: 'whisper-base',
       modelArch: 'whisper',
+      backend: 'cpu',
       languages: ['en', 'de', 'fr'],
       detectsLanguage: true,
       takesVocabulary: true,
@@ -44,6 +45,10 @@ export function baseFixture(): Fixture {
       capabilities: [],
     },
     settings: { ...defaultSettings(), theme: 'light' },
+    computeDevices: [
+      { kind: 'cpu', name: 'CPU', description: 'AMD Ryzen 7' },
+      { kind: 'vulkan', name: 'Vulkan0', description: 'Radeon 780M' },
+    ],
     devices: [
       { name: 'Built-in Microphone', isDefault: true },
       { name: 'USB Headset', isDefault: false },

@@ -53,6 +53,10 @@ describe('settings', () => {
     await page.getByTestId('vad-sensitivity').fill('70');
     await page.getByTestId('silence-ms').fill('900');
     await page.getByTestId('keep-audio-days').fill('0');
+    // The engine's GPU devices are offered (the CPU is the "CPU" choice).
+    const computeOptions = await page.getByTestId('compute-select').locator('option').allTextContents();
+    expect(computeOptions).toEqual(['Auto', 'CPU', 'Vulkan0 · Radeon 780M']);
+    await page.getByTestId('compute-select').selectOption('Vulkan0');
     await page.getByTestId('theme-select').selectOption('dark');
     await shot(page, 'settings-edited');
 
@@ -74,6 +78,7 @@ describe('settings', () => {
       vadThreshold: 0.3,
       silenceMs: 900,
       keepAudioDays: 0,
+      compute: 'Vulkan0',
       theme: 'dark',
     };
     expect(save.args).toEqual({ settings: expected });

@@ -54,6 +54,8 @@ pub struct Status {
     pub state: AppState,
     pub model: Option<String>,
     pub model_arch: Option<String>,
+    /// Where the dictation model runs (`cpu`, `vulkan`...).
+    pub backend: Option<String>,
     pub languages: Vec<String>,
     pub detects_language: bool,
     /// The model takes a vocabulary (elsewhere only replacements apply).

@@ -151,6 +151,7 @@ fn run(shared: &Arc<Shared>, control: Sender<Control>, control_rx: Receiver<Cont
     shared.update_status(|s| {
         s.model = Some(loaded.model_name.clone());
         s.model_arch = Some(info.arch.clone());
+        s.backend = Some(info.backend.clone());
         s.languages = info.languages.clone();
         s.detects_language = info.detects_language;
         s.takes_vocabulary = info.takes_vocabulary;

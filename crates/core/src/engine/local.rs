@@ -10,8 +10,9 @@ use std::time::Instant;
 use crossbeam_channel::{bounded, unbounded, Receiver, Sender};
 use transcribe_cpp::{CancelToken, Model, RunOptions, SessionOptions, Task, TimestampKind};
 
+use super::compute;
 use super::{
-    describe, BatchReply, EngineConfig, EngineError, ModelInfo, Request, RunParams, StreamEvent,
+    describe, BatchReply, Compute, EngineConfig, EngineError, ModelInfo, Request, RunParams, StreamEvent,
     TimedText, Utterance,
 };
 
@@ -39,24 +40,44 @@ pub(super) fn start(
     Ok((tx, loaded, thread))
 }
 
-/// Loads a model on the best backend this build has (CUDA, Vulkan, Metal...);
-/// if that fails (no driver, out of GPU memory), warns and loads on the CPU
-/// instead of failing the dictation.
-fn load_with_cpu_fallback(path: &Path, cpu_only: bool) -> transcribe_cpp::Result<Model> {
+/// Loads a model where `compute` says. Auto takes the best backend this
+/// build has (CUDA, Vulkan, Metal...) and, if that fails (no driver, out of
+/// GPU memory), warns and loads on the CPU instead of failing the dictation;
+/// a named device is loaded there or not at all. `cpu_only` (after a crash
+/// on the GPU) overrides both.
+fn load(path: &Path, compute: &Compute, cpu_only: bool) -> Result<Model, EngineError> {
+    let load_error = |e: transcribe_cpp::Error| EngineError::Load {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    };
     let on_cpu = transcribe_cpp::ModelOptions {
         backend: transcribe_cpp::Backend::Cpu,
         ..Default::default()
     };
-    if cpu_only {
-        return Model::load_with(path, &on_cpu);
-    }
-    match Model::load(path) {
-        Ok(m) => Ok(m),
-        Err(e @ (transcribe_cpp::Error::Backend(_) | transcribe_cpp::Error::OutOfMemory(_))) => {
-            tracing::warn!("GPU load failed ({e}); falling back to the CPU");
-            Model::load_with(path, &on_cpu)
+    match compute {
+        _ if cpu_only => Model::load_with(path, &on_cpu).map_err(load_error),
+        Compute::Cpu => Model::load_with(path, &on_cpu).map_err(load_error),
+        Compute::Device(name) => {
+            let device = compute::find_device(name).map_err(|available| EngineError::NoDevice {
+                name: name.clone(),
+                available,
+            })?;
+            let on_device = transcribe_cpp::ModelOptions {
+                device: Some(device),
+                ..Default::default()
+            };
+            Model::load_with(path, &on_device).map_err(load_error)
         }
-        Err(e) => Err(e),
+        Compute::Auto => match Model::load(path) {
+            Ok(m) => Ok(m),
+            Err(
+                e @ (transcribe_cpp::Error::Backend(_) | transcribe_cpp::Error::OutOfMemory(_)),
+            ) => {
+                tracing::warn!("GPU load failed ({e}); falling back to the CPU");
+                Model::load_with(path, &on_cpu).map_err(load_error)
+            }
+            Err(e) => Err(load_error(e)),
+        },
     }
 }
 
@@ -72,10 +93,10 @@ fn worker(
         path: config.model_path.clone(),
         message: e.to_string(),
     };
-    let model = match load_with_cpu_fallback(&config.model_path, cpu_only) {
+    let model = match load(&config.model_path, &config.compute, cpu_only) {
         Ok(m) => m,
         Err(e) => {
-            let _ = ready.send(Err(load_error(e)));
+            let _ = ready.send(Err(e));
             return;
         }
     };

@@ -10,7 +10,9 @@
 //! - `worker`: the worker process's side
 //! - `supervisor`: the parent's side: restart, resubmit, CPU fallback, idle unload
 
+mod compute;
 mod local;
+pub use compute::{BadCompute, Compute};
 pub use local::{fit_vocabulary, VOCABULARY_TOKEN_BUDGET};
 mod protocol;
 mod supervisor;
@@ -35,6 +37,11 @@ pub enum EngineError {
     Cancelled,
     #[error("the engine worker stopped unexpectedly")]
     WorkerGone,
+    #[error("there is no compute device `{name}` (this build and machine have: {})", available.join(", "))]
+    NoDevice {
+        name: String,
+        available: Vec<String>,
+    },
     /// The worker process died on this request twice (each time restarted).
     #[error("the speech engine crashed twice on this audio ({0}); nothing is lost: try again, or use another model")]
     Crashed(String),
@@ -57,6 +64,9 @@ pub struct ModelInfo {
     /// Custom vocabulary reaches the model (`RunParams::vocabulary`).
     pub takes_vocabulary: bool,
     pub load_ms: f64,
+    /// Where the model runs: `cpu`, `vulkan`, `cuda`, `metal`...
+    #[serde(default)]
+    pub backend: String,
 }
 
 /// The GPU with the most memory that the engine can use: (name, bytes).
@@ -73,11 +83,27 @@ pub fn largest_gpu() -> Option<(String, u64)> {
         .map(|d| (d.description, d.memory_total))
 }
 
-/// Compute devices the engine sees: (kind, name, description).
-pub fn compute_devices() -> Vec<(String, String, String)> {
+/// A compute device the engine can load a model on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export)]
+pub struct ComputeDevice {
+    /// `cpu`, `vulkan`, `cuda`, `metal`...
+    pub kind: String,
+    /// What `--compute` and the settings take (`CPU`, `Vulkan0`...).
+    pub name: String,
+    pub description: String,
+}
+
+/// Compute devices the engine sees in this build and machine.
+pub fn compute_devices() -> Vec<ComputeDevice> {
     transcribe_cpp::devices()
         .into_iter()
-        .map(|d| (d.kind, d.name, d.description))
+        .map(|d| ComputeDevice {
+            kind: d.kind,
+            name: d.name,
+            description: d.description,
+        })
         .collect()
 }
 
@@ -155,6 +181,7 @@ fn describe(model: &Model, started: Instant) -> ModelInfo {
         translates: caps.as_ref().is_some_and(|c| c.supports_translate),
         takes_vocabulary: model.supports(transcribe_cpp::Feature::Vocabulary),
         load_ms: started.elapsed().as_secs_f64() * 1000.0,
+        backend: model.backend(),
     }
 }
 
@@ -304,6 +331,8 @@ pub struct EngineConfig {
     /// CPU threads; 0 = the engine's default.
     pub threads: usize,
     pub host: EngineHost,
+    /// Where the model runs.
+    pub compute: Compute,
 }
 
 impl EngineConfig {
@@ -313,6 +342,7 @@ impl EngineConfig {
             model_path,
             threads: 0,
             host: EngineHost::for_this_process(),
+            compute: Compute::Auto,
         }
     }
 }
@@ -475,6 +505,7 @@ impl Engine {
                 translates: false,
                 takes_vocabulary: false,
                 load_ms: 0.0,
+                backend: "cpu".into(),
             },
             notices: crossbeam_channel::never(),
             thread: Some(thread),

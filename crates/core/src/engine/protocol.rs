@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-use super::{EngineError, ModelInfo, RunParams, Utterance};
+use super::{Compute, EngineError, ModelInfo, RunParams, Utterance};
 
 /// Parent → worker. `id` names a request for its reply and for `Cancel`;
 /// `seq` counts runs over the parent's whole life (fault injection).
@@ -18,6 +18,7 @@ pub enum ToWorker {
     Load {
         model_path: PathBuf,
         threads: usize,
+        compute: Compute,
         cpu_only: bool,
     },
     Run {

@@ -355,6 +355,7 @@ impl Supervisor {
         let load = ToWorker::Load {
             model_path: self.config.model_path.clone(),
             threads: self.config.threads,
+            compute: self.config.compute.clone(),
             cpu_only: self.cpu_only,
         };
         let _ = write_frame(&mut stdin, &load); // a failure shows as EOF below

@@ -189,12 +189,13 @@ fn serve() -> u8 {
     }
     let mut out = protocol_output();
     let mut input = std::io::BufReader::new(std::io::stdin());
-    let (model_path, threads, cpu_only) = match read_frame::<ToWorker>(&mut input) {
+    let (model_path, threads, compute, cpu_only) = match read_frame::<ToWorker>(&mut input) {
         Ok(Some(ToWorker::Load {
             model_path,
             threads,
+            compute,
             cpu_only,
-        })) => (model_path, threads, cpu_only),
+        })) => (model_path, threads, compute, cpu_only),
         Ok(Some(ToWorker::Probe { model_path })) => {
             let probed = FromWorker::Probed(super::probe_here(&model_path));
             return u8::from(write_frame(&mut out, &probed).is_err());
@@ -209,6 +210,7 @@ fn serve() -> u8 {
         model_path,
         threads,
         host: EngineHost::Thread,
+        compute,
     };
     let (engine, _thread) = match local::start(config, cpu_only, cancel.clone()) {
         Ok((tx, loaded, thread)) => {

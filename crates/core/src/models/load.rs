@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use super::{ModelError, ModelStore, ModelUse};
-use crate::engine::{Engine, EngineConfig, EngineError, EngineHost};
+use crate::engine::{Compute, Engine, EngineConfig, EngineError, EngineHost};
 use crate::vad::SpeechDetector;
 
 /// Why no model pair could be made ready.
@@ -29,10 +29,11 @@ impl LoadError {
     }
 }
 
-/// How the engine runs: CPU threads (0 = all cores) and when an idle
-/// engine gives its memory back.
-#[derive(Debug, Clone, Copy, Default)]
+/// How the engine runs: where, on how many CPU threads (0 = all cores),
+/// and when an idle engine gives its memory back.
+#[derive(Debug, Clone, Default)]
 pub struct EngineOptions {
+    pub compute: Compute,
     pub threads: usize,
     pub idle_unload: Option<Duration>,
 }
@@ -59,6 +60,7 @@ pub fn load_models(
     let (model_name, model_path) = store.resolve_speech_for(model, use_)?;
     let engine = Engine::start(EngineConfig {
         threads: options.threads,
+        compute: options.compute,
         host: EngineHost::for_this_process().with_idle_unload(options.idle_unload),
         ..EngineConfig::new(model_path)
     })?;
