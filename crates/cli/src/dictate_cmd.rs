@@ -8,9 +8,9 @@ use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 use utter_core::control::{Control, TriggerMode};
 use utter_core::dictation::defaults;
-use utter_core::engine::Compute;
 use utter_core::dictation::events::{DictationEvent, Stamped};
 use utter_core::dictation::service::{self, CpalMicrophone, ServiceIo};
+use utter_core::engine::Compute;
 use utter_core::models::load::{EngineOptions, LoadedModels};
 use utter_core::models::ModelStore;
 use utter_core::platform::hotkeys::{

@@ -203,6 +203,28 @@ fn silence_gives_an_empty_transcript_not_an_error() {
     assert_eq!(v["duration_ms"], 6000);
 }
 
+/// Issue 16: `--compute` picks where the model runs; the JSON says where it
+/// ran, and a device this machine does not have is an error naming those it has.
+#[test]
+fn compute_names_the_device_and_an_unknown_one_lists_the_devices_there_are() {
+    let out = utter(&["transcribe", "--compute", "cpu", "--format", "json", CLIP]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let json: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(json["backend"], "cpu");
+
+    let out = utter(&["transcribe", "--compute", "NoSuchGpu7", CLIP]);
+    assert!(!out.status.success());
+    let err = stderr(&out);
+    assert!(
+        err.contains("no compute device `NoSuchGpu7`") && err.contains("CPU"),
+        "{err}"
+    );
+    assert!(
+        stdout(&out).is_empty(),
+        "no transcript from a device that is not there"
+    );
+}
+
 #[test]
 fn a_missing_model_says_how_to_install_one() {
     let empty = tempfile::tempdir().unwrap();

@@ -8,8 +8,8 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::control::TriggerMode;
-use crate::engine::Compute;
 use crate::dictation::defaults;
+use crate::engine::Compute;
 use crate::platform::hotkeys::parse_hotkey;
 use crate::platform::output::{OutputConfig, OutputMethod, PasteKeys};
 use crate::postprocess::{TextRules, TextRulesConfig};

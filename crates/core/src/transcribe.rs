@@ -222,7 +222,10 @@ pub fn transcribe_file(
     let mut transcript = FileTranscript {
         file: path.to_path_buf(),
         model: model_name.to_string(),
-        backend: engines.first().map(|e| e.info().backend.clone()).unwrap_or_default(),
+        backend: engines
+            .first()
+            .map(|e| e.info().backend.clone())
+            .unwrap_or_default(),
         ..Default::default()
     };
     let mut pending: std::collections::VecDeque<Pending> = Default::default();

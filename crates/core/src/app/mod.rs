@@ -334,6 +334,7 @@ impl App {
             state: AppState::Loading,
             model: None,
             model_arch: None,
+            backend: None,
             languages: vec![],
             detects_language: false,
             takes_vocabulary: false,

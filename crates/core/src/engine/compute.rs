@@ -63,7 +63,10 @@ impl<'de> Deserialize<'de> for Compute {
 /// The engine's device named `name` (any case), or the names there are.
 pub(super) fn find_device(name: &str) -> Result<transcribe_cpp::Device, Vec<String>> {
     let devices = transcribe_cpp::devices();
-    match devices.iter().position(|d| d.name.eq_ignore_ascii_case(name)) {
+    match devices
+        .iter()
+        .position(|d| d.name.eq_ignore_ascii_case(name))
+    {
         Some(i) => Ok(devices.into_iter().nth(i).expect("found above")),
         None => Err(devices.into_iter().map(|d| d.name).collect()),
     }

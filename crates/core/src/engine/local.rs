@@ -12,8 +12,8 @@ use transcribe_cpp::{CancelToken, Model, RunOptions, SessionOptions, Task, Times
 
 use super::compute;
 use super::{
-    describe, BatchReply, Compute, EngineConfig, EngineError, ModelInfo, Request, RunParams, StreamEvent,
-    TimedText, Utterance,
+    describe, BatchReply, Compute, EngineConfig, EngineError, ModelInfo, Request, RunParams,
+    StreamEvent, TimedText, Utterance,
 };
 
 /// A model loaded and ready in its thread.

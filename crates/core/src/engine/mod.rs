@@ -181,7 +181,7 @@ fn describe(model: &Model, started: Instant) -> ModelInfo {
         translates: caps.as_ref().is_some_and(|c| c.supports_translate),
         takes_vocabulary: model.supports(transcribe_cpp::Feature::Vocabulary),
         load_ms: started.elapsed().as_secs_f64() * 1000.0,
-        backend: model.backend(),
+        backend: model.backend().to_ascii_lowercase(),
     }
 }
 

@@ -22,7 +22,11 @@ checkUpdates: boolean, vadThreshold: number, silenceMs: number, keepAudioDays: n
  * Unload the speech model after this many idle minutes (0 = keep it
  * loaded); the next key press loads it again while the user speaks.
  */
-engineIdleUnloadMinutes: number, theme: Theme, 
+engineIdleUnloadMinutes: number, 
+/**
+ * Where the model runs: `auto`, `cpu` or a device name.
+ */
+compute: string, theme: Theme, 
 /**
  * Words and names to spell as written here, most important first
  * (passed to the engine with every run).

@@ -6,7 +6,11 @@ import type { TriggerMode } from "./TriggerMode";
 /**
  * Everything the home screen, tray and overlay show.
  */
-export type Status = { state: AppState, model: string | null, modelArch: string | null, languages: Array<string>, detectsLanguage: boolean, 
+export type Status = { state: AppState, model: string | null, modelArch: string | null, 
+/**
+ * Where the dictation model runs (`cpu`, `vulkan`...).
+ */
+backend: string | null, languages: Array<string>, detectsLanguage: boolean, 
 /**
  * The model takes a vocabulary (elsewhere only replacements apply).
  */

@@ -2,6 +2,7 @@
 // functions (`cargo test -p utter-app`). Do not edit.
 
 import type { CatalogRow } from './CatalogRow';
+import type { ComputeDevice } from './ComputeDevice';
 import type { Entry } from './Entry';
 import type { FileJob } from './FileJob';
 import type { Format } from './Format';
@@ -24,6 +25,7 @@ export interface Commands {
   stop_dictation: { args: Record<string, never>; result: void };
   cancel_dictation: { args: Record<string, never>; result: void };
   list_devices: { args: Record<string, never>; result: InputDevice[] };
+  list_compute_devices: { args: Record<string, never>; result: ComputeDevice[] };
   list_models: { args: Record<string, never>; result: ModelSummary[] };
   install_default_model: { args: Record<string, never>; result: void };
   import_model: { args: { path: string; quant: Quant | null }; result: ModelSummary };
