@@ -183,7 +183,9 @@ fn a_hung_worker_is_stopped_and_the_run_sent_again() {
         .arg("transcribe")
         .arg(&clip)
         .env("UTTER_ENGINE_FAULT", "hang-on-run:1")
-        .env("UTTER_ENGINE_RUN_TIMEOUT_S", "3")
+        // Long enough for the restarted worker's real run on a loaded
+        // machine (3 s was not, under a parallel build); the hang costs it.
+        .env("UTTER_ENGINE_RUN_TIMEOUT_S", "8")
         .output()
         .unwrap();
     let stderr = text(&out.stderr);
