@@ -21,9 +21,13 @@ npm run --silent ui:test
 echo "==> UI page tests (headless Chromium)"
 npm run --silent ui:pages
 echo "==> cargo test"
-# ts-rs's export tests write the UI's types afresh (a removed type's file must go too).
+# ts-rs's export tests write the UI's types afresh (a removed type's file must go too). A run
+# that fails part-way puts the checked-in files back: it must not leave them deleted for the
+# next `git commit -a` to take.
 rm -rf ui/src/lib/generated
+trap 'git checkout -q -- ui/src/lib/generated 2>/dev/null || true' ERR
 cargo test --locked --workspace
+trap - ERR
 echo "==> the UI's generated types match the Rust types"
 if [ -n "$(git status --porcelain -- ui/src/lib/generated)" ]; then
   git status --short -- ui/src/lib/generated
