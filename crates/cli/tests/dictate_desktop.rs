@@ -1072,6 +1072,23 @@ impl Sway {
         std::fs::read_to_string(&self.typed).unwrap()
     }
 
+    fn set_clipboard(&self, text: &str) {
+        let ok = self
+            .cmd("wl-copy")
+            .arg(text)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "wl-copy");
+    }
+
+    fn clipboard(&self) -> String {
+        let out = self.cmd("wl-paste").arg("--no-newline").output().unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
     /// What foot has received so far, as a mark for [`Sway::typed_since`].
     /// (foot's `cat` keeps writing at its own offset: truncating the file
     /// would leave a hole, so each test reads only what came after its mark.)
@@ -1104,15 +1121,7 @@ fn on_sway_ptt_dictates_into_a_wayland_app_and_the_clipboard_is_restored() {
     let s = sway();
     let tmp = tempfile::tempdir().unwrap();
     let mark = s.typed_mark();
-    let ok = s
-        .cmd("wl-copy")
-        .arg("previous clipboard ✓")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .unwrap()
-        .success();
-    assert!(ok, "wl-copy");
+    s.set_clipboard("previous clipboard ✓");
     let socket = d.runtime_dir.join("ptt-sway.sock");
     let pulse = format!("unix:{}", d.runtime_dir.join("pulse/native").display());
     let runtime = s.runtime_dir.to_string_lossy().into_owned();
@@ -1177,14 +1186,10 @@ fn on_sway_ptt_dictates_into_a_wayland_app_and_the_clipboard_is_restored() {
         "{}",
         s.typed_since(mark)
     );
-    let restored = || {
-        let out = s.cmd("wl-paste").arg("--no-newline").output().unwrap();
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    };
     wait_until(
         "the previous clipboard back",
         Duration::from_secs(5),
-        || restored() == "previous clipboard ✓",
+        || s.clipboard() == "previous clipboard ✓",
     );
     dictate.stop();
 }
@@ -1221,15 +1226,7 @@ fn on_sway_the_desktop_app_dictates_into_a_wayland_app() {
     let s = sway();
     let tmp = tempfile::tempdir().unwrap();
     let mark = s.typed_mark();
-    let ok = s
-        .cmd("wl-copy")
-        .arg("clipboard before the app ✓")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .unwrap()
-        .success();
-    assert!(ok, "wl-copy");
+    s.set_clipboard("clipboard before the app ✓");
     let config = tmp.path().join("config");
     std::fs::create_dir_all(&config).unwrap();
     // foot pastes with Ctrl+Shift+V; no cue sounds or overlay in a test.
@@ -1309,14 +1306,10 @@ fn on_sway_the_desktop_app_dictates_into_a_wayland_app() {
         log(),
         s.logs()
     );
-    let restored = || {
-        let out = s.cmd("wl-paste").arg("--no-newline").output().unwrap();
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    };
     wait_until(
         "the clipboard from before the dictation back",
         Duration::from_secs(5),
-        || restored() == "clipboard before the app ✓",
+        || s.clipboard() == "clipboard before the app ✓",
     );
     let _ = app.kill();
     let _ = app.wait();

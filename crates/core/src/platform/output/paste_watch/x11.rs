@@ -8,33 +8,18 @@ use crossbeam_channel::bounded;
 use x11rb::connection::Connection;
 use x11rb::protocol::xproto::{
     Atom, AtomEnum, ConnectionExt, CreateWindowAux, EventMask, PropMode, SelectionNotifyEvent,
-    WindowClass, SELECTION_NOTIFY_EVENT,
+    Window, WindowClass, SELECTION_NOTIFY_EVENT,
 };
 use x11rb::protocol::Event;
+use x11rb::rust_connection::RustConnection;
 use x11rb::wrapper::ConnectionExt as _;
 use x11rb::CURRENT_TIME;
 
 use super::{ServeError, Server};
 
-/// Owns CLIPBOARD with our text, on a thread, until another owner takes it.
-pub fn start(text: &str) -> Result<Server, ServeError> {
+/// A connection with a hidden 1×1 window of ours, to own or request selections.
+fn connect_with_window() -> Result<(RustConnection, Window), ServeError> {
     let (conn, screen) = x11rb::connect(None).map_err(ServeError::connect)?;
-    let atom = |name: &str| -> Result<Atom, ServeError> {
-        Ok(conn
-            .intern_atom(false, name.as_bytes())
-            .map_err(ServeError::protocol)?
-            .reply()
-            .map_err(ServeError::protocol)?
-            .atom)
-    };
-    let clipboard = atom("CLIPBOARD")?;
-    let targets = atom("TARGETS")?;
-    let text_targets = [
-        atom("UTF8_STRING")?,
-        atom("text/plain;charset=utf-8")?,
-        atom("TEXT")?,
-        AtomEnum::STRING.into(),
-    ];
     let root = conn.setup().roots[screen].root;
     let win = conn.generate_id().map_err(ServeError::protocol)?;
     conn.create_window(
@@ -51,6 +36,30 @@ pub fn start(text: &str) -> Result<Server, ServeError> {
         &CreateWindowAux::new().event_mask(EventMask::PROPERTY_CHANGE),
     )
     .map_err(ServeError::protocol)?;
+    Ok((conn, win))
+}
+
+fn intern(conn: &RustConnection, name: &str) -> Result<Atom, ServeError> {
+    Ok(conn
+        .intern_atom(false, name.as_bytes())
+        .map_err(ServeError::protocol)?
+        .reply()
+        .map_err(ServeError::protocol)?
+        .atom)
+}
+
+/// Owns CLIPBOARD with our text, on a thread, until another owner takes it.
+pub fn start(text: &str) -> Result<Server, ServeError> {
+    let (conn, win) = connect_with_window()?;
+    let atom = |name: &str| intern(&conn, name);
+    let clipboard = atom("CLIPBOARD")?;
+    let targets = atom("TARGETS")?;
+    let text_targets = [
+        atom("UTF8_STRING")?,
+        atom("text/plain;charset=utf-8")?,
+        atom("TEXT")?,
+        AtomEnum::STRING.into(),
+    ];
     conn.set_selection_owner(win, clipboard, CURRENT_TIME)
         .map_err(ServeError::protocol)?;
     let owner = conn
@@ -152,36 +161,14 @@ pub enum Answer {
 
 /// Asks the CLIPBOARD owner for its text, as a pasting app would.
 pub fn read(timeout: Duration) -> Result<Answer, ServeError> {
-    let (conn, screen) = x11rb::connect(None).map_err(ServeError::connect)?;
-    let atom = |name: &str| -> Result<Atom, ServeError> {
-        Ok(conn
-            .intern_atom(false, name.as_bytes())
-            .map_err(ServeError::protocol)?
-            .reply()
-            .map_err(ServeError::protocol)?
-            .atom)
-    };
+    let (conn, win) = connect_with_window()?;
+    let atom = |name: &str| intern(&conn, name);
     let (clipboard, utf8, incr, property) = (
         atom("CLIPBOARD")?,
         atom("UTF8_STRING")?,
         atom("INCR")?,
         atom("UTTER_READ_BACK")?,
     );
-    let win = conn.generate_id().map_err(ServeError::protocol)?;
-    conn.create_window(
-        0,
-        win,
-        conn.setup().roots[screen].root,
-        0,
-        0,
-        1,
-        1,
-        0,
-        WindowClass::INPUT_ONLY,
-        0,
-        &CreateWindowAux::new(),
-    )
-    .map_err(ServeError::protocol)?;
     conn.convert_selection(win, clipboard, utf8, property, CURRENT_TIME)
         .map_err(ServeError::protocol)?;
     conn.flush().map_err(ServeError::protocol)?;
