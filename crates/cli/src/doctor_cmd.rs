@@ -55,15 +55,20 @@ pub fn run(store: &ModelStore) -> Result<ExitCode> {
         .filter(|d| !d.kind.eq_ignore_ascii_case("cpu"))
         .map(|d| format!("{} {} ({})", d.kind, d.name, d.description))
         .collect();
+    let built = utter_core::engine::gpu_backends_built();
     list.push(Capability::new(
         "gpu",
-        if gpus.is_empty() {
-            Err(
-                "none: this build or machine has no GPU backend; the CPU is used \
-                 (see README, Build from source)",
-            )
-        } else {
-            Ok(gpus.join("; "))
+        match (gpus.is_empty(), built.is_empty()) {
+            (false, _) => Ok(gpus.join("; ")),
+            (true, true) => Err("none: this is a CPU build; the CPU is used \
+                 (a GPU build: README, Build from source)"
+                .to_string()),
+            (true, false) => Err(format!(
+                "this build can use {} but the engine found no device; the CPU is used \
+                 (check the driver, e.g. `vulkaninfo --summary`; software devices such as \
+                 lavapipe are listed only when GGML_VK_VISIBLE_DEVICES names them)",
+                built.join(" or ")
+            )),
         },
     ));
 

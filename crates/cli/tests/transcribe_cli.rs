@@ -211,6 +211,8 @@ fn compute_names_the_device_and_an_unknown_one_lists_the_devices_there_are() {
     assert!(out.status.success(), "{}", stderr(&out));
     let json: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
     assert_eq!(json["backend"], "cpu");
+    let device = json["device"].as_str().unwrap_or_default();
+    assert!(device.starts_with("CPU: "), "{device}");
 
     let out = utter(&["transcribe", "--compute", "NoSuchGpu7", CLIP]);
     assert!(!out.status.success());

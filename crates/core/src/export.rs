@@ -92,6 +92,7 @@ pub fn render(t: &FileTranscript, format: Format) -> String {
                 "file": t.file,
                 "model": t.model,
                 "backend": t.backend,
+                "device": t.device,
                 "language": t.language,
                 "duration_ms": t.duration_ms,
                 "text": t.text(),

@@ -222,10 +222,6 @@ pub fn transcribe_file(
     let mut transcript = FileTranscript {
         file: path.to_path_buf(),
         model: model_name.to_string(),
-        backend: engines
-            .first()
-            .map(|e| e.info().backend.clone())
-            .unwrap_or_default(),
         ..Default::default()
     };
     let mut pending: std::collections::VecDeque<Pending> = Default::default();
@@ -309,6 +305,9 @@ pub fn transcribe_file(
         });
     }
     transcript.duration_ms = crate::audio::samples_to_ms(source.total) as i64;
+    // Where it ran at the end: a GPU failure mid-file moves the rest to the CPU.
+    transcript.backend = engines[0].backend();
+    transcript.device = engines[0].device();
     if let Some(cause) = report.truncation() {
         // Part of the file was transcribed before the problem: keep it, say so.
         transcript

@@ -13,6 +13,9 @@ pub struct FileTranscript {
     pub model: String,
     /// Where the model ran: `cpu`, `vulkan`, `cuda`, `metal`...
     pub backend: String,
+    /// The device the model ran on, with the engine's description of it
+    /// (`Vulkan0: llvmpipe (LLVM 15.0.6, 256 bits)`).
+    pub device: String,
     pub language: Option<String>,
     pub duration_ms: i64,
     pub segments: Vec<TimedText>,

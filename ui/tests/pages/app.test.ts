@@ -192,6 +192,7 @@ describe('home', () => {
     await page.waitForFunction(() => document.querySelector('[data-testid=home-state]')?.textContent === 'Ready');
     expect(await page.getByTestId('home-detail').textContent()).toBe('Hold Ctrl+Shift+Space to dictate');
     expect(await page.getByTestId('home-model').textContent()).toContain('whisper-base');
+    expect(await page.getByTestId('home-backend-fallback').count()).toBe(0);
     expect(await page.getByTestId('last-text').textContent()).toBe(f.status.lastText);
 
     await page.getByTestId('last-copy').click();
@@ -216,6 +217,19 @@ describe('home', () => {
     await page.waitForFunction(() => document.querySelector('[data-testid=home-state]')?.textContent === 'Transcribing…');
     await emit(page, 'status', { ...f.status, state: 'idle', lastText: 'A brand new sentence.' });
     await page.waitForFunction(() => document.querySelector('[data-testid=last-text]')?.textContent === 'A brand new sentence.');
+    await close();
+  });
+
+  it('says where the model runs and why a GPU build fell back to the CPU', async () => {
+    const f = baseFixture();
+    f.status = { ...f.status, backend: 'vulkan' };
+    const { page, close } = await open(h, f);
+    await page.waitForFunction(() => document.querySelector('[data-testid=home-model]')?.textContent?.includes('on VULKAN'));
+    const reason = 'this build can use Vulkan but found no usable device';
+    await emit(page, 'status', { ...f.status, backend: 'cpu', backendFallback: reason });
+    await page.getByTestId('home-backend-fallback').waitFor();
+    expect(await page.getByTestId('home-model').textContent()).toContain('on CPU');
+    expect(await page.getByTestId('home-backend-fallback').textContent()).toBe(`Fell back to the CPU: ${reason}`);
     await close();
   });
 

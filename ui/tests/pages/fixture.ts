@@ -34,6 +34,7 @@ export function baseFixture(): Fixture {
       model: 'whisper-base',
       modelArch: 'whisper',
       backend: 'cpu',
+      backendFallback: null,
       languages: ['en', 'de', 'fr'],
       detectsLanguage: true,
       takesVocabulary: true,

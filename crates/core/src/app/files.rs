@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use super::{lock, AppError, AppEvent, Shared};
-use crate::engine::Engine;
+use crate::engine::{Engine, EngineNotice};
 use crate::history::{EntryKind, NewEntry, Segment};
 use crate::models::load::{load_models, EngineOptions, LoadError, LoadedModels};
 use crate::models::ModelUse;
@@ -365,11 +365,14 @@ pub(super) fn segments_of(t: &FileTranscript) -> Vec<Segment> {
         .collect()
 }
 
-/// Restarts are logged; a fall-back to the CPU is shown once, until dismissed.
+/// Restarts are logged; landing on the CPU is shown once, until dismissed.
 fn tell_engine_notices(shared: &Shared, engine: &Engine) {
     for notice in engine.notices() {
         tracing::warn!("file transcription: {notice}");
-        if matches!(notice, crate::engine::EngineNotice::FellBackToCpu { .. }) {
+        if matches!(
+            notice,
+            EngineNotice::FellBackToCpu { .. } | EngineNotice::LoadedOnCpu { .. }
+        ) {
             shared.update_status(|s| s.notice = Some(notice.to_string()));
         }
     }

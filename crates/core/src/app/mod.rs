@@ -56,6 +56,8 @@ pub struct Status {
     pub model_arch: Option<String>,
     /// Where the dictation model runs (`cpu`, `vulkan`...).
     pub backend: Option<String>,
+    /// Why it runs on the CPU in a GPU build (fell back under Auto).
+    pub backend_fallback: Option<String>,
     pub languages: Vec<String>,
     pub detects_language: bool,
     /// The model takes a vocabulary (elsewhere only replacements apply).
@@ -335,6 +337,7 @@ impl App {
             model: None,
             model_arch: None,
             backend: None,
+            backend_fallback: None,
             languages: vec![],
             detects_language: false,
             takes_vocabulary: false,

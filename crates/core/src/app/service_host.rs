@@ -152,6 +152,7 @@ fn run(shared: &Arc<Shared>, control: Sender<Control>, control_rx: Receiver<Cont
         s.model = Some(loaded.model_name.clone());
         s.model_arch = Some(info.arch.clone());
         s.backend = Some(info.backend.clone());
+        s.backend_fallback = info.fallback.clone();
         s.languages = info.languages.clone();
         s.detects_language = info.detects_language;
         s.takes_vocabulary = info.takes_vocabulary;
@@ -347,7 +348,11 @@ impl EventHandler {
                 on_cpu: true,
             } => {
                 let message = message.clone();
-                shared.update_status(|s| s.notice = Some(message));
+                shared.update_status(|s| {
+                    s.backend = Some("cpu".into());
+                    s.backend_fallback = Some(message.clone());
+                    s.notice = Some(message);
+                });
             }
             DictationEvent::Error { message } => {
                 tracing::warn!("dictation: {message}");

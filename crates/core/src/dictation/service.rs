@@ -386,9 +386,17 @@ impl<E: FnMut(DictationEvent)> Service<E> {
         self.finish_audio_after_post_roll();
         self.on_engine_replies();
         for notice in self.engine.notices() {
-            (self.emit)(DictationEvent::EngineRestarted {
-                on_cpu: matches!(notice, EngineNotice::FellBackToCpu { .. }),
-                message: notice.to_string(),
+            let message = notice.to_string();
+            (self.emit)(match notice {
+                EngineNotice::LoadedOnCpu { .. } => DictationEvent::Notice { message },
+                EngineNotice::FellBackToCpu { .. } => DictationEvent::EngineRestarted {
+                    on_cpu: true,
+                    message,
+                },
+                EngineNotice::Restarted { .. } => DictationEvent::EngineRestarted {
+                    on_cpu: false,
+                    message,
+                },
             });
         }
     }

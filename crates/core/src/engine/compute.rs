@@ -72,6 +72,31 @@ pub(super) fn find_device(name: &str) -> Result<transcribe_cpp::Device, Vec<Stri
     }
 }
 
+/// The GPU backends this build was compiled with (its Cargo features).
+pub fn gpu_backends_built() -> Vec<&'static str> {
+    [
+        (cfg!(feature = "cuda"), "CUDA"),
+        (cfg!(feature = "vulkan"), "Vulkan"),
+        (cfg!(feature = "metal"), "Metal"),
+    ]
+    .into_iter()
+    .filter_map(|(built, name)| built.then_some(name))
+    .collect()
+}
+
+/// Why Auto ended on the CPU in a GPU build (`None` when it did not, or
+/// when this is a CPU build, where the CPU is no surprise).
+pub(super) fn missing_gpu(backend: &str) -> Option<String> {
+    let built = gpu_backends_built();
+    (backend.eq_ignore_ascii_case("cpu") && !built.is_empty()).then(|| {
+        format!(
+            "this build can use {} but found no usable device (check the GPU driver; \
+             `utter devices --compute` lists what the engine sees)",
+            built.join(" or ")
+        )
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -89,6 +114,17 @@ mod tests {
         }
         assert_eq!(" ".parse::<Compute>(), Err(BadCompute));
         assert_eq!(Compute::default().to_string(), "auto");
+    }
+
+    #[test]
+    fn only_a_gpu_build_that_lands_on_the_cpu_explains_it() {
+        assert_eq!(missing_gpu("Vulkan0"), None);
+        assert_eq!(
+            missing_gpu("CPU").is_some(),
+            !gpu_backends_built().is_empty(),
+            "built: {:?}",
+            gpu_backends_built()
+        );
     }
 
     #[test]

@@ -18,6 +18,7 @@ use super::{
 
 /// A model loaded and ready in its thread.
 pub(super) struct Loaded {
+    /// What was loaded; `info.fallback` says why Auto ended on the CPU.
     pub info: ModelInfo,
     /// The backend the model runs on ("CPU", "CUDA0", "Vulkan0"...).
     pub backend: String,
@@ -42,10 +43,14 @@ pub(super) fn start(
 
 /// Loads a model where `compute` says. Auto takes the best backend this
 /// build has (CUDA, Vulkan, Metal...) and, if that fails (no driver, out of
-/// GPU memory), warns and loads on the CPU instead of failing the dictation;
-/// a named device is loaded there or not at all. `cpu_only` (after a crash
-/// on the GPU) overrides both.
-fn load(path: &Path, compute: &Compute, cpu_only: bool) -> Result<Model, EngineError> {
+/// GPU memory), loads on the CPU instead of failing the dictation and says
+/// why (the second value); a named device is loaded there or not at all.
+/// `cpu_only` (after a crash on the GPU) overrides both.
+fn load(
+    path: &Path,
+    compute: &Compute,
+    cpu_only: bool,
+) -> Result<(Model, Option<String>), EngineError> {
     let load_error = |e: transcribe_cpp::Error| EngineError::Load {
         path: path.to_path_buf(),
         message: e.to_string(),
@@ -54,9 +59,10 @@ fn load(path: &Path, compute: &Compute, cpu_only: bool) -> Result<Model, EngineE
         backend: transcribe_cpp::Backend::Cpu,
         ..Default::default()
     };
+    let load_on_cpu = || Model::load_with(path, &on_cpu).map_err(load_error);
     match compute {
-        _ if cpu_only => Model::load_with(path, &on_cpu).map_err(load_error),
-        Compute::Cpu => Model::load_with(path, &on_cpu).map_err(load_error),
+        _ if cpu_only => Ok((load_on_cpu()?, None)),
+        Compute::Cpu => Ok((load_on_cpu()?, None)),
         Compute::Device(name) => {
             let device = compute::find_device(name).map_err(|available| EngineError::NoDevice {
                 name: name.clone(),
@@ -66,15 +72,22 @@ fn load(path: &Path, compute: &Compute, cpu_only: bool) -> Result<Model, EngineE
                 device: Some(device),
                 ..Default::default()
             };
-            Model::load_with(path, &on_device).map_err(load_error)
+            let model = Model::load_with(path, &on_device).map_err(load_error)?;
+            Ok((model, None))
         }
         Compute::Auto => match Model::load(path) {
-            Ok(m) => Ok(m),
+            Ok(model) => {
+                let fallback = compute::missing_gpu(&model.backend());
+                Ok((model, fallback))
+            }
             Err(
                 e @ (transcribe_cpp::Error::Backend(_) | transcribe_cpp::Error::OutOfMemory(_)),
             ) => {
                 tracing::warn!("GPU load failed ({e}); falling back to the CPU");
-                Model::load_with(path, &on_cpu).map_err(load_error)
+                Ok((
+                    load_on_cpu()?,
+                    Some(format!("the GPU could not load it: {e}")),
+                ))
             }
             Err(e) => Err(load_error(e)),
         },
@@ -93,14 +106,17 @@ fn worker(
         path: config.model_path.clone(),
         message: e.to_string(),
     };
-    let model = match load(&config.model_path, &config.compute, cpu_only) {
-        Ok(m) => m,
+    let (model, fallback) = match load(&config.model_path, &config.compute, cpu_only) {
+        Ok(loaded) => loaded,
         Err(e) => {
             let _ = ready.send(Err(e));
             return;
         }
     };
-    let info = describe(&model, started);
+    let info = ModelInfo {
+        fallback,
+        ..describe(&model, started)
+    };
     if !info.is_speech {
         let _ = ready.send(Err(EngineError::Load {
             path: config.model_path.clone(),

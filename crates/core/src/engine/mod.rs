@@ -12,13 +12,15 @@
 
 mod compute;
 mod local;
-pub use compute::{BadCompute, Compute};
+pub use compute::{gpu_backends_built, BadCompute, Compute};
 pub use local::{fit_vocabulary, VOCABULARY_TOKEN_BUDGET};
 mod protocol;
 mod supervisor;
 pub mod worker;
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -67,6 +69,14 @@ pub struct ModelInfo {
     /// Where the model runs: `cpu`, `vulkan`, `cuda`, `metal`...
     #[serde(default)]
     pub backend: String,
+    /// Why a GPU build runs this model on the CPU under `Compute::Auto`
+    /// (no device found, the GPU failed to load it); `None` otherwise.
+    #[serde(default)]
+    pub fallback: Option<String>,
+    /// The device it runs on, as `NAME: description` (`CPU: AMD EPYC…`,
+    /// `Vulkan0: llvmpipe…`).
+    #[serde(default)]
+    pub device: String,
 }
 
 /// The GPU with the most memory that the engine can use: (name, bytes).
@@ -167,6 +177,7 @@ fn probe_here(path: &Path) -> Result<ModelInfo, EngineError> {
 fn describe(model: &Model, started: Instant) -> ModelInfo {
     let roles = model.roles();
     let caps = model.capabilities().ok();
+    let device = model.device();
     ModelInfo {
         arch: model.arch(),
         variant: model.variant(),
@@ -181,7 +192,24 @@ fn describe(model: &Model, started: Instant) -> ModelInfo {
         translates: caps.as_ref().is_some_and(|c| c.supports_translate),
         takes_vocabulary: model.supports(transcribe_cpp::Feature::Vocabulary),
         load_ms: started.elapsed().as_secs_f64() * 1000.0,
-        backend: model.backend().to_ascii_lowercase(),
+        // The device's kind (`vulkan`), not its name (`Vulkan0`).
+        backend: device.as_ref().map_or_else(
+            |_| model.backend().to_ascii_lowercase(),
+            |d| d.kind.to_ascii_lowercase(),
+        ),
+        fallback: None,
+        device: device
+            .map(|d| format!("{}: {}", d.name, d.description))
+            .unwrap_or_default(),
+    }
+}
+
+/// Once per engine, not at every restart: a GPU build that loaded on the CPU.
+fn tell_fallback(info: &ModelInfo, notices: &Sender<EngineNotice>) {
+    if let Some(reason) = &info.fallback {
+        let _ = notices.send(EngineNotice::LoadedOnCpu {
+            reason: reason.clone(),
+        });
     }
 }
 
@@ -247,6 +275,9 @@ pub enum EngineNotice {
     /// The worker died while running on the GPU: it was restarted on the CPU,
     /// which this engine uses from now on.
     FellBackToCpu { reason: String },
+    /// Auto found no GPU that could take the model, in a build made for one:
+    /// the model was loaded on the CPU.
+    LoadedOnCpu { reason: String },
 }
 
 impl std::fmt::Display for EngineNotice {
@@ -259,6 +290,9 @@ impl std::fmt::Display for EngineNotice {
                 f,
                 "the speech engine failed on the GPU ({reason}); it now runs on the CPU until Utter restarts"
             ),
+            Self::LoadedOnCpu { reason } => {
+                write!(f, "the speech engine runs on the CPU: {reason}")
+            }
         }
     }
 }
@@ -354,6 +388,8 @@ pub struct Engine {
     cancel: Option<CancelToken>,
     info: ModelInfo,
     notices: Receiver<EngineNotice>,
+    /// Set by the supervisor when a GPU failure moved the work to the CPU.
+    fell_back: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
 }
 
@@ -364,30 +400,60 @@ impl Engine {
             EngineHost::Thread => {
                 let cancel = CancelToken::new();
                 let (tx, loaded, thread) = local::start(config, false, cancel.clone())?;
+                let (notice_tx, notices) = unbounded();
+                tell_fallback(&loaded.info, &notice_tx);
                 Ok(Self {
                     tx: Some(tx),
                     cancel: Some(cancel),
                     info: loaded.info,
-                    notices: crossbeam_channel::never(),
+                    notices,
+                    fell_back: Arc::default(),
                     thread: Some(thread),
                 })
             }
             EngineHost::Process { exe, idle_unload } => {
                 let (notice_tx, notices) = unbounded();
-                let (tx, info, thread) = supervisor::start(config, exe, idle_unload, notice_tx)?;
+                let fell_back = Arc::<AtomicBool>::default();
+                let (tx, info, thread) = supervisor::start(
+                    config,
+                    exe,
+                    idle_unload,
+                    notice_tx.clone(),
+                    fell_back.clone(),
+                )?;
+                tell_fallback(&info, &notice_tx);
                 Ok(Self {
                     tx: Some(tx),
                     cancel: None,
                     info,
                     notices,
+                    fell_back,
                     thread: Some(thread),
                 })
             }
         }
     }
 
+    /// The model as loaded; [`Engine::backend`] and [`Engine::device`]
+    /// say where it runs now.
     pub fn info(&self) -> &ModelInfo {
         &self.info
+    }
+
+    /// Where the model runs now: as loaded, or `cpu` after a GPU failure.
+    pub fn backend(&self) -> String {
+        match self.fell_back.load(Ordering::Relaxed) {
+            true => "cpu".into(),
+            false => self.info.backend.clone(),
+        }
+    }
+
+    /// The device it runs on now (`NAME: description`, or `CPU` after a GPU failure).
+    pub fn device(&self) -> String {
+        match self.fell_back.load(Ordering::Relaxed) {
+            true => "CPU".into(),
+            false => self.info.device.clone(),
+        }
     }
 
     /// Restarts and CPU fallbacks since the last call, to tell the user.
@@ -506,8 +572,11 @@ impl Engine {
                 takes_vocabulary: false,
                 load_ms: 0.0,
                 backend: "cpu".into(),
+                fallback: None,
+                device: "CPU: fake".into(),
             },
             notices: crossbeam_channel::never(),
+            fell_back: Arc::default(),
             thread: Some(thread),
         }
     }

@@ -9,7 +9,8 @@ use std::collections::VecDeque;
 use std::io::BufReader;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -18,7 +19,8 @@ use crossbeam_channel::{never, select, unbounded, Receiver, RecvTimeoutError, Se
 use super::protocol::{read_frame, write_frame, FromWorker, ToWorker};
 use super::worker::{BUILD, EXIT_OTHER_BUILD, WORKER_ARG};
 use super::{
-    BatchReply, EngineConfig, EngineError, EngineNotice, ModelInfo, Request, RunParams, StreamEvent,
+    BatchReply, Compute, EngineConfig, EngineError, EngineNotice, ModelInfo, Request, RunParams,
+    StreamEvent,
 };
 
 /// Runs sent to workers over this process's life: `UTTER_ENGINE_FAULT`
@@ -47,6 +49,7 @@ pub(super) fn start(
     exe: PathBuf,
     idle_unload: Option<Duration>,
     notices: Sender<EngineNotice>,
+    fell_back: Arc<AtomicBool>,
 ) -> Result<(Sender<Request>, ModelInfo, JoinHandle<()>), EngineError> {
     let mut supervisor = Supervisor {
         config,
@@ -54,6 +57,7 @@ pub(super) fn start(
         idle_unload: idle_unload.filter(|d| !d.is_zero()),
         notices,
         cpu_only: false,
+        fell_back,
         worker: None,
         queue: VecDeque::new(),
         current: None,
@@ -266,6 +270,9 @@ struct Supervisor {
     notices: Sender<EngineNotice>,
     /// After a crash on the GPU, every later worker loads on the CPU.
     cpu_only: bool,
+    /// Set with `cpu_only` after a GPU failure: the engine handle reads it
+    /// to say where the work now runs.
+    fell_back: Arc<AtomicBool>,
     worker: Option<Worker>,
     queue: VecDeque<(Job, u32)>,
     current: Option<InFlight>,
@@ -319,21 +326,27 @@ impl Supervisor {
                     return Ok(info);
                 }
                 // A crash while loading is most often a GPU backend failing:
-                // try once more on the CPU.
-                Err(StartFailure::Crashed(reason)) if !self.cpu_only => {
+                // try once more on the CPU, unless the user named the device.
+                Err(StartFailure::Crashed(reason))
+                    if !self.cpu_only && !matches!(self.config.compute, Compute::Device(_)) =>
+                {
                     tracing::warn!(
                         "the engine worker died while loading ({reason}); retrying on the CPU"
                     );
-                    self.cpu_only = true;
+                    self.fall_back_to_cpu();
                     self.notify(EngineNotice::FellBackToCpu {
                         reason: format!("{reason}, while loading the model"),
                     });
                 }
                 Err(StartFailure::Crashed(reason)) => {
+                    let on = match &self.config.compute {
+                        Compute::Device(name) if !self.cpu_only => format!(" on {name}"),
+                        _ => String::new(),
+                    };
                     return Err(EngineError::Load {
                         path: self.config.model_path.clone(),
-                        message: format!("the engine crashed while loading it ({reason})"),
-                    })
+                        message: format!("the engine crashed while loading it{on} ({reason})"),
+                    });
                 }
                 Err(StartFailure::Failed(e)) => return Err(e),
             }
@@ -613,7 +626,7 @@ impl Supervisor {
         // The user hears of it through the notice.
         tracing::info!("the engine worker died: {reason}");
         if worker.on_gpu && !self.cpu_only {
-            self.cpu_only = true;
+            self.fall_back_to_cpu();
             self.notify(EngineNotice::FellBackToCpu {
                 reason: reason.clone(),
             });
@@ -699,6 +712,12 @@ impl Supervisor {
         }
         let _ = child.kill();
         let _ = child.wait();
+    }
+
+    /// From now on every worker loads on the CPU.
+    fn fall_back_to_cpu(&mut self) {
+        self.cpu_only = true;
+        self.fell_back.store(true, Ordering::Relaxed);
     }
 
     fn notify(&self, notice: EngineNotice) {

@@ -10,7 +10,11 @@ export type Status = { state: AppState, model: string | null, modelArch: string 
 /**
  * Where the dictation model runs (`cpu`, `vulkan`...).
  */
-backend: string | null, languages: Array<string>, detectsLanguage: boolean, 
+backend: string | null, 
+/**
+ * Why it runs on the CPU in a GPU build (fell back under Auto).
+ */
+backendFallback: string | null, languages: Array<string>, detectsLanguage: boolean, 
 /**
  * The model takes a vocabulary (elsewhere only replacements apply).
  */
