@@ -5,9 +5,12 @@
 #   run  (default)  what the app needs to build and run (release build)
 #   test            also what the test suite needs (speech clips, Xvfb, PulseAudio, zenity,
 #                   WebKitWebDriver + tauri-driver, Chromium), debug build
+# UTTER_GPU=vulkan|cuda|metal builds the engine for that GPU (scripts/gpu.sh says what each
+# needs; Vulkan's tools are installed from apt). Default: a CPU build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mode="${1:-run}"
+source scripts/gpu.sh
 
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/utter/target}"
 
@@ -36,6 +39,8 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
+gpu_setup "${UTTER_GPU:-}"
+
 for tool in cargo npm; do
   if ! command -v "$tool" >/dev/null; then
     echo "error: $tool is not installed (Rust: https://rustup.rs, Node.js 20+: https://nodejs.org); re-run after installing it" >&2
@@ -53,8 +58,8 @@ npm run --silent ui:build >/dev/null
 
 profile_flag=(--release); bin_dir="$CARGO_TARGET_DIR/release"
 [[ "$mode" == test ]] && { profile_flag=(); bin_dir="$CARGO_TARGET_DIR/debug"; }
-echo "==> building utter and the desktop app (${profile_flag[*]:-debug})"
-cargo build --locked "${profile_flag[@]}" -p utter-cli -p utter-app
+echo "==> building utter and the desktop app (${profile_flag[*]:-debug}${UTTER_GPU:+, $UTTER_GPU})"
+cargo build --locked "${profile_flag[@]}" "${gpu_features[@]}" -p utter-cli -p utter-app
 
 if [[ "$mode" == test ]] && ! command -v tauri-driver >/dev/null; then
   echo "==> installing tauri-driver (WebDriver for the end-to-end tests)"
