@@ -13,6 +13,21 @@ cli="$CARGO_TARGET_DIR/debug/utter"
 [[ -x "$cli" ]] || fail "build the CLI first ($cli missing)"
 bundle_dir="$CARGO_TARGET_DIR/debug/bundle/deb"
 rm -f "$bundle_dir"/*.deb
+# The Vulkan variant's package (the release workflow's configuration for it, over the same
+# binaries: what it declares is what is checked) must pull in the Vulkan loader and keep the
+# rest of the dependencies.
+vulkan_config=$(mktemp --suffix=.json)
+VARIANT=vulkan OS=linux node scripts/release-config.mjs "$vulkan_config" >/dev/null
+node -e 'const fs = require("fs"), f = process.argv[1], c = JSON.parse(fs.readFileSync(f, "utf8"));
+  c.bundle.createUpdaterArtifacts = false; fs.writeFileSync(f, JSON.stringify(c));' "$vulkan_config"
+npx tauri bundle --debug --bundles deb --ci --config "$vulkan_config" >/dev/null
+vulkan_deb=$(ls "$bundle_dir"/*.deb 2>/dev/null | head -1)
+vulkan_depends=$(dpkg-deb -f "$vulkan_deb" Depends)
+for dep in libvulkan1 libwebkit2gtk-4.1-0 libayatana-appindicator3-1 libasound2 libxdo3; do
+  grep -q "$dep" <<<"$vulkan_depends" || fail "the Vulkan variant's Depends lacks $dep: $vulkan_depends"
+done
+rm -f "$bundle_dir"/*.deb "$vulkan_config"
+
 # The CLI ships in the same package, next to the app.
 # Bundle the app the test build made (`tauri bundle` does not compile; `tauri build`
 # would rebuild with its own environment). No updater signatures here: that key lives
