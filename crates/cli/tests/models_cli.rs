@@ -426,6 +426,17 @@ fn the_first_run_installs_the_default_models_without_python() {
             && stdout.contains("Installed silero-vad-v6.2"),
         "{stdout}"
     );
+    // Installed as q8_0: 56 % of the 77.7 MB f16 conversion.
+    let manifest: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(tmp.path().join("models/manifest.json")).unwrap(),
+    )
+    .unwrap();
+    let whisper = manifest["models"]
+        .as_array()
+        .and_then(|models| models.iter().find(|m| m["name"] == "whisper-tiny.en"))
+        .unwrap_or_else(|| panic!("{manifest}"));
+    let size = whisper["size"].as_u64().unwrap_or_default();
+    assert!((40_000_000..50_000_000).contains(&size), "{whisper}");
 }
 
 #[test]
