@@ -427,10 +427,9 @@ fn the_first_run_installs_the_default_models_without_python() {
         "{stdout}"
     );
     // Installed as q8_0: 56 % of the 77.7 MB f16 conversion.
-    let manifest: serde_json::Value = serde_json::from_slice(
-        &std::fs::read(tmp.path().join("models/manifest.json")).unwrap(),
-    )
-    .unwrap();
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(tmp.path().join("models/manifest.json")).unwrap())
+            .unwrap();
     let whisper = manifest["models"]
         .as_array()
         .and_then(|models| models.iter().find(|m| m["name"] == "whisper-tiny.en"))
