@@ -65,9 +65,13 @@ pub fn run(store: &ModelStore) -> Result<ExitCode> {
                 .to_string()),
             (true, false) => Err(format!(
                 "this build can use {} but the engine found no device; the CPU is used \
-                 (check the driver, e.g. `vulkaninfo --summary`; software devices such as \
-                 lavapipe are listed only when GGML_VK_VISIBLE_DEVICES names them)",
-                built.join(" or ")
+                 (check the driver{})",
+                built.join(" or "),
+                built
+                    .iter()
+                    .filter_map(|b| driver_check(b))
+                    .map(|check| format!("; {check}"))
+                    .collect::<String>()
             )),
         },
     ));
@@ -86,4 +90,16 @@ pub fn run(store: &ModelStore) -> Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// How to see whether the driver of a GPU backend finds a device.
+fn driver_check(backend: &str) -> Option<&'static str> {
+    match backend {
+        "Vulkan" => Some(
+            "`vulkaninfo --summary` lists Vulkan devices; software ones such as lavapipe \
+             are used only when GGML_VK_VISIBLE_DEVICES names them",
+        ),
+        "CUDA" => Some("`nvidia-smi` shows whether the NVIDIA driver sees the GPU"),
+        _ => None,
+    }
 }

@@ -147,15 +147,7 @@ fn clip(i: usize) -> PathBuf {
 }
 
 fn truth(i: usize) -> String {
-    let text = std::fs::read_to_string(Path::new(LIBRIVOX).join("transcription")).unwrap();
-    let line = text.lines().nth(i).unwrap();
-    line.split(" (")
-        .next()
-        .unwrap()
-        .replace("<s>", "")
-        .replace("</s>", "")
-        .trim()
-        .to_string()
+    common::librivox_clips().swap_remove(i).1
 }
 
 /// One test at a time on the shared desktop; keys are released however a test ends.

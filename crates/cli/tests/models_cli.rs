@@ -5,6 +5,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+mod common;
+
 use utter_core::models::defaults::{unpack_member, DefaultWheel, SILERO_VAD, WHISPER_TINY_EN};
 
 fn utter(models_dir: &Path, args: &[&str]) -> Output {
@@ -122,13 +124,9 @@ fn imports_ct2_dir_silero_and_whisper_cpp_bin_then_transcribes() {
 /// Word errors of `model` over the five LibriVox clips, and the word count.
 fn librivox_errors(models: &Path, model: &str) -> (usize, usize) {
     use utter_core::text::{normalize_words, word_edit_distance};
-    let dir = Path::new("/usr/share/pocketsphinx/test/data/librivox");
-    let lines = std::fs::read_to_string(dir.join("transcription")).unwrap();
     let (mut errors, mut words) = (0, 0);
-    for line in lines.lines() {
-        let (said, id) = line.rsplit_once(" (").unwrap();
-        let reference = normalize_words(&said.replace("<s>", "").replace("</s>", ""));
-        let clip = dir.join(format!("{}.wav", id.trim_end_matches(')')));
+    for (clip, said) in common::librivox_clips() {
+        let reference = normalize_words(&said);
         let out = utter(
             models,
             &["transcribe", "--model", model, clip.to_str().unwrap()],

@@ -13,12 +13,14 @@
 //! clip that must run on it gets a process of its own, and the hang bound is
 //! raised so that slowness is not taken for a hang.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Output};
 
 use utter_core::text::{normalize_words, word_edit_distance};
 
-const LIBRIVOX: &str = "/usr/share/pocketsphinx/test/data/librivox";
+mod common;
+use common::librivox_clips as clips;
+
 /// lavapipe is the first (and only) Vulkan device on the test machine.
 const SHOW_LAVAPIPE: (&str, &str) = ("GGML_VK_VISIBLE_DEVICES", "0");
 /// A Vulkan loader with no driver to load.
@@ -35,21 +37,6 @@ fn utter(args: &[&str], env: &[(&str, &str)]) -> Output {
 
 fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-/// The LibriVox clips and their reference text, from the package's own transcription file.
-fn clips() -> Vec<(PathBuf, String)> {
-    let listing = std::fs::read_to_string(Path::new(LIBRIVOX).join("transcription"))
-        .expect("pocketsphinx-testdata is installed");
-    listing
-        .lines()
-        .filter_map(|line| {
-            let (text, id) = line.rsplit_once(" (")?;
-            let text = text.replace("<s>", "").replace("</s>", "");
-            let wav = Path::new(LIBRIVOX).join(format!("{}.wav", id.trim_end_matches(')')));
-            wav.exists().then(|| (wav, text.trim().to_string()))
-        })
-        .collect()
 }
 
 /// Transcribes `clips` in one process; the JSON of each, and what it said on stderr.

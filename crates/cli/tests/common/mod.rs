@@ -1,10 +1,28 @@
-//! Helpers shared by the CLI's test binaries.
+//! Helpers shared by the CLI's test binaries (each uses some of them).
+
+#![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// Real speech: the LibriVox clips of Debian's `pocketsphinx-testdata`.
 pub const LIBRIVOX: &str = "/usr/share/pocketsphinx/test/data/librivox";
+
+/// (clip, reference text) for each LibriVox clip, in the order of the package's
+/// `transcription` file (which is the clips' name order).
+pub fn librivox_clips() -> Vec<(PathBuf, String)> {
+    let listing = std::fs::read_to_string(Path::new(LIBRIVOX).join("transcription"))
+        .expect("pocketsphinx-testdata is installed (apt install pocketsphinx-testdata)");
+    listing
+        .lines()
+        .filter_map(|line| {
+            let (text, id) = line.rsplit_once(" (")?;
+            let text = text.replace("<s>", "").replace("</s>", "");
+            let wav = Path::new(LIBRIVOX).join(format!("{}.wav", id.trim_end_matches(')')));
+            Some((wav, text.trim().to_string()))
+        })
+        .collect()
+}
 
 /// The WAV files in `dir`, sorted by name.
 pub fn wav_files(dir: &Path) -> Vec<PathBuf> {
