@@ -6,11 +6,13 @@
 //! [`WINDOW_MAX_MS`] (Whisper sees 30 s at a time). Each time the VAD closes a
 //! span, the whole window so far is run again, with the text already found
 //! for it as the transcript prefix: the model hears all of the window and
-//! reads what came before, and decodes only the new words (so a run costs
-//! about what a run over the new span alone did). The last few words of the
-//! prefix are left out and decoded again: they were found without the audio
-//! that follows them, and a pause mid-sentence often left a wrong word or a
-//! full stop there that the next words correct. A full window is committed
+//! reads what came before, and decodes only the words not settled yet (so a
+//! run costs about what a run over the new span alone did). A word is settled
+//! once two runs in a row found it (the "local agreement" of streaming
+//! Whisper) and it is not among the last few words: a word found only once
+//! was found without the audio that follows it, and a pause mid-sentence often
+//! leaves a wrong word or a full stop there that the next words correct. A
+//! full window is committed
 //! and the next one starts with the committed text as its prompt, as Whisper's
 //! own long-form decoding does. One run is in flight at a time; spans that
 //! close meanwhile are coalesced into the next run.
@@ -25,7 +27,8 @@ pub const WINDOW_MAX_MS: u64 = 28_000;
 /// How much committed text goes into the next window's prompt. Whisper takes
 /// up to 224 prompt tokens; the last few sentences are what helps.
 const PROMPT_MAX_CHARS: usize = 600;
-/// Words at the end of a window's text that the next run decodes again.
+/// Words at the end of a window's text that the next run decodes again,
+/// even when two runs agree on them.
 pub const REDECODE_WORDS: usize = 4;
 
 /// One engine run: the window's audio from `start` to `end` (samples at 16 kHz).
@@ -46,6 +49,9 @@ struct Window {
     /// End of the last span in the window.
     end: u64,
     text: String,
+    /// The window's text before the last run: the words both agree on are
+    /// settled.
+    previous: String,
     /// The audio `text` covers ends here.
     done_to: u64,
     /// A run with a prefix failed: the window is transcribed without one.
@@ -87,6 +93,7 @@ impl SpeechWindows {
                     start,
                     end,
                     text: String::new(),
+                    previous: String::new(),
                     done_to: start,
                     plain: false,
                 })
@@ -105,7 +112,7 @@ impl SpeechWindows {
         let prefix = if w.plain {
             None
         } else {
-            settled_words(&w.text, REDECODE_WORDS)
+            settled_words(&w.previous, &w.text, REDECODE_WORDS)
         };
         let run = WindowRun {
             window: index,
@@ -149,12 +156,14 @@ impl SpeechWindows {
             Ok(continuation) if continuation.trim().is_empty() => w.done_to = run.end,
             Ok(continuation) => {
                 let settled = run.prefix.as_deref().unwrap_or("");
+                w.previous = std::mem::take(&mut w.text);
                 w.text = join_dictation([settled, continuation]);
                 w.done_to = run.end;
             }
             Err(()) if run.prefix.is_some() => {
                 w.plain = true;
                 w.text.clear();
+                w.previous.clear();
                 w.done_to = w.start;
             }
             Err(()) => w.done_to = run.end,
@@ -195,11 +204,17 @@ impl SpeechWindows {
     }
 }
 
-/// `text` without its last `redecode` words, or `None` when nothing is left.
-fn settled_words(text: &str, redecode: usize) -> Option<String> {
+/// The words of `text` that `previous` agrees on, less the last `redecode`
+/// words of `text`; `None` when nothing is left.
+fn settled_words(previous: &str, text: &str, redecode: usize) -> Option<String> {
     let words: Vec<&str> = text.split_whitespace().collect();
-    let keep = words.len().checked_sub(redecode).filter(|&n| n > 0)?;
-    Some(words[..keep].join(" "))
+    let agreed = words
+        .iter()
+        .zip(previous.split_whitespace())
+        .take_while(|(now, before)| *now == before)
+        .count();
+    let keep = words.len().saturating_sub(redecode).min(agreed);
+    (keep > 0).then(|| words[..keep].join(" "))
 }
 
 #[cfg(test)]
@@ -223,26 +238,42 @@ mod tests {
             (0, 6 * S),
             "the whole window again"
         );
-        assert_eq!(
-            second.prefix.as_deref(),
-            Some("The man walked"),
-            "the last words are decoded again"
-        );
-        w.finished(Ok("into the big room. He sat down."));
+        assert_eq!(second.prefix, None, "every word was found only once");
+        w.finished(Ok("The man walked into the big room. He sat down."));
         assert!(w.is_done());
-        assert_eq!(w.text(), "The man walked into the big room. He sat down.");
+        w.add_span(7 * S, 9 * S);
+        let third = w.next_run().unwrap();
+        assert_eq!(
+            third.prefix.as_deref(),
+            Some("The man walked into the big"),
+            "the words both runs found, less the last four"
+        );
+        w.finished(Ok("room. He sat down. Then he slept."));
+        assert_eq!(
+            w.text(),
+            "The man walked into the big room. He sat down. Then he slept."
+        );
     }
 
     #[test]
-    fn words_before_a_mid_sentence_pause_are_corrected_by_what_follows() {
+    fn words_found_by_one_run_only_are_decoded_again() {
         let mut w = SpeechWindows::default();
-        w.add_span(0, 5 * S);
+        w.add_span(0, 3 * S);
+        let _ = w.next_run();
+        w.finished(Ok("He had leisure to consider how."));
+        w.add_span(4 * S, 8 * S);
         let _ = w.next_run();
         // Heard up to a pause mid-sentence: a wrong word and a full stop.
-        w.finished(Ok("He had leisure to consider how much their might."));
-        w.add_span(6 * S, 9 * S);
+        w.finished(Ok(
+            "He had leisure to consider how much their might. Be prudently in his",
+        ));
+        w.add_span(9 * S, 12 * S);
         let run = w.next_run().unwrap();
-        assert_eq!(run.prefix.as_deref(), Some("He had leisure to consider"));
+        assert_eq!(
+            run.prefix.as_deref(),
+            Some("He had leisure to consider"),
+            "'how.' and 'how' differ; 'much their might.' was found once"
+        );
         w.finished(Ok("how much there might be prudently in his power."));
         assert_eq!(
             w.text(),
@@ -268,8 +299,14 @@ mod tests {
             (10 * S, stale.prefix),
             "from what was known before the stale run"
         );
-        w.finished(Ok("into the big room. He sat down. Then he slept."));
+        w.finished(Ok(
+            "The man walked into the big room. He sat down. Then he slept.",
+        ));
         assert!(w.is_done());
+        assert_eq!(
+            w.text(),
+            "The man walked into the big room. He sat down. Then he slept."
+        );
     }
 
     #[test]
@@ -284,7 +321,7 @@ mod tests {
         w.finished(Ok("one"));
         let next = w.next_run().unwrap();
         assert_eq!(next.end, 6 * S, "only the newest window is run");
-        assert_eq!(next.prefix, None, "too short to keep any of it");
+        assert_eq!(next.prefix, None, "nothing settled yet");
         w.finished(Ok("one two three"));
         assert_eq!(w.next_run(), None);
         assert!(w.is_done());
@@ -362,11 +399,14 @@ mod tests {
         let _ = w.next_run();
         w.finished(Ok("hello there my good friend"));
         w.add_span(3 * S, 4 * S);
+        let _ = w.next_run();
+        w.finished(Ok("hello there my good friend how are you"));
+        w.add_span(5 * S, 6 * S);
         let with_prefix = w.next_run().unwrap();
-        assert!(with_prefix.prefix.is_some());
+        assert_eq!(with_prefix.prefix.as_deref(), Some("hello there my good"));
         w.finished(Err(()));
         let plain = w.next_run().unwrap();
-        assert_eq!((plain.start, plain.end, plain.prefix), (0, 4 * S, None));
+        assert_eq!((plain.start, plain.end, plain.prefix), (0, 6 * S, None));
         w.finished(Err(()));
         assert!(w.is_done(), "given up on after the retry");
         assert_eq!(w.next_run(), None);

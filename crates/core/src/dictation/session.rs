@@ -72,6 +72,8 @@ pub struct Dictation {
     /// they have in flight.
     windows: SpeechWindows,
     window_reply: Option<Reply>,
+    /// The end of the last pause the windows were run into.
+    paused_to: u64,
     /// Not eager: the one request for the whole speech, sent at the end.
     pending: VecDeque<(usize, Reply)>,
     texts: Vec<Option<String>>,
@@ -118,6 +120,7 @@ impl Dictation {
             spans: Vec::new(),
             windows: SpeechWindows::default(),
             window_reply: None,
+            paused_to: 0,
             pending: VecDeque::new(),
             texts: Vec::new(),
             aborted: false,
@@ -180,6 +183,8 @@ impl Dictation {
                 for p in probs {
                     if let Some(span) = self.segmenter.push(p) {
                         self.close_span(span, engine, emit);
+                    } else if self.config.eager {
+                        self.run_into_pause(engine);
                     }
                 }
             }
@@ -215,6 +220,24 @@ impl Dictation {
             self.windows.add_span(span.start, span.end);
             self.submit_window_run(engine);
         }
+    }
+
+    /// A pause has begun: the engine starts on the speech so far without
+    /// waiting for the pause to be long enough to close the span. When the
+    /// user releases the key in that pause, which is when people release it,
+    /// the run they wait for is already under way (if they go on speaking,
+    /// the run is one more eager run over the window, as at any span).
+    fn run_into_pause(&mut self, engine: &Engine) {
+        let Some(span) = self.segmenter.paused_span() else {
+            return;
+        };
+        let end = span.end.min(self.audio.len() as u64);
+        if end <= self.paused_to || end <= span.start {
+            return;
+        }
+        self.paused_to = end;
+        self.windows.add_span(span.start, end);
+        self.submit_window_run(engine);
     }
 
     /// Sends the next window run, unless one is in flight (spans that close

@@ -98,6 +98,21 @@ impl Segmenter {
         )
     }
 
+    /// The span as it would close now, once the pause in progress has lasted
+    /// as long as the padding: its audio is all recorded, so the engine can
+    /// start on it before the pause is long enough to end the span (if the
+    /// user goes on speaking, the span simply grows). `None` while speech is
+    /// heard, outside speech, or when the span would be dropped as too short.
+    pub fn paused_span(&self) -> Option<SpeechSpan> {
+        match self.state {
+            State::Speech {
+                start,
+                silence_since: Some(since),
+            } if self.frame - since >= frames(self.config.pad_ms) => self.close(start, since),
+            _ => None,
+        }
+    }
+
     fn padded_start(&self, start_frame: u64) -> u64 {
         (start_frame * FRAME_SAMPLES).saturating_sub(self.pad_samples())
     }
@@ -299,6 +314,41 @@ mod tests {
         let spans = run(config, &probs);
         assert_eq!(spans.len(), 2, "{spans:?}");
         assert_eq!(spans[0].end, 44 * 512 + 64 * 16);
+    }
+
+    #[test]
+    fn a_paused_span_is_the_span_that_closes_if_the_pause_goes_on() {
+        let mut s = Segmenter::new(cfg()); // 64 ms padding = 2 frames
+        for p in pattern(&[(0.0, 10), (0.9, 20), (0.0, 1)]) {
+            s.push(p);
+        }
+        assert_eq!(s.paused_span(), None, "the padding is not recorded yet");
+        s.push(0.0);
+        let paused = s.paused_span().expect("the padding is in");
+        assert_eq!(paused.end, 30 * 512 + 64 * 16);
+        let mut closed = None;
+        for _ in 0..20 {
+            closed = closed.or(s.push(0.0));
+        }
+        assert_eq!(closed, Some(paused), "the same span, closed by the pause");
+        assert_eq!(s.paused_span(), None, "nothing open any more");
+    }
+
+    #[test]
+    fn a_paused_span_grows_when_speech_goes_on() {
+        let mut s = Segmenter::new(cfg());
+        for p in pattern(&[(0.9, 20), (0.0, 4)]) {
+            s.push(p);
+        }
+        let first = s.paused_span().unwrap();
+        s.push(0.9);
+        assert_eq!(s.paused_span(), None, "speech again");
+        for p in pattern(&[(0.9, 10), (0.0, 4)]) {
+            s.push(p);
+        }
+        let later = s.paused_span().unwrap();
+        assert_eq!(later.start, first.start);
+        assert!(later.end > first.end);
     }
 
     #[test]

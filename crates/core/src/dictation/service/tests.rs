@@ -454,3 +454,48 @@ fn toggle_commands_and_shutdown_finish_the_dictation_in_flight() {
     assert!(r.service.finished());
     assert_eq!(r.delivered(), vec!["one".to_string()]);
 }
+
+#[test]
+fn a_pause_starts_the_engine_before_it_is_long_enough_to_end_the_segment() {
+    let mut r = rig(Options::default());
+    r.key(TriggerKey::Main, true);
+    r.hear(tone(1000));
+    // Past the 300 ms padding, short of the 600 ms that ends a segment.
+    r.hear(silence(400));
+    assert!(
+        !r.kinds().contains(&"segment_closed".to_string()),
+        "{:?}",
+        r.kinds()
+    );
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while r.runs.load(Ordering::SeqCst) == 0 {
+        assert!(Instant::now() < deadline, "no run started in the pause");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    // The pause goes on and ends the segment: the same audio, no new run.
+    r.hear(silence(400));
+    assert!(r.kinds().contains(&"segment_closed".to_string()));
+    r.key(TriggerKey::Main, false);
+    r.settle();
+    assert_eq!(r.delivered(), vec!["one".to_string()]);
+    assert_eq!(
+        r.runs.load(Ordering::SeqCst),
+        1,
+        "the run into the pause was the one the release waited for"
+    );
+}
+
+#[test]
+fn speech_after_a_short_pause_is_added_to_the_window_and_run_again() {
+    let mut r = rig(Options::default());
+    r.key(TriggerKey::Main, true);
+    r.hear(tone(1000));
+    r.hear(silence(400)); // a run starts into the pause...
+    r.hear(tone(800)); // ...but the user goes on: one segment, one window
+    r.key(TriggerKey::Main, false);
+    r.settle();
+    assert_eq!(r.delivered(), vec!["one two".to_string()]);
+    let closed = r.kinds().iter().filter(|k| *k == "segment_closed").count();
+    assert_eq!(closed, 1, "a 400 ms pause does not end the segment");
+    assert!(r.runs.load(Ordering::SeqCst) >= 2);
+}
