@@ -139,7 +139,9 @@ fn import_contained(
         return Err(ModelError::Invalid {
             path: path.to_path_buf(),
             message: format!(
-                "only a CTranslate2 (faster-whisper) model directory is quantised on import;                  this file is imported as it is: leave out the `{quant}` quantisation, or                  download the {quant} file of the model from the catalog"
+                "only a CTranslate2 (faster-whisper) model directory is quantised on import; \
+                 this file is imported as it is: leave out the `{quant}` quantisation, or \
+                 download the {quant} file of the model from the catalog"
             ),
         });
     }
