@@ -45,10 +45,25 @@ class VirtualDesktop:
         shutil.rmtree(self.tmp, ignore_errors=True)
 
 
+def _stat(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()
+    except (FileNotFoundError, ProcessLookupError):
+        return None
+
+
 def cpu_seconds(pid):
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    """CPU time of `pid` and its descendants: the speech engine runs in
+    worker processes, so the process alone would miss nearly all of it.
+    Children that ended and were reaped count through cutime/cstime."""
+    stats = {int(p): s for p in os.listdir("/proc") if p.isdigit() and (s := _stat(p))}
+    tree, frontier = set(), [pid]
+    while frontier:
+        tree.update(frontier)
+        frontier = [p for p, s in stats.items() if int(s[1]) in frontier and p not in tree]
+    ticks = sum(sum(int(x) for x in stats[p][11:15]) for p in tree if p in stats)
+    return ticks / os.sysconf("SC_CLK_TCK")
 
 
 class Dictate:
