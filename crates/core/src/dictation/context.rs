@@ -205,7 +205,10 @@ impl SpeechWindows {
 }
 
 /// The words of `text` that `previous` agrees on, less the last `redecode`
-/// words of `text`; `None` when nothing is left.
+/// words of `text`, and cut after the last full sentence among them if there
+/// is one: the run then decodes the sentence in progress whole, with all of
+/// its audio, rather than continuing it from a settled half. `None` when
+/// nothing is left.
 fn settled_words(previous: &str, text: &str, redecode: usize) -> Option<String> {
     let words: Vec<&str> = text.split_whitespace().collect();
     let agreed = words
@@ -213,8 +216,17 @@ fn settled_words(previous: &str, text: &str, redecode: usize) -> Option<String> 
         .zip(previous.split_whitespace())
         .take_while(|(now, before)| *now == before)
         .count();
-    let keep = words.len().saturating_sub(redecode).min(agreed);
+    let mut keep = words.len().saturating_sub(redecode).min(agreed);
+    if let Some(last_full_stop) = words[..keep].iter().rposition(|w| ends_sentence(w)) {
+        keep = last_full_stop + 1;
+    }
     (keep > 0).then(|| words[..keep].join(" "))
+}
+
+fn ends_sentence(word: &str) -> bool {
+    const ABBREVIATIONS: [&str; 8] = ["Mr.", "Mrs.", "Ms.", "Dr.", "St.", "vs.", "e.g.", "i.e."];
+    let word = word.trim_end_matches(['"', '\'', ')']);
+    word.ends_with(['.', '?', '!']) && !ABBREVIATIONS.contains(&word)
 }
 
 #[cfg(test)]
@@ -278,6 +290,26 @@ mod tests {
         assert_eq!(
             w.text(),
             "He had leisure to consider how much there might be prudently in his power."
+        );
+    }
+
+    #[test]
+    fn the_settled_words_end_at_the_last_full_sentence() {
+        let mut w = SpeechWindows::default();
+        w.add_span(0, 2 * S);
+        let _ = w.next_run();
+        w.finished(Ok("And Mr. Dashwood was not. An old"));
+        w.add_span(3 * S, 6 * S);
+        let _ = w.next_run();
+        w.finished(Ok(
+            "And Mr. Dashwood was not. An old sposed young man. Unless",
+        ));
+        w.add_span(7 * S, 9 * S);
+        let run = w.next_run().unwrap();
+        assert_eq!(
+            run.prefix.as_deref(),
+            Some("And Mr. Dashwood was not."),
+            "the sentence in progress is decoded whole; 'Mr.' ends none"
         );
     }
 
