@@ -444,11 +444,7 @@ fn speech_with_pauses(d: &Desktop, clips: &[usize]) -> (PathBuf, String) {
     let silence = |seconds: f64| vec![0i16; (seconds * 16_000.0) as usize];
     let mut pcm = silence(0.3);
     for (n, &i) in clips.iter().enumerate() {
-        let clip: Vec<i16> = hound::WavReader::open(clip(i))
-            .unwrap()
-            .samples::<i16>()
-            .map(Result::unwrap)
-            .collect();
+        let clip = clip_samples(i);
         if n % 2 == 0 {
             // The quietest 40 ms between 30 % and 70 % of the sentence.
             let frame = 640;
@@ -471,7 +467,22 @@ fn speech_with_pauses(d: &Desktop, clips: &[usize]) -> (PathBuf, String) {
         pcm.extend(silence(0.8));
     }
     let name = clips.iter().map(|i| i.to_string()).collect::<String>();
-    let path = d.fixtures.join(format!("pauses-{name}.wav"));
+    let path = write_fixture(d, &format!("pauses-{name}.wav"), &pcm);
+    let reference: Vec<String> = clips.iter().map(|&i| truth(i)).collect();
+    (path, reference.join(" "))
+}
+
+fn clip_samples(i: usize) -> Vec<i16> {
+    hound::WavReader::open(clip(i))
+        .unwrap()
+        .samples::<i16>()
+        .map(Result::unwrap)
+        .collect()
+}
+
+/// A 16 kHz mono fixture in the desktop's folder.
+fn write_fixture(d: &Desktop, name: &str, pcm: &[i16]) -> PathBuf {
+    let path = d.fixtures.join(name);
     let spec = hound::WavSpec {
         channels: 1,
         sample_rate: 16_000,
@@ -479,12 +490,51 @@ fn speech_with_pauses(d: &Desktop, clips: &[usize]) -> (PathBuf, String) {
         sample_format: hound::SampleFormat::Int,
     };
     let mut w = hound::WavWriter::create(&path, spec).unwrap();
-    for s in pcm {
+    for &s in pcm {
         w.write_sample(s).unwrap();
     }
     w.finalize().unwrap();
-    let reference: Vec<String> = clips.iter().map(|&i| truth(i)).collect();
-    (path, reference.join(" "))
+    path
+}
+
+#[test]
+fn a_release_during_the_last_word_keeps_the_last_word() {
+    let _guard = serial();
+    let d = desktop();
+    let tmp = tempfile::tempdir().unwrap();
+    // "...in his power to do for them", cut where the sound of "them" ends.
+    let mut pcm = clip_samples(0);
+    let last_sound = pcm.iter().rposition(|s| s.unsigned_abs() > 800).unwrap();
+    pcm.truncate(last_sound + 1);
+    let wav = write_fixture(d, "ends-on-its-last-syllable.wav", &pcm);
+    // The default post-roll (400 ms) keeps it; with `--post-roll-ms 0` the
+    // text ends "...to do for him."
+    let dictate = Dictate::start(d, tmp.path(), &["--output", "stdout"]);
+    d.xdotool(&["keydown", HOTKEY]);
+    dictate.expect("recording_started", Duration::from_secs(5));
+    // The key goes up while "them" is still being spoken: 200 ms before
+    // the file ends (later still in the audio, which starts after paplay does).
+    let playing = Instant::now();
+    let mut player = d
+        .cmd("paplay")
+        .args(["--latency-msec=200", "--device=vmic_sink"])
+        .arg(&wav)
+        .spawn()
+        .unwrap();
+    let length = Duration::from_secs_f64(pcm.len() as f64 / 16_000.0);
+    std::thread::sleep((length - Duration::from_millis(200)).saturating_sub(playing.elapsed()));
+    d.xdotool(&["keyup", HOTKEY]);
+    assert!(player.wait().unwrap().success());
+    let delivered = dictate.expect("text_delivered", Duration::from_secs(60));
+    let text = delivered["text"].as_str().unwrap().to_string();
+    dictate.stop();
+    let last = utter_core::text::normalize_words(&text).pop();
+    assert_eq!(
+        last.as_deref(),
+        Some("them"),
+        "the last word is kept: {text}"
+    );
+    assert!(word_error_rate(&truth(0), &text) <= 0.15, "{text}");
 }
 
 #[test]
