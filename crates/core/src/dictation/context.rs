@@ -11,7 +11,9 @@
 //! once two runs in a row found it (the "local agreement" of streaming
 //! Whisper) and it is not among the last few words: a word found only once
 //! was found without the audio that follows it, and a pause mid-sentence often
-//! leaves a wrong word or a full stop there that the next words correct. A
+//! leaves a wrong word or a full stop there that the next words correct. The
+//! prefix then ends at the last full sentence among the settled words, so
+//! the sentence in progress is decoded whole, with all of its audio. A
 //! full window is committed
 //! and the next one starts with the committed text as its prompt, as Whisper's
 //! own long-form decoding does. One run is in flight at a time; spans that
