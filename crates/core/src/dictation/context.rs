@@ -13,10 +13,9 @@
 //! was found without the audio that follows it, and a pause mid-sentence often
 //! leaves a wrong word or a full stop there that the next words correct. The
 //! prefix then ends at the last full sentence among the settled words, so
-//! the sentence in progress is decoded whole, with all of its audio. A
-//! full window is committed
-//! and the next one starts with the committed text as its prompt, as Whisper's
-//! own long-form decoding does. One run is in flight at a time; spans that
+//! the sentence in progress is decoded whole, with all of its audio. A full
+//! window is committed and the next one starts with the committed text as
+//! its prompt, as Whisper's own long-form decoding does. One run is in flight at a time; spans that
 //! close meanwhile are coalesced into the next run.
 //!
 //! This type is pure bookkeeping (no engine), so it is tested on its own.

@@ -72,8 +72,6 @@ pub struct Dictation {
     /// they have in flight.
     windows: SpeechWindows,
     window_reply: Option<Reply>,
-    /// The end of the last pause the windows were run into.
-    paused_to: u64,
     /// Not eager: the one request for the whole speech, sent at the end.
     pending: VecDeque<(usize, Reply)>,
     texts: Vec<Option<String>>,
@@ -120,7 +118,6 @@ impl Dictation {
             spans: Vec::new(),
             windows: SpeechWindows::default(),
             window_reply: None,
-            paused_to: 0,
             pending: VecDeque::new(),
             texts: Vec::new(),
             aborted: false,
@@ -200,14 +197,9 @@ impl Dictation {
         engine: &Engine,
         emit: &mut dyn FnMut(DictationEvent),
     ) {
-        let end = span.end.min(self.audio.len() as u64);
-        let span = SpeechSpan {
-            start: span.start,
-            end,
-        };
-        if span.end <= span.start {
+        let Some(span) = self.recorded(span) else {
             return;
-        }
+        };
         let index = self.spans.len();
         self.spans.push(span);
         emit(DictationEvent::SegmentClosed {
@@ -227,17 +219,24 @@ impl Dictation {
     /// user releases the key in that pause, which is when people release it,
     /// the run they wait for is already under way (if they go on speaking,
     /// the run is one more eager run over the window, as at any span).
+    /// Every frame of the pause offers the same span again; the windows
+    /// already hold it then, and no run is due.
     fn run_into_pause(&mut self, engine: &Engine) {
-        let Some(span) = self.segmenter.paused_span() else {
+        let Some(span) = self.segmenter.paused_span().and_then(|s| self.recorded(s)) else {
             return;
         };
-        let end = span.end.min(self.audio.len() as u64);
-        if end <= self.paused_to || end <= span.start {
-            return;
-        }
-        self.paused_to = end;
-        self.windows.add_span(span.start, end);
+        self.windows.add_span(span.start, span.end);
         self.submit_window_run(engine);
+    }
+
+    /// `span` cut to the audio recorded so far (its padding may run past
+    /// it); `None` when nothing of it is left.
+    fn recorded(&self, span: SpeechSpan) -> Option<SpeechSpan> {
+        let end = span.end.min(self.audio.len() as u64);
+        (end > span.start).then_some(SpeechSpan {
+            start: span.start,
+            end,
+        })
     }
 
     /// Sends the next window run, unless one is in flight (spans that close
