@@ -183,14 +183,17 @@ impl Desktop {
 
     /// Plays a file into the virtual microphone; returns when it has played.
     fn speak(&self, file: &Path) {
-        let ok = self
-            .cmd("paplay")
+        let ok = self.play(file).wait().unwrap().success();
+        assert!(ok, "paplay {}", file.display());
+    }
+
+    /// Starts playing a file into the virtual microphone.
+    fn play(&self, file: &Path) -> Child {
+        self.cmd("paplay")
             .args(["--latency-msec=200", "--device=vmic_sink"])
             .arg(file)
-            .status()
+            .spawn()
             .unwrap()
-            .success();
-        assert!(ok, "paplay {}", file.display());
     }
 
     /// Puts `text` on the clipboard, owned by an xclip process (as another app would).
@@ -515,12 +518,7 @@ fn a_release_during_the_last_word_keeps_the_last_word() {
     // The key goes up while "them" is still being spoken: 200 ms before
     // the file ends (later still in the audio, which starts after paplay does).
     let playing = Instant::now();
-    let mut player = d
-        .cmd("paplay")
-        .args(["--latency-msec=200", "--device=vmic_sink"])
-        .arg(&wav)
-        .spawn()
-        .unwrap();
+    let mut player = d.play(&wav);
     let length = Duration::from_secs_f64(pcm.len() as f64 / 16_000.0);
     std::thread::sleep((length - Duration::from_millis(200)).saturating_sub(playing.elapsed()));
     d.xdotool(&["keyup", HOTKEY]);
@@ -656,12 +654,7 @@ fn a_killed_dictation_keeps_its_audio_and_is_transcribed_on_the_next_start() {
     d.xdotool(&["keydown", HOTKEY]);
     dictate.expect("recording_started", Duration::from_secs(5));
     let played_from = Instant::now();
-    let mut player = d
-        .cmd("paplay")
-        .args(["--latency-msec=200", "--device=vmic_sink"])
-        .arg(d.fixtures.join("speech-25s.wav"))
-        .spawn()
-        .unwrap();
+    let mut player = d.play(&d.fixtures.join("speech-25s.wav"));
     std::thread::sleep(Duration::from_secs(8));
     dictate.child.kill().unwrap(); // SIGKILL, mid-sentence
     let played = played_from.elapsed().as_secs_f64();
