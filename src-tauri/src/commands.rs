@@ -109,7 +109,6 @@ pub async fn import_model(
     path: PathBuf,
     quant: Option<Quant>,
 ) -> Result<ModelSummary> {
-    let quant = quant.unwrap_or_default();
     blocking(&app, move |core| core.import_model(&path, quant)).await
 }
 

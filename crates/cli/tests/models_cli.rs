@@ -151,30 +151,31 @@ fn a_ct2_model_imports_quantised_smaller_and_transcribes_as_well() {
     let tmp = tempfile::tempdir().unwrap();
     let models = tmp.path().join("models");
     let ct2 = ct2_dir(&tmp.path().join("src"));
-    let import = |quant: &str| {
-        let out = utter(
-            &models,
-            &["models", "import", ct2.to_str().unwrap(), "--quant", quant],
-        );
-        assert!(out.status.success(), "{quant}: {}", text(&out.stderr));
+    let import = |quant: Option<&str>| {
+        let mut args = vec!["models", "import", ct2.to_str().unwrap()];
+        args.extend(quant.map(|q| ["--quant", q]).into_iter().flatten());
+        let out = utter(&models, &args);
+        assert!(out.status.success(), "{quant:?}: {}", text(&out.stderr));
         text(&out.stdout)
     };
-    import("f16");
-    let q8 = import("q8_0");
-    assert!(q8.contains("Imported whisper-tiny.en-q8_0"), "{q8}");
-    import("q5_1");
+    // The default is q8_0, named plainly; other formats carry their name.
+    let q8 = import(None);
+    assert!(q8.contains("Imported whisper-tiny.en ("), "{q8}");
+    let f16 = import(Some("f16"));
+    assert!(f16.contains("Imported whisper-tiny.en-f16 ("), "{f16}");
+    import(Some("q5_1"));
     let size = |name: &str| {
         std::fs::metadata(models.join(format!("{name}.bin")))
             .unwrap()
             .len() as f64
     };
-    let f16 = size("whisper-tiny.en");
+    let f16 = size("whisper-tiny.en-f16");
     // The matrices shrink to 34/64 (q8_0) and 24/64 (q5_1) of f16; the
     // convolutions, norms and biases stay as they were.
     assert!(
-        size("whisper-tiny.en-q8_0") < 0.6 * f16,
+        size("whisper-tiny.en") < 0.6 * f16,
         "q8_0: {} of {f16}",
-        size("whisper-tiny.en-q8_0")
+        size("whisper-tiny.en")
     );
     assert!(
         size("whisper-tiny.en-q5_1") < 0.45 * f16,
@@ -182,8 +183,8 @@ fn a_ct2_model_imports_quantised_smaller_and_transcribes_as_well() {
         size("whisper-tiny.en-q5_1")
     );
 
-    let (f16_errors, words) = librivox_errors(&models, "whisper-tiny.en");
-    for model in ["whisper-tiny.en-q8_0", "whisper-tiny.en-q5_1"] {
+    let (f16_errors, words) = librivox_errors(&models, "whisper-tiny.en-f16");
+    for model in ["whisper-tiny.en", "whisper-tiny.en-q5_1"] {
         let (errors, _) = librivox_errors(&models, model);
         // Within 2 words of f16 over the 67 words (3 points).
         assert!(
@@ -192,28 +193,21 @@ fn a_ct2_model_imports_quantised_smaller_and_transcribes_as_well() {
         );
     }
 
-    // A file already in the engine's format is not re-quantised: a clear refusal.
+    // A file already in the engine's format is imported as it is: asking for a
+    // format, even f16, is a clear refusal rather than a silent no-op.
     let bin = models.join("whisper-tiny.en.bin");
-    let out = utter(
-        &models,
-        &[
-            "models",
-            "import",
-            bin.to_str().unwrap(),
-            "--quant",
-            "q8_0",
-            "--name",
-            "x",
-        ],
-    );
-    assert!(!out.status.success());
-    assert!(
-        text(&out.stderr)
-            .contains("only a CTranslate2 (faster-whisper) model directory is quantised"),
-        "{}",
-        text(&out.stderr)
-    );
-    assert!(!models.join("x.bin").exists());
+    for quant in ["q8_0", "f16"] {
+        let args = ["models", "import", bin.to_str().unwrap(), "--quant", quant];
+        let out = utter(&models, &[&args[..], &["--name", "x"]].concat());
+        assert!(!out.status.success());
+        assert!(
+            text(&out.stderr)
+                .contains("only a CTranslate2 (faster-whisper) model directory is quantised"),
+            "{}",
+            text(&out.stderr)
+        );
+        assert!(!models.join("x.bin").exists());
+    }
     let out = utter(&models, &["models", "import", "x", "--quant", "int3"]);
     assert!(
         text(&out.stderr).contains("one of: f16, q8_0, q5_1, q5_0, q4_0"),

@@ -64,7 +64,7 @@ export const api = {
 
   listModels: (): Promise<Model[]> => call('list_models'),
   installDefaultModel: () => call('install_default_model'),
-  importModel: (path: string, quant: Quant): Promise<Model> => call('import_model', { path, quant }),
+  importModel: (path: string, quant: Quant | null): Promise<Model> => call('import_model', { path, quant }),
   setDefaultModel: (name: string) => call('set_default_model', { name }),
   removeModel: (name: string) => call('remove_model', { name }),
 

@@ -33,11 +33,15 @@ export type { CatalogRow } from './generated/CatalogRow';
 
 import type { Quant } from './generated/Quant';
 
-/** The weight formats offered on import, with what each means to a user. */
-export const QUANTS: { value: Quant; label: string }[] = [
-  { value: 'f16', label: 'f16 (as converted)' },
-  { value: 'q8_0', label: 'q8_0 (half the size)' },
+/**
+ * The weight formats offered on import, with what each means to a user. `null` leaves the
+ * choice to Utter: q8_0 for a converted folder (the same words as f16 in about half the size,
+ * docs/benchmarks.md), and a file already in the engine's format as it is.
+ */
+export const QUANTS: { value: Quant | null; label: string }[] = [
+  { value: null, label: 'q8_0 (recommended: half the size, same words)' },
+  { value: 'f16', label: 'f16 (as converted, twice the size)' },
   { value: 'q5_1', label: 'q5_1' },
-  { value: 'q5_0', label: 'q5_0' },
-  { value: 'q4_0', label: 'q4_0 (smallest)' },
+  { value: 'q5_0', label: 'q5_0 (smaller, same words in our tests)' },
+  { value: 'q4_0', label: 'q4_0 (smallest, loses words)' },
 ];

@@ -41,7 +41,7 @@ describe('models', () => {
     const { page, close } = await open(h, f, { hash: 'models' });
     await page.getByTestId('model-row').first().waitFor();
     await page.getByTestId('import-file').click();
-    expect((await waitForCall(page, 'import_model'))[0].args).toEqual({ path: '/home/user/models/ggml-large.gguf', quant: 'f16' });
+    expect((await waitForCall(page, 'import_model'))[0].args).toEqual({ path: '/home/user/models/ggml-large.gguf', quant: null });
     await page.waitForFunction(() => document.querySelector('[data-name="ggml-large.gguf"]') != null);
 
     await page.getByTestId('import-folder').click();
@@ -49,10 +49,10 @@ describe('models', () => {
     expect((opens[1].args.options as { directory: boolean }).directory).toBe(true);
 
     // A folder dropped with a quantisation chosen: the choice goes with it.
-    await page.getByTestId('import-quant').selectOption('q8_0');
+    await page.getByTestId('import-quant').selectOption('f16');
     await emit(page, 'tauri://drag-drop', { paths: ['/tmp/parakeet'], position: { x: 1, y: 1 } });
     const imports = await waitForCall(page, 'import_model', 3);
-    expect(imports[2].args).toEqual({ path: '/tmp/parakeet', quant: 'q8_0' });
+    expect(imports[2].args).toEqual({ path: '/tmp/parakeet', quant: 'f16' });
     expect(await calls(page, 'transcribe_files')).toHaveLength(0);
     await close();
   });

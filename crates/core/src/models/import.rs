@@ -101,12 +101,14 @@ impl Drop for TempGuard {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ImportOptions<'a> {
     /// The name to install under [default: the model's variant, with the
-    /// quantisation appended when it is not f16].
+    /// quantisation appended when it is not the recommended one].
     pub name: Option<&'a str>,
     /// The provenance recorded in the manifest [default: the path].
     pub source: Option<&'a str>,
-    /// The weight format of a converted (CTranslate2) model.
-    pub quant: Quant,
+    /// The weight format of a converted (CTranslate2) model [default:
+    /// `Quant::RECOMMENDED`]. Files already in the engine's format are
+    /// imported as they are, so asking for a format there is an error.
+    pub quant: Option<Quant>,
 }
 
 /// Imports `path` into `store`.
@@ -135,7 +137,8 @@ fn import_contained(
         quant,
     } = options;
     let kind = ImportSource::detect(path)?;
-    if quant != Quant::F16 && !matches!(kind, ImportSource::Ct2Dir(_)) {
+    let converted = matches!(kind, ImportSource::Ct2Dir(_));
+    if let Some(quant) = quant.filter(|_| !converted) {
         return Err(ModelError::Invalid {
             path: path.to_path_buf(),
             message: format!(
@@ -145,6 +148,7 @@ fn import_contained(
             ),
         });
     }
+    let quant = quant.unwrap_or(Quant::RECOMMENDED);
     let dir = store.dir();
     std::fs::create_dir_all(dir).map_err(|e| ModelError::io(dir, e))?;
     let ext = if matches!(kind, ImportSource::Gguf(_)) {
@@ -209,7 +213,7 @@ fn import_contained(
     let name = match name {
         Some(n) => sanitize(n)?,
         None if model_kind == ModelKind::Vad && info.variant.is_empty() => "silero-vad".to_string(),
-        None if !info.variant.is_empty() && quant != Quant::F16 => {
+        None if !info.variant.is_empty() && converted && quant != Quant::RECOMMENDED => {
             sanitize(&format!("{}-{quant}", info.variant))?
         }
         None if !info.variant.is_empty() => sanitize(&info.variant)?,

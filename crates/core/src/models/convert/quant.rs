@@ -34,6 +34,13 @@ pub enum Quant {
 }
 
 impl Quant {
+    /// What a converted model is written in unless asked otherwise, by the
+    /// numbers (docs/benchmarks.md, issue 15): the same words as f16 on the
+    /// dense, sparse and single-window inputs, 0.90–0.98x its time, 56 % of its
+    /// size and ~20 MB less memory. A model in this format is named plainly
+    /// (`whisper-tiny.en`); other formats get a suffix (`whisper-tiny.en-f16`).
+    pub const RECOMMENDED: Quant = Quant::Q8_0;
+
     pub const ALL: [Quant; 5] = [
         Quant::F16,
         Quant::Q8_0,
