@@ -1,20 +1,21 @@
 """Benchmark (not a test), issue 15: `utter transcribe` with the default
-whisper tiny.en written in each weight format, and — when they are installed
-in FW_PYTHON's environment — faster-whisper int8 and whisper.cpp
-(pywhispercpp) on the same audio. Whole processes, interleaved round by round
-(the order rotates), so machine noise hits every variant alike. Reports the
-median wall time, median CPU time (user + sys, the whole process tree), the
-peak memory of the whole process tree (Utter runs its engine in worker
-processes: RSS summed over the tree, and PSS, which counts the model file
-mapped by two workers once) and the word error rate against the LibriVox
-references. Utter runs with its default layout (on 2 cores: two
-single-threaded engine workers); the peers get THREADS threads.
+whisper tiny.en written in each weight format, against faster-whisper int8 and
+whisper.cpp (pywhispercpp) on the same audio, weights and threads. Whole
+processes, interleaved round by round (the order rotates), so machine noise
+hits every variant alike. Reports the median wall time, median CPU time (user
++ sys, the whole process tree), the peak memory of the whole process tree
+(Utter runs its engine in a worker process: RSS summed over the tree, and PSS,
+which counts a model file mapped twice once) and the word error rate against
+the LibriVox references. Utter runs with its default layout (one engine worker
+with THREADS threads); the peers get THREADS threads.
 
     cargo build -p utter-cli
     python3 tests/bench/quantization.py [ROUNDS]
-    FW_PYTHON=/tmp/fw-venv/bin/python python3 tests/bench/quantization.py 3
 
-The quantised models are imported into a throwaway models directory from the
+The peers are installed from PyPI into a throwaway virtualenv that is deleted
+afterwards (or FW_PYTHON names a Python that has faster-whisper and
+pywhispercpp; UTTER_BENCH_NO_PEERS=1 runs Utter's variants only). The
+quantised models are imported into a throwaway models directory from the
 cached default wheel (`npm test` provisions it).
 """
 import os, re, resource, shutil, statistics, subprocess, sys, tempfile, time, zipfile
@@ -151,6 +152,25 @@ def main():
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def peers_python(tmp):
+    """A Python with faster-whisper and pywhispercpp: FW_PYTHON, or a
+    virtualenv made in `tmp` from PyPI; None when the peers are not wanted
+    or cannot be installed (the table then says so by their absence)."""
+    if os.environ.get("UTTER_BENCH_NO_PEERS"):
+        return None
+    if os.environ.get("FW_PYTHON"):
+        return os.environ["FW_PYTHON"]
+    venv = os.path.join(tmp, "peers-venv")
+    print("installing faster-whisper and pywhispercpp into a throwaway virtualenv...", file=sys.stderr)
+    try:
+        subprocess.run([sys.executable, "-m", "venv", venv], check=True)
+        subprocess.run([os.path.join(venv, "bin", "pip"), "install", "--quiet", "faster-whisper", "pywhispercpp"], check=True)
+    except (OSError, subprocess.CalledProcessError) as e:
+        print(f"the peers could not be installed ({e}); measuring Utter only", file=sys.stderr)
+        return None
+    return os.path.join(venv, "bin", "python")
+
+
 def run(rounds, tmp):
     env = dict(os.environ, UTTER_MODELS_DIR=os.path.join(tmp, "models"))
     src = os.path.join(tmp, "src")
@@ -164,12 +184,13 @@ def run(rounds, tmp):
     variants = {}
     for q in QUANTS:
         subprocess.run([UTTER, "models", "import", ct2, "--quant", q], env=env, check=True, stdout=subprocess.DEVNULL)
-        name = "whisper-tiny.en" + ("" if q == "f16" else "-" + q)
+        # The recommended format (q8_0) is named plainly, the others carry a suffix.
+        name = "whisper-tiny.en" + ("" if q == "q8_0" else "-" + q)
         size = os.path.getsize(os.path.join(tmp, "models", name + ".bin")) / 1e6
         variants[f"utter {q}"] = (lambda wav, name=name: [UTTER, "transcribe", "--model", name, wav], size)
-    fw_python = os.environ.get("FW_PYTHON")
+    fw_python = peers_python(tmp)
     if fw_python:
-        ggml = os.path.join(tmp, "models", "whisper-tiny.en.bin")
+        ggml = os.path.join(tmp, "models", "whisper-tiny.en-f16.bin")
         variants["faster-whisper int8"] = (lambda wav: [fw_python, "-c", FASTER_WHISPER, ct2, wav], None)
         variants["whisper.cpp f16"] = (lambda wav: [fw_python, "-c", WHISPER_CPP, ggml, wav], None)
 
