@@ -89,7 +89,12 @@ pub fn desktop(session: &DesktopSession) -> Vec<Capability> {
     ] {
         list.push(Capability::new(
             method.name(),
-            output::probe(method, session).map(|()| how(method).to_string()),
+            output::probe(method, session).map(|path| match path {
+                output::KeyPath::Native => how(method).to_string(),
+                output::KeyPath::RemoteDesktop => "clipboard + Ctrl+V through the RemoteDesktop \
+                    portal and libei (the desktop asks once)"
+                    .to_string(),
+            }),
         ));
     }
     list

@@ -7,6 +7,8 @@
 //! - [`output`]: where dictated text goes ([`output::TextSink`]: paste, type,
 //!   clipboard, stdout).
 //! - [`portal`] (Linux): push-to-talk through the GlobalShortcuts portal on Wayland.
+//! - [`remote_desktop`] (Linux): the RemoteDesktop portal's libei socket, for
+//!   the paste keystroke on GNOME and KDE Wayland ([`output::ei_keys`]).
 //! - [`ptt`]: `utter ptt press|release|toggle|cancel` over a local socket, for
 //!   compositors where an app cannot grab keys itself (Wayland).
 //! - [`main_loop`]: the windowless event loop the CLI's main thread runs.
@@ -19,6 +21,8 @@ pub mod output;
 #[cfg(all(unix, not(target_os = "macos")))]
 pub mod portal;
 pub mod ptt;
+#[cfg(all(unix, not(target_os = "macos")))]
+pub mod remote_desktop;
 pub mod session;
 
 use std::sync::Arc;

@@ -16,8 +16,8 @@ use zbus::zvariant::{OwnedObjectPath, OwnedValue, Value};
 
 use crate::control::{Control, TriggerKey};
 
-const DESTINATION: &str = "org.freedesktop.portal.Desktop";
-const PATH: &str = "/org/freedesktop/portal/desktop";
+pub(super) const DESTINATION: &str = "org.freedesktop.portal.Desktop";
+pub(super) const PATH: &str = "/org/freedesktop/portal/desktop";
 const INTERFACE: &str = "org.freedesktop.portal.GlobalShortcuts";
 /// The id of our one shortcut.
 pub const SHORTCUT_ID: &str = "dictate";
@@ -40,7 +40,7 @@ pub enum PortalError {
     NoPortal(Box<zbus::Error>),
     #[error("{method}: the portal never answered")]
     NoAnswer { method: &'static str },
-    #[error("{method}: the shortcut was not allowed (cancelled in the desktop's dialog)")]
+    #[error("{method}: not allowed (cancelled in the desktop's dialog)")]
     Cancelled { method: &'static str },
     #[error("{method}: the desktop refused it (code {code})")]
     Refused { method: &'static str, code: u32 },
@@ -50,7 +50,7 @@ pub enum PortalError {
     Thread(std::io::Error),
 }
 
-fn err(what: &'static str) -> impl Fn(zbus::Error) -> PortalError {
+pub(super) fn err(what: &'static str) -> impl Fn(zbus::Error) -> PortalError {
     move |source| PortalError::Bus {
         what,
         source: Box::new(source),
@@ -58,7 +58,7 @@ fn err(what: &'static str) -> impl Fn(zbus::Error) -> PortalError {
 }
 
 /// A portal request: subscribe to its `Response`, make the call, wait for the answer.
-fn request<B>(
+pub(super) fn request<B>(
     connection: &Connection,
     portal: &Proxy<'_>,
     method: &'static str,
@@ -97,6 +97,27 @@ where
     }
 }
 
+/// The session a `CreateSession` answer names, as a string and as a path.
+pub(super) fn session_handle(
+    answer: &HashMap<String, OwnedValue>,
+) -> Result<(String, OwnedObjectPath), PortalError> {
+    let handle = answer
+        .get("session_handle")
+        .and_then(|v| {
+            String::try_from(v.try_clone().ok()?).ok().or_else(|| {
+                OwnedObjectPath::try_from(v.try_clone().ok()?)
+                    .ok()
+                    .map(|p| p.to_string())
+            })
+        })
+        .ok_or(PortalError::BadSession(
+            "no session handle in the answer".into(),
+        ))?;
+    let path = OwnedObjectPath::try_from(handle.clone())
+        .map_err(|e| PortalError::BadSession(format!("bad session handle: {e}")))?;
+    Ok((handle, path))
+}
+
 impl PortalShortcut {
     /// Binds our shortcut, suggesting `preferred_trigger` (the portal's
     /// format, e.g. `CTRL+SHIFT+space`); its events go to `control`.
@@ -123,20 +144,7 @@ impl PortalShortcut {
             "utter_session",
             &(options,),
         )?;
-        let session_handle = session
-            .get("session_handle")
-            .and_then(|v| {
-                String::try_from(v.try_clone().ok()?).ok().or_else(|| {
-                    OwnedObjectPath::try_from(v.try_clone().ok()?)
-                        .ok()
-                        .map(|p| p.to_string())
-                })
-            })
-            .ok_or(PortalError::BadSession(
-                "no session handle in the answer".into(),
-            ))?;
-        let session_path = OwnedObjectPath::try_from(session_handle.clone())
-            .map_err(|e| PortalError::BadSession(format!("bad session handle: {e}")))?;
+        let (session_handle, session_path) = session_handle(&session)?;
 
         let shortcut: HashMap<&str, Value> = HashMap::from([
             ("description", Value::from("Dictate (hold to talk)")),

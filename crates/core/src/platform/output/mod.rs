@@ -4,6 +4,8 @@
 //! print it. [`open_sink`] picks the sink that can work in this session and
 //! says so when it has to fall back.
 
+#[cfg(all(unix, not(target_os = "macos")))]
+pub mod ei_keys;
 mod paste_watch;
 mod sinks;
 
@@ -83,6 +85,16 @@ pub enum OutputError {
     Unavailable(#[from] OutputUnavailable),
 }
 
+impl OutputError {
+    /// The message without the "cannot simulate key presses" prefix, to nest in another.
+    pub(crate) fn reason(&self) -> String {
+        match self {
+            OutputError::Input(e) => e.to_string(),
+            other => other.to_string(),
+        }
+    }
+}
+
 /// Why key presses could not be simulated.
 #[derive(Debug, thiserror::Error)]
 pub enum InputError {
@@ -92,6 +104,18 @@ pub enum InputError {
     Key(#[from] enigo::InputError),
     #[error("{0}")]
     MainThread(#[from] MainThreadError),
+    #[cfg(all(unix, not(target_os = "macos")))]
+    #[error("{0}")]
+    Libei(#[from] ei_keys::EiError),
+    /// Neither way to press keys on Wayland works.
+    #[error(
+        "no virtual keyboard ({virtual_keyboard}), and no keyboard through the \
+         RemoteDesktop portal ({libei})"
+    )]
+    NoWaylandKeyboard {
+        virtual_keyboard: String,
+        libei: String,
+    },
 }
 
 /// Why an output method cannot work in this session at all.
@@ -104,8 +128,7 @@ pub enum OutputUnavailable {
     NoDisplay,
     /// [`open_sink`] falls back to the clipboard, as the message says.
     #[error(
-        "this Wayland compositor offers no virtual keyboard to Utter (GNOME and KDE do not; \
-         their RemoteDesktop portal is not supported yet: {0}): the text is put on the \
+        "this Wayland desktop lets Utter press no keys ({0}): the text is put on the \
          clipboard instead, paste it with Ctrl+V"
     )]
     NoWaylandKeys(Box<OutputError>),
@@ -151,15 +174,54 @@ pub fn availability(
     }
 }
 
+/// How key presses reach the focused app.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyPath {
+    /// The platform's own way (XTest, a Wayland virtual keyboard, SendInput, CGEvent).
+    Native,
+    /// libei through the RemoteDesktop portal (GNOME, KDE on Wayland): paste only.
+    RemoteDesktop,
+}
+
 /// Tries what `method` needs in this session (a key simulator, a clipboard)
 /// and says how it works or why not. Opens connections, so it is for
-/// `utter doctor`, not for every status update.
-pub fn probe(method: OutputMethod, session: &DesktopSession) -> Result<(), OutputUnavailable> {
+/// `utter doctor`, not for every status update. The RemoteDesktop portal is
+/// only asked whether it exists: starting a session would show its dialog.
+pub fn probe(method: OutputMethod, session: &DesktopSession) -> Result<KeyPath, OutputUnavailable> {
     availability(method, session)?;
-    if session.is_wayland() && matches!(method, OutputMethod::Paste | OutputMethod::Type) {
-        sinks::input(session).map_err(|e| OutputUnavailable::NoWaylandKeys(Box::new(e)))?;
+    if !(session.is_wayland() && matches!(method, OutputMethod::Paste | OutputMethod::Type)) {
+        return Ok(KeyPath::Native);
     }
-    Ok(())
+    let virtual_keyboard = match sinks::input(session) {
+        Ok(_) => return Ok(KeyPath::Native),
+        Err(e) => e,
+    };
+    let no_keys = |libei: String| {
+        OutputUnavailable::NoWaylandKeys(Box::new(OutputError::Input(
+            InputError::NoWaylandKeyboard {
+                virtual_keyboard: virtual_keyboard.reason(),
+                libei,
+            },
+        )))
+    };
+    if method == OutputMethod::Type {
+        return Err(no_keys(
+            "typing through it is not supported; paste is".into(),
+        ));
+    }
+    remote_desktop_keyboard()
+        .map(|()| KeyPath::RemoteDesktop)
+        .map_err(no_keys)
+}
+
+#[cfg(all(unix, not(target_os = "macos")))]
+fn remote_desktop_keyboard() -> Result<(), String> {
+    super::remote_desktop::available().map_err(|e| e.to_string())
+}
+
+#[cfg(not(all(unix, not(target_os = "macos"))))]
+fn remote_desktop_keyboard() -> Result<(), String> {
+    Err("not on this system".into())
 }
 
 /// The sink for `config` in this session, and a notice when it had to fall

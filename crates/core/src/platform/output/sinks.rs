@@ -4,7 +4,9 @@
 use enigo::{Direction, Enigo, Key, Keyboard, Settings};
 
 use super::paste_watch::PasteWatch;
-use super::{finish, OutputConfig, OutputEnv, OutputError, OutputMethod, PasteKeys, TextSink};
+use super::{
+    finish, InputError, OutputConfig, OutputEnv, OutputError, OutputMethod, PasteKeys, TextSink,
+};
 use crate::platform::session::DesktopSession;
 
 fn clipboard() -> Result<arboard::Clipboard, OutputError> {
@@ -112,6 +114,36 @@ impl TextSink for TypeSink {
     }
 }
 
+/// What presses the paste keys.
+enum PasteKeyboard {
+    /// X11 (XTest), a wlroots virtual keyboard, Windows.
+    Enigo(Box<Enigo>),
+    /// GNOME and KDE on Wayland: libei through the RemoteDesktop portal.
+    #[cfg(all(unix, not(target_os = "macos")))]
+    Libei(Box<super::ei_keys::EiKeyboard>),
+}
+
+/// enigo where it works; on Wayland without a virtual keyboard, libei.
+fn paste_keyboard(session: &DesktopSession) -> Result<PasteKeyboard, OutputError> {
+    match input(session) {
+        Ok(enigo) => Ok(PasteKeyboard::Enigo(Box::new(enigo))),
+        #[cfg(all(unix, not(target_os = "macos")))]
+        Err(virtual_keyboard) if session.is_wayland() => {
+            match super::ei_keys::EiKeyboard::connect() {
+                Ok(keyboard) => {
+                    tracing::info!("paste keys go through libei (the RemoteDesktop portal)");
+                    Ok(PasteKeyboard::Libei(Box::new(keyboard)))
+                }
+                Err(libei) => Err(OutputError::Input(InputError::NoWaylandKeyboard {
+                    virtual_keyboard: virtual_keyboard.reason(),
+                    libei: libei.to_string(),
+                })),
+            }
+        }
+        Err(e) => Err(e),
+    }
+}
+
 /// Clipboard + paste keystroke, previous clipboard restored afterwards.
 pub struct PasteSink {
     config: OutputConfig,
@@ -119,28 +151,37 @@ pub struct PasteSink {
     clipboard: arboard::Clipboard,
     /// Off macOS, the simulator lives with the sink (on macOS it is made on
     /// the main thread for each paste).
-    enigo: Option<Enigo>,
+    keyboard: Option<PasteKeyboard>,
 }
 
 impl PasteSink {
     pub fn new(config: OutputConfig, env: OutputEnv) -> Result<Self, OutputError> {
-        let enigo = if cfg!(target_os = "macos") {
+        let keyboard = if cfg!(target_os = "macos") {
             None
         } else {
-            Some(input(&env.session)?)
+            Some(paste_keyboard(&env.session)?)
         };
         Ok(Self {
             config,
             env,
             clipboard: clipboard()?,
-            enigo,
+            keyboard,
         })
     }
 
     fn press_paste_keys(&mut self) -> Result<(), OutputError> {
         let keys = self.config.paste_keys;
-        if let Some(enigo) = self.enigo.as_mut() {
-            return press(enigo, keys, self.env.session.is_wayland());
+        match self.keyboard.as_mut() {
+            Some(PasteKeyboard::Enigo(enigo)) => {
+                return press(enigo, keys, self.env.session.is_wayland())
+            }
+            #[cfg(all(unix, not(target_os = "macos")))]
+            Some(PasteKeyboard::Libei(keyboard)) => {
+                return keyboard
+                    .press(keys)
+                    .map_err(|e| OutputError::Input(e.into()))
+            }
+            None => {}
         }
         // macOS: enigo maps Key::Unicode('v') to a key code through TIS
         // (TISCopyCurrentKeyboardInputSource), which must run on the main

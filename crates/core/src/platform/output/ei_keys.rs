@@ -1,0 +1,322 @@
+//! The paste keystroke through libei, where a Wayland desktop offers apps no
+//! virtual keyboard (GNOME, KDE): an emulated keyboard on the socket that the
+//! RemoteDesktop portal hands over ([`crate::platform::remote_desktop`]), or on
+//! `$LIBEI_SOCKET` when one is set (libei's convention, e.g. a test server).
+//!
+//! libei sends evdev key codes, so which code types `v` depends on the layout:
+//! they are looked up in the keymap the desktop sends with the keyboard (on
+//! Dvorak, V is the key that is `.` on QWERTY). Without a keymap the US codes
+//! are used.
+
+use std::os::fd::AsRawFd;
+use std::os::unix::net::UnixStream;
+use std::time::{Duration, Instant};
+
+use reis::ei;
+use reis::event::{DeviceCapability, EiEvent, EiEventConverter};
+use reis::handshake::EiHandshaker;
+use reis::PendingRequestResult;
+use xkbcommon::xkb;
+
+use super::PasteKeys;
+
+/// How long the desktop may take to offer a resumed keyboard.
+const READY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// evdev codes (linux/input-event-codes.h) for a layout-less fallback.
+mod evdev {
+    pub const LEFT_CTRL: u32 = 29;
+    pub const LEFT_SHIFT: u32 = 42;
+    pub const V: u32 = 47;
+    pub const INSERT: u32 = 110;
+}
+
+/// Why libei key presses are not available.
+#[derive(Debug, thiserror::Error)]
+pub enum EiError {
+    #[error("the RemoteDesktop portal: {0}")]
+    Portal(#[from] crate::platform::portal::PortalError),
+    #[error("the libei socket: {0}")]
+    Io(#[from] std::io::Error),
+    #[error("the libei protocol: {0}")]
+    Protocol(String),
+    #[error("the desktop disconnected the emulated keyboard{0}")]
+    Disconnected(String),
+    #[error("the desktop offered no keyboard within {READY_TIMEOUT:?}")]
+    NoKeyboard,
+}
+
+/// A keyboard emulated through libei, kept for the sink's lifetime.
+pub struct EiKeyboard {
+    context: ei::Context,
+    events: EiEventConverter,
+    keyboard: Option<reis::event::Device>,
+    codes: KeyCodes,
+    resumed: bool,
+    sequence: u32,
+    /// The portal session (when it came from the portal) ends with this.
+    _portal: Option<zbus::blocking::Connection>,
+}
+
+impl EiKeyboard {
+    /// `$LIBEI_SOCKET` when set, else the RemoteDesktop portal (which may ask
+    /// the user once).
+    pub fn connect() -> Result<Self, EiError> {
+        if let Some(path) = std::env::var_os("LIBEI_SOCKET") {
+            return Self::over(UnixStream::connect(path)?, None);
+        }
+        let remote = crate::platform::remote_desktop::connect_keyboard()?;
+        Self::over(UnixStream::from(remote.eis), Some(remote.connection))
+    }
+
+    /// Handshakes on `socket` and waits for a resumed keyboard.
+    pub fn over(
+        socket: UnixStream,
+        portal: Option<zbus::blocking::Connection>,
+    ) -> Result<Self, EiError> {
+        let context = ei::Context::new(socket)?;
+        let deadline = Instant::now() + READY_TIMEOUT;
+        let mut handshaker = EiHandshaker::new("Utter", ei::handshake::ContextType::Sender);
+        let handshake = loop {
+            wait_readable(&context, deadline)?;
+            read(&context)?;
+            let mut done = None;
+            while let Some(event) = next_message(&context)? {
+                done = handshaker
+                    .handle_event(event)
+                    .map_err(|e| EiError::Protocol(format!("handshake: {e:?}")))?;
+                if done.is_some() {
+                    break;
+                }
+            }
+            if let Some(done) = done {
+                break done;
+            }
+        };
+        let events = EiEventConverter::new(&context, handshake);
+        let mut keyboard = Self {
+            context,
+            events,
+            keyboard: None,
+            codes: KeyCodes::default(),
+            resumed: false,
+            sequence: 0,
+            _portal: portal,
+        };
+        // Handshake messages may have carried the first events too.
+        keyboard.dispatch()?;
+        while !(keyboard.keyboard.is_some() && keyboard.resumed) {
+            wait_readable(&keyboard.context, deadline).map_err(|_| EiError::NoKeyboard)?;
+            read(&keyboard.context)?;
+            keyboard.dispatch()?;
+        }
+        Ok(keyboard)
+    }
+
+    /// Presses and releases the paste chord.
+    pub fn press(&mut self, keys: PasteKeys) -> Result<(), EiError> {
+        // Answer pings and follow pauses that came while we were idle.
+        read(&self.context)?;
+        self.dispatch()?;
+        let deadline = Instant::now() + READY_TIMEOUT;
+        while !(self.keyboard.is_some() && self.resumed) {
+            wait_readable(&self.context, deadline).map_err(|_| EiError::NoKeyboard)?;
+            read(&self.context)?;
+            self.dispatch()?;
+        }
+        let Some(device) = &self.keyboard else {
+            return Err(EiError::NoKeyboard);
+        };
+        let Some(keyboard) = device.interface::<ei::Keyboard>() else {
+            return Err(EiError::NoKeyboard);
+        };
+        let chord = self.codes.chord(keys);
+        let serial = self.events.connection().serial();
+        device.device().start_emulating(serial, self.sequence);
+        self.sequence = self.sequence.wrapping_add(1);
+        let time = now_us();
+        for code in &chord {
+            keyboard.key(*code, ei::keyboard::KeyState::Press);
+            device.device().frame(serial, time);
+        }
+        for code in chord.iter().rev() {
+            keyboard.key(*code, ei::keyboard::KeyState::Released);
+            device.device().frame(serial, time);
+        }
+        device.device().stop_emulating(serial);
+        self.context
+            .flush()
+            .map_err(|e| EiError::Io(std::io::Error::from(e)))?;
+        Ok(())
+    }
+
+    /// Handles every event read so far.
+    fn dispatch(&mut self) -> Result<(), EiError> {
+        while let Some(event) = next_message(&self.context)? {
+            self.events
+                .handle_event(event)
+                .map_err(|e| EiError::Protocol(format!("{e:?}")))?;
+        }
+        while let Some(event) = self.events.next_event() {
+            match event {
+                EiEvent::SeatAdded(seat) => {
+                    seat.seat.bind_capabilities(&[DeviceCapability::Keyboard]);
+                }
+                EiEvent::DeviceAdded(added)
+                    if added.device.has_capability(DeviceCapability::Keyboard) =>
+                {
+                    self.codes = match added.device.keymap().map(KeyCodes::from_keymap) {
+                        Some(Ok(codes)) => codes,
+                        Some(Err(e)) => {
+                            tracing::warn!("the keyboard's keymap: {e}; using US key codes");
+                            KeyCodes::default()
+                        }
+                        None => KeyCodes::default(),
+                    };
+                    self.keyboard = Some(added.device);
+                    self.resumed = false;
+                }
+                EiEvent::DeviceRemoved(removed)
+                    if Some(&removed.device) == self.keyboard.as_ref() =>
+                {
+                    self.keyboard = None;
+                }
+                EiEvent::DevicePaused(paused) if Some(&paused.device) == self.keyboard.as_ref() => {
+                    self.resumed = false;
+                }
+                EiEvent::DeviceResumed(resumed)
+                    if Some(&resumed.device) == self.keyboard.as_ref() =>
+                {
+                    self.resumed = true;
+                }
+                EiEvent::Disconnected(why) => {
+                    return Err(EiError::Disconnected(format!(
+                        " ({:?}: {})",
+                        why.reason, why.explanation
+                    )));
+                }
+                _ => {}
+            }
+        }
+        let _ = self.context.flush();
+        Ok(())
+    }
+}
+
+/// The evdev codes of the keys a paste needs, in the desktop's layout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KeyCodes {
+    pub ctrl: u32,
+    pub shift: u32,
+    pub v: u32,
+    pub insert: u32,
+}
+
+impl Default for KeyCodes {
+    fn default() -> Self {
+        Self {
+            ctrl: evdev::LEFT_CTRL,
+            shift: evdev::LEFT_SHIFT,
+            v: evdev::V,
+            insert: evdev::INSERT,
+        }
+    }
+}
+
+impl KeyCodes {
+    fn from_keymap(keymap: &reis::event::Keymap) -> Result<Self, EiError> {
+        use std::os::unix::fs::FileExt;
+        // Read rather than map it: the text may end in a NUL (as Wayland's
+        // keymaps do), which xkbcommon's buffer parser refuses.
+        let file = std::fs::File::from(keymap.fd.try_clone()?);
+        let mut text = vec![0; keymap.size as usize];
+        file.read_exact_at(&mut text, 0)?;
+        let end = text.iter().position(|&b| b == 0).unwrap_or(text.len());
+        text.truncate(end);
+        let text = String::from_utf8(text)
+            .map_err(|_| EiError::Protocol("the keyboard's keymap is not text".into()))?;
+        let context = xkb::Context::new(xkb::CONTEXT_NO_FLAGS);
+        let map = xkb::Keymap::new_from_string(
+            &context,
+            text,
+            xkb::KEYMAP_FORMAT_TEXT_V1,
+            xkb::KEYMAP_COMPILE_NO_FLAGS,
+        )
+        .ok_or_else(|| EiError::Protocol("the keyboard's keymap does not compile".into()))?;
+        Ok(Self::in_keymap(&map))
+    }
+
+    /// Looks each key up by what it types at the first level of the first layout.
+    pub fn in_keymap(map: &xkb::Keymap) -> Self {
+        let find = |sym: xkb::Keysym, fallback: u32| {
+            (map.min_keycode().raw()..=map.max_keycode().raw())
+                .find(|&code| {
+                    map.key_get_syms_by_level(xkb::Keycode::new(code), 0, 0)
+                        .contains(&sym)
+                })
+                // xkb codes are evdev codes + 8.
+                .map_or(fallback, |code| code - 8)
+        };
+        Self {
+            ctrl: find(xkb::Keysym::Control_L, evdev::LEFT_CTRL),
+            shift: find(xkb::Keysym::Shift_L, evdev::LEFT_SHIFT),
+            v: find(xkb::Keysym::v, evdev::V),
+            insert: find(xkb::Keysym::Insert, evdev::INSERT),
+        }
+    }
+
+    /// The keys to hold, in order, for `keys`.
+    pub fn chord(&self, keys: PasteKeys) -> Vec<u32> {
+        match keys {
+            PasteKeys::Standard => vec![self.ctrl, self.v],
+            PasteKeys::CtrlShiftV => vec![self.ctrl, self.shift, self.v],
+            PasteKeys::ShiftInsert => vec![self.shift, self.insert],
+        }
+    }
+}
+
+fn now_us() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_micros() as u64)
+}
+
+/// Reads what the socket holds (it is non-blocking).
+fn read(context: &ei::Context) -> Result<(), EiError> {
+    match context.read() {
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
+            Err(EiError::Disconnected(" (the socket closed)".into()))
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+fn next_message(context: &ei::Context) -> Result<Option<ei::Event>, EiError> {
+    loop {
+        return match context.pending_event() {
+            None => Ok(None),
+            Some(PendingRequestResult::Request(event)) => Ok(Some(event)),
+            Some(PendingRequestResult::ParseError(e)) => Err(EiError::Protocol(format!("{e:?}"))),
+            // An object we already dropped: nothing to do with it.
+            Some(PendingRequestResult::InvalidObject(_)) => continue,
+        };
+    }
+}
+
+/// Waits until the socket has data, or fails at `deadline`.
+fn wait_readable(context: &ei::Context, deadline: Instant) -> Result<(), EiError> {
+    let left = deadline.saturating_duration_since(Instant::now());
+    let mut fd = libc::pollfd {
+        fd: context.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: one valid pollfd for the duration of the call.
+    let ready = unsafe { libc::poll(&mut fd, 1, left.as_millis().min(i32::MAX as u128) as i32) };
+    match ready {
+        n if n > 0 => Ok(()),
+        0 => Err(EiError::NoKeyboard),
+        _ => Err(std::io::Error::last_os_error().into()),
+    }
+}
