@@ -1,15 +1,22 @@
 //! The paste keystroke through libei (GNOME and KDE on Wayland) against an
 //! EIS server built in this test with reis's server side: what the desktop's
-//! compositor runs at the other end of the RemoteDesktop portal's socket. No
-//! GNOME or KDE runs here, so the portal's own dialog is not covered.
+//! compositor runs at the other end of the RemoteDesktop portal's socket; and
+//! the RemoteDesktop portal client against a fake portal on a private bus. No
+//! GNOME or KDE runs here, so their real dialog and EIS servers are not covered.
 #![cfg(all(unix, not(target_os = "macos")))]
 
+#[path = "support/fake_portal.rs"]
+mod fake_portal;
+
+use std::collections::HashMap;
 use std::io::Write;
 use std::os::fd::{AsFd, AsRawFd};
 use std::os::unix::net::UnixStream;
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use fake_portal::{private_session_bus, request_path, respond, token, PATH};
 use reis::eis;
 use reis::handshake::EisHandshaker;
 use reis::request::{DeviceCapability, EisRequest, EisRequestConverter};
@@ -17,6 +24,9 @@ use reis::PendingRequestResult;
 use utter_core::platform::output::ei_keys::{EiError, EiKeyboard};
 use utter_core::platform::output::PasteKeys;
 use xkbcommon::xkb;
+use zbus::message::Header;
+use zbus::object_server::SignalEmitter;
+use zbus::zvariant::{OwnedFd, OwnedObjectPath, OwnedValue};
 
 /// evdev codes (linux/input-event-codes.h).
 const CTRL: u32 = 29;
@@ -162,4 +172,158 @@ fn a_desktop_that_hangs_up_is_an_error_not_a_hang() {
         "{err}"
     );
     assert!(started.elapsed() < Duration::from_secs(2));
+}
+
+/// What the fake RemoteDesktop portal was asked, and its EIS servers.
+#[derive(Default)]
+struct RemoteDesktopState {
+    /// `restore_token` of each SelectDevices (None: none sent).
+    restore_tokens: Vec<Option<String>>,
+    /// `types` and `persist_mode` of the last SelectDevices.
+    selected: Option<(u32, u32)>,
+    /// The user cancels the next Start in the dialog.
+    cancel_next_start: bool,
+    starts: u32,
+    servers: Vec<JoinHandle<Vec<Key>>>,
+}
+
+struct FakeRemoteDesktop(Arc<Mutex<RemoteDesktopState>>);
+
+fn u32_option(options: &HashMap<String, OwnedValue>, key: &str) -> u32 {
+    u32::try_from(&options[key]).unwrap()
+}
+
+#[zbus::interface(name = "org.freedesktop.portal.RemoteDesktop")]
+impl FakeRemoteDesktop {
+    #[zbus(property, name = "version")]
+    fn version(&self) -> u32 {
+        2
+    }
+
+    #[zbus(property)]
+    fn available_device_types(&self) -> u32 {
+        1 | 2 // keyboard, pointer
+    }
+
+    async fn create_session(
+        &self,
+        options: HashMap<String, OwnedValue>,
+        #[zbus(header)] header: Header<'_>,
+        #[zbus(signal_emitter)] emitter: SignalEmitter<'_>,
+    ) -> OwnedObjectPath {
+        let path = request_path(&header, &token(&options));
+        let session = format!("{PATH}/session/test/utter_rd");
+        let answer = HashMap::from([("session_handle", session.as_str().into())]);
+        respond(&emitter, &path, 0, answer).await;
+        path
+    }
+
+    async fn select_devices(
+        &self,
+        _session: OwnedObjectPath,
+        options: HashMap<String, OwnedValue>,
+        #[zbus(header)] header: Header<'_>,
+        #[zbus(signal_emitter)] emitter: SignalEmitter<'_>,
+    ) -> OwnedObjectPath {
+        {
+            let mut state = self.0.lock().unwrap();
+            state.selected = Some((
+                u32_option(&options, "types"),
+                u32_option(&options, "persist_mode"),
+            ));
+            let restore = options
+                .get("restore_token")
+                .map(|t| String::try_from(t.try_clone().unwrap()).unwrap());
+            state.restore_tokens.push(restore);
+        }
+        let path = request_path(&header, &token(&options));
+        respond(&emitter, &path, 0, HashMap::new()).await;
+        path
+    }
+
+    async fn start(
+        &self,
+        _session: OwnedObjectPath,
+        _parent_window: String,
+        options: HashMap<String, OwnedValue>,
+        #[zbus(header)] header: Header<'_>,
+        #[zbus(signal_emitter)] emitter: SignalEmitter<'_>,
+    ) -> OwnedObjectPath {
+        let path = request_path(&header, &token(&options));
+        let (cancelled, token) = {
+            let mut state = self.0.lock().unwrap();
+            state.starts += 1;
+            let cancelled = std::mem::take(&mut state.cancel_next_start);
+            (cancelled, format!("token-{}", state.starts))
+        };
+        if cancelled {
+            respond(&emitter, &path, 1, HashMap::new()).await;
+        } else {
+            let answer = HashMap::from([
+                ("devices", 1u32.into()),
+                ("restore_token", token.as_str().into()),
+            ]);
+            respond(&emitter, &path, 0, answer).await;
+        }
+        path
+    }
+
+    #[zbus(name = "ConnectToEIS")]
+    fn connect_to_eis(
+        &self,
+        _session: OwnedObjectPath,
+        _options: HashMap<String, OwnedValue>,
+    ) -> OwnedFd {
+        let (client, server) = UnixStream::pair().unwrap();
+        self.0.lock().unwrap().servers.push(serve(server, None));
+        std::os::fd::OwnedFd::from(client).into()
+    }
+}
+
+#[test]
+fn the_remote_desktop_portal_hands_over_a_keyboard_and_asks_only_once() {
+    let mut daemon = private_session_bus();
+    let data = tempfile::tempdir().unwrap();
+    // Only this test in this binary reads these.
+    std::env::set_var("UTTER_DATA_DIR", data.path());
+    std::env::remove_var("LIBEI_SOCKET");
+    let state = Arc::new(Mutex::new(RemoteDesktopState::default()));
+    let _portal = zbus::blocking::connection::Builder::session()
+        .unwrap()
+        .name("org.freedesktop.portal.Desktop")
+        .unwrap()
+        .serve_at(PATH, FakeRemoteDesktop(state.clone()))
+        .unwrap()
+        .build()
+        .unwrap();
+    utter_core::platform::remote_desktop::available().expect("the fake portal offers a keyboard");
+
+    // The user says no in the desktop's dialog: a clear error, no token kept.
+    state.lock().unwrap().cancel_next_start = true;
+    let err = EiKeyboard::connect().err().expect("cancelled");
+    assert!(err.to_string().contains("Start: not allowed"), "{err}");
+    let token_file = data.path().join("remote-desktop-token");
+    assert!(!token_file.exists());
+
+    // Granted: keyboard only, kept until revoked; Ctrl+V reaches the desktop.
+    let mut keyboard = EiKeyboard::connect().unwrap();
+    assert_eq!(state.lock().unwrap().selected, Some((1, 2)));
+    keyboard.press(PasteKeys::Standard).unwrap();
+    let server = state.lock().unwrap().servers.pop().unwrap();
+    assert_eq!(
+        server.join().unwrap(),
+        [(CTRL, true), (V, true), (V, false), (CTRL, false)]
+    );
+    assert_eq!(std::fs::read_to_string(&token_file).unwrap(), "token-2");
+    drop(keyboard);
+
+    // The next start brings the token back, so the desktop need not ask again.
+    let _again = EiKeyboard::connect().unwrap();
+    assert_eq!(
+        state.lock().unwrap().restore_tokens,
+        [None, None, Some("token-2".to_string())]
+    );
+    assert_eq!(std::fs::read_to_string(&token_file).unwrap(), "token-3");
+    let _ = daemon.kill();
+    let _ = daemon.wait();
 }

@@ -5,19 +5,19 @@
 //! releases for the dictation service.
 #![cfg(all(unix, not(target_os = "macos")))]
 
+#[path = "support/fake_portal.rs"]
+mod fake_portal;
+
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use fake_portal::{private_session_bus, request_path, respond, token, PATH};
 use utter_core::control::{Control, TriggerKey};
 use utter_core::platform::portal::{trigger_for, PortalShortcut, SHORTCUT_ID};
 use zbus::message::Header;
 use zbus::object_server::SignalEmitter;
 use zbus::zvariant::{ObjectPath, OwnedObjectPath, OwnedValue};
-
-const PATH: &str = "/org/freedesktop/portal/desktop";
 
 /// What the fake portal was asked.
 #[derive(Default)]
@@ -27,39 +27,6 @@ struct Asked {
 
 struct FakePortal {
     asked: Arc<Mutex<Asked>>,
-}
-
-fn request_path(header: &Header<'_>, token: &str) -> OwnedObjectPath {
-    let sender = header
-        .sender()
-        .unwrap()
-        .trim_start_matches(':')
-        .replace('.', "_");
-    ObjectPath::try_from(format!("{PATH}/request/{sender}/{token}"))
-        .unwrap()
-        .into()
-}
-
-fn token(options: &HashMap<String, OwnedValue>) -> String {
-    String::try_from(options["handle_token"].try_clone().unwrap()).unwrap()
-}
-
-async fn respond(
-    emitter: &SignalEmitter<'_>,
-    path: &OwnedObjectPath,
-    results: HashMap<&str, zbus::zvariant::Value<'_>>,
-) {
-    emitter
-        .connection()
-        .emit_signal(
-            None::<()>,
-            path.as_str(),
-            "org.freedesktop.portal.Request",
-            "Response",
-            &(0u32, results),
-        )
-        .await
-        .unwrap();
 }
 
 #[zbus::interface(name = "org.freedesktop.portal.GlobalShortcuts")]
@@ -81,6 +48,7 @@ impl FakePortal {
         respond(
             &emitter,
             &path,
+            0,
             HashMap::from([("session_handle", session.as_str().into())]),
         )
         .await;
@@ -106,25 +74,14 @@ impl FakePortal {
                 .push(format!("{id}={trigger}"));
         }
         let path = request_path(&header, &token(&options));
-        respond(&emitter, &path, HashMap::new()).await;
+        respond(&emitter, &path, 0, HashMap::new()).await;
         path
     }
 }
 
 #[test]
 fn portal_shortcut_presses_and_releases_reach_the_dictation_service() {
-    // A private session bus, so nothing of the developer's desktop is touched.
-    let mut daemon = Command::new("dbus-daemon")
-        .args(["--session", "--nofork", "--print-address=1"])
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("dbus-daemon is installed (apt install dbus-daemon)");
-    let mut address = String::new();
-    BufReader::new(daemon.stdout.take().unwrap())
-        .read_line(&mut address)
-        .unwrap();
-    // Only this test in this binary reads the variable.
-    std::env::set_var("DBUS_SESSION_BUS_ADDRESS", address.trim());
+    let mut daemon = private_session_bus();
 
     let asked = Arc::new(Mutex::new(Asked::default()));
     let portal = zbus::blocking::connection::Builder::session()
