@@ -162,6 +162,52 @@ fn without_a_keymap_the_us_codes_are_sent_in_chord_order() {
 }
 
 #[test]
+fn text_is_typed_in_the_desktops_layout_with_shift_where_needed() {
+    let (client, server) = UnixStream::pair().unwrap();
+    let received = serve(server, Some(keymap_file("de", "")));
+    let mut keyboard = EiKeyboard::over(client, None).unwrap();
+    // German layout: `z` and `y` trade places with US, `Ä` needs Shift.
+    keyboard.type_text("zyÄ\n").unwrap();
+    const Y: u32 = 21;
+    const Z: u32 = 44;
+    const APOSTROPHE: u32 = 40;
+    const ENTER: u32 = 28;
+    assert_eq!(
+        received.join().unwrap(),
+        [
+            (Y, true),
+            (Y, false),
+            (Z, true),
+            (Z, false),
+            (SHIFT, true),
+            (APOSTROPHE, true),
+            (APOSTROPHE, false),
+            (SHIFT, false),
+            (ENTER, true),
+            (ENTER, false),
+        ]
+    );
+}
+
+#[test]
+fn a_character_the_layout_lacks_types_nothing_and_says_which() {
+    let (client, server) = UnixStream::pair().unwrap();
+    let received = serve(server, Some(keymap_file("us", "")));
+    let mut keyboard = EiKeyboard::over(client, None).unwrap();
+    let err = keyboard.type_text("café").unwrap_err();
+    assert!(matches!(err, EiError::NoKeyFor('é')), "{err}");
+    assert!(err.to_string().contains("use paste output"), "{err}");
+    // Nothing was sent for the characters before it either.
+    keyboard.type_text("ok").unwrap();
+    const O: u32 = 24;
+    const K: u32 = 37;
+    assert_eq!(
+        received.join().unwrap(),
+        [(O, true), (O, false), (K, true), (K, false)]
+    );
+}
+
+#[test]
 fn a_desktop_that_hangs_up_is_an_error_not_a_hang() {
     let (client, server) = UnixStream::pair().unwrap();
     drop(server);

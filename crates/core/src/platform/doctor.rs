@@ -91,6 +91,11 @@ pub fn desktop(session: &DesktopSession) -> Vec<Capability> {
             method.name(),
             output::probe(method, session).map(|path| match path {
                 output::KeyPath::Native => how(method).to_string(),
+                output::KeyPath::RemoteDesktop if method == OutputMethod::Type => {
+                    "key presses through the RemoteDesktop portal and libei (the desktop asks \
+                     once; characters the keyboard layout lacks cannot be typed)"
+                        .to_string()
+                }
                 output::KeyPath::RemoteDesktop => "clipboard + Ctrl+V through the RemoteDesktop \
                     portal and libei (the desktop asks once)"
                     .to_string(),

@@ -1,13 +1,15 @@
-//! The paste keystroke through libei, where a Wayland desktop offers apps no
-//! virtual keyboard (GNOME, KDE): an emulated keyboard on the socket that the
+//! Key presses through libei, where a Wayland desktop offers apps no virtual
+//! keyboard (GNOME, KDE): the paste keystroke, or the text typed key by key,
+//! on an emulated keyboard on the socket that the
 //! RemoteDesktop portal hands over ([`crate::platform::remote_desktop`]), or on
 //! `$LIBEI_SOCKET` when one is set (libei's convention, e.g. a test server).
 //!
 //! libei sends evdev key codes, so which code types `v` depends on the layout:
 //! they are looked up in the keymap the desktop sends with the keyboard (on
-//! Dvorak, V is the key that is `.` on QWERTY). Without a keymap the US codes
-//! are used.
+//! Dvorak, V is the key that is `.` on QWERTY). Without a keymap the US layout
+//! is assumed.
 
+use std::collections::HashMap;
 use std::os::fd::AsRawFd;
 use std::os::unix::net::UnixStream;
 use std::time::{Duration, Instant};
@@ -44,6 +46,8 @@ pub enum EiError {
     Disconnected(String),
     #[error("the desktop offered no keyboard within {READY_TIMEOUT:?}")]
     NoKeyboard,
+    #[error("the desktop's keyboard layout has no key for {0:?}; use paste output for this text")]
+    NoKeyFor(char),
 }
 
 /// A keyboard emulated through libei, kept for the sink's lifetime.
@@ -98,7 +102,7 @@ impl EiKeyboard {
             context,
             events,
             keyboard: None,
-            codes: KeyCodes::default(),
+            codes: KeyCodes::us(),
             resumed: false,
             sequence: 0,
             _portal: portal,
@@ -115,6 +119,31 @@ impl EiKeyboard {
 
     /// Presses and releases the paste chord.
     pub fn press(&mut self, keys: PasteKeys) -> Result<(), EiError> {
+        let chord = self.codes.chord(keys);
+        let presses = chord.iter().map(|&code| (code, true));
+        let releases = chord.iter().rev().map(|&code| (code, false));
+        self.send(&presses.chain(releases).collect::<Vec<_>>())
+    }
+
+    /// Types `text` key by key, Shift held for the characters that need it.
+    /// Nothing is typed when a character has no key in the desktop's layout.
+    pub fn type_text(&mut self, text: &str) -> Result<(), EiError> {
+        let mut keys = Vec::new();
+        for c in text.chars() {
+            let (code, shift) = self.codes.stroke(c).ok_or(EiError::NoKeyFor(c))?;
+            if shift {
+                keys.push((self.codes.shift, true));
+            }
+            keys.extend([(code, true), (code, false)]);
+            if shift {
+                keys.push((self.codes.shift, false));
+            }
+        }
+        self.send(&keys)
+    }
+
+    /// Sends `keys` (evdev code, pressed) in order, each in its own frame.
+    fn send(&mut self, keys: &[(u32, bool)]) -> Result<(), EiError> {
         // Answer pings and follow pauses that came while we were idle.
         read(&self.context)?;
         self.dispatch()?;
@@ -130,18 +159,17 @@ impl EiKeyboard {
         let Some(keyboard) = device.interface::<ei::Keyboard>() else {
             return Err(EiError::NoKeyboard);
         };
-        let chord = self.codes.chord(keys);
         let serial = self.events.connection().serial();
         device.device().start_emulating(serial, self.sequence);
         self.sequence = self.sequence.wrapping_add(1);
-        let time = now_us();
-        for code in &chord {
-            keyboard.key(*code, ei::keyboard::KeyState::Press);
-            device.device().frame(serial, time);
-        }
-        for code in chord.iter().rev() {
-            keyboard.key(*code, ei::keyboard::KeyState::Released);
-            device.device().frame(serial, time);
+        for &(code, pressed) in keys {
+            let state = if pressed {
+                ei::keyboard::KeyState::Press
+            } else {
+                ei::keyboard::KeyState::Released
+            };
+            keyboard.key(code, state);
+            device.device().frame(serial, now_us());
         }
         device.device().stop_emulating(serial);
         self.context
@@ -168,10 +196,10 @@ impl EiKeyboard {
                     self.codes = match added.device.keymap().map(KeyCodes::from_keymap) {
                         Some(Ok(codes)) => codes,
                         Some(Err(e)) => {
-                            tracing::warn!("the keyboard's keymap: {e}; using US key codes");
-                            KeyCodes::default()
+                            tracing::warn!("the keyboard's keymap: {e}; assuming a US layout");
+                            KeyCodes::us()
                         }
-                        None => KeyCodes::default(),
+                        None => KeyCodes::us(),
                     };
                     self.keyboard = Some(added.device);
                     self.resumed = false;
@@ -203,27 +231,43 @@ impl EiKeyboard {
     }
 }
 
-/// The evdev codes of the keys a paste needs, in the desktop's layout.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The evdev codes of the keys a paste needs, and of every character the
+/// layout types at its first two levels, in the desktop's layout.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KeyCodes {
     pub ctrl: u32,
     pub shift: u32,
     pub v: u32,
     pub insert: u32,
-}
-
-impl Default for KeyCodes {
-    fn default() -> Self {
-        Self {
-            ctrl: evdev::LEFT_CTRL,
-            shift: evdev::LEFT_SHIFT,
-            v: evdev::V,
-            insert: evdev::INSERT,
-        }
-    }
+    /// keysym → (evdev code, with Shift).
+    typed: HashMap<u32, (u32, bool)>,
 }
 
 impl KeyCodes {
+    /// The US layout: from xkeyboard-config when installed, else the paste
+    /// keys alone.
+    fn us() -> Self {
+        let context = xkb::Context::new(xkb::CONTEXT_NO_FLAGS);
+        match xkb::Keymap::new_from_names(
+            &context,
+            "evdev",
+            "pc105",
+            "us",
+            "",
+            None,
+            xkb::KEYMAP_COMPILE_NO_FLAGS,
+        ) {
+            Some(map) => Self::in_keymap(&map),
+            None => Self {
+                ctrl: evdev::LEFT_CTRL,
+                shift: evdev::LEFT_SHIFT,
+                v: evdev::V,
+                insert: evdev::INSERT,
+                typed: HashMap::new(),
+            },
+        }
+    }
+
     fn from_keymap(keymap: &reis::event::Keymap) -> Result<Self, EiError> {
         use std::os::unix::fs::FileExt;
         // Read rather than map it: the text may end in a NUL (as Wayland's
@@ -246,23 +290,42 @@ impl KeyCodes {
         Ok(Self::in_keymap(&map))
     }
 
-    /// Looks each key up by what it types at the first level of the first layout.
+    /// Looks each key up by what it types in the first layout: at the first
+    /// level (no modifier), or else at the second (Shift).
     pub fn in_keymap(map: &xkb::Keymap) -> Self {
+        // Unshifted keys first, and the lowest code for a keysym on two keys.
+        let mut typed = HashMap::new();
+        for level in [0, 1] {
+            for code in map.min_keycode().raw()..=map.max_keycode().raw() {
+                for sym in map.key_get_syms_by_level(xkb::Keycode::new(code), 0, level) {
+                    // xkb codes are evdev codes + 8.
+                    typed.entry(sym.raw()).or_insert((code - 8, level == 1));
+                }
+            }
+        }
         let find = |sym: xkb::Keysym, fallback: u32| {
-            (map.min_keycode().raw()..=map.max_keycode().raw())
-                .find(|&code| {
-                    map.key_get_syms_by_level(xkb::Keycode::new(code), 0, 0)
-                        .contains(&sym)
-                })
-                // xkb codes are evdev codes + 8.
-                .map_or(fallback, |code| code - 8)
+            typed
+                .get(&sym.raw())
+                .filter(|(_, shift)| !shift)
+                .map_or(fallback, |&(code, _)| code)
         };
         Self {
             ctrl: find(xkb::Keysym::Control_L, evdev::LEFT_CTRL),
             shift: find(xkb::Keysym::Shift_L, evdev::LEFT_SHIFT),
             v: find(xkb::Keysym::v, evdev::V),
             insert: find(xkb::Keysym::Insert, evdev::INSERT),
+            typed,
         }
+    }
+
+    /// The key (and whether Shift) that types `c`.
+    pub fn stroke(&self, c: char) -> Option<(u32, bool)> {
+        let sym = match c {
+            '\n' => xkb::Keysym::Return,
+            '\t' => xkb::Keysym::Tab,
+            c => xkb::utf32_to_keysym(c as u32),
+        };
+        self.typed.get(&sym.raw()).copied()
     }
 
     /// The keys to hold, in order, for `keys`.

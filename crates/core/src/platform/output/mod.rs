@@ -179,7 +179,7 @@ pub fn availability(
 pub enum KeyPath {
     /// The platform's own way (XTest, a Wayland virtual keyboard, SendInput, CGEvent).
     Native,
-    /// libei through the RemoteDesktop portal (GNOME, KDE on Wayland): paste only.
+    /// libei through the RemoteDesktop portal (GNOME, KDE on Wayland).
     RemoteDesktop,
 }
 
@@ -204,11 +204,6 @@ pub fn probe(method: OutputMethod, session: &DesktopSession) -> Result<KeyPath, 
             },
         )))
     };
-    if method == OutputMethod::Type {
-        return Err(no_keys(
-            "typing through it is not supported; paste is".into(),
-        ));
-    }
     remote_desktop_keyboard()
         .map(|()| KeyPath::RemoteDesktop)
         .map_err(no_keys)

@@ -87,14 +87,14 @@ impl TextSink for ClipboardSink {
 
 /// Types the text as key presses (apps that block paste).
 pub struct TypeSink {
-    enigo: Enigo,
+    keyboard: KeySender,
     trailing_space: bool,
 }
 
 impl TypeSink {
     pub fn new(trailing_space: bool, session: &DesktopSession) -> Result<Self, OutputError> {
         Ok(Self {
-            enigo: input(session)?,
+            keyboard: keyboard(session)?,
             trailing_space,
         })
     }
@@ -102,11 +102,16 @@ impl TypeSink {
 
 impl TextSink for TypeSink {
     fn deliver(&mut self, text: &str) -> Result<(), OutputError> {
-        // enigo types Unicode text without the layout lookup on every platform,
-        // so this may run on the service thread.
-        self.enigo
-            .text(&finish(text, self.trailing_space))
-            .map_err(|e| OutputError::Input(e.into()))
+        let text = finish(text, self.trailing_space);
+        match &mut self.keyboard {
+            // enigo types Unicode text without the layout lookup on every
+            // platform, so this may run on the service thread.
+            KeySender::Enigo(enigo) => enigo.text(&text).map_err(|e| OutputError::Input(e.into())),
+            #[cfg(all(unix, not(target_os = "macos")))]
+            KeySender::Libei(keyboard) => keyboard
+                .type_text(&text)
+                .map_err(|e| OutputError::Input(e.into())),
+        }
     }
 
     fn method(&self) -> OutputMethod {
@@ -114,8 +119,8 @@ impl TextSink for TypeSink {
     }
 }
 
-/// What presses the paste keys.
-enum PasteKeyboard {
+/// What presses keys: the paste chord, or the text typed.
+enum KeySender {
     /// X11 (XTest), a wlroots virtual keyboard, Windows.
     Enigo(Box<Enigo>),
     /// GNOME and KDE on Wayland: libei through the RemoteDesktop portal.
@@ -124,15 +129,15 @@ enum PasteKeyboard {
 }
 
 /// enigo where it works; on Wayland without a virtual keyboard, libei.
-fn paste_keyboard(session: &DesktopSession) -> Result<PasteKeyboard, OutputError> {
+fn keyboard(session: &DesktopSession) -> Result<KeySender, OutputError> {
     match input(session) {
-        Ok(enigo) => Ok(PasteKeyboard::Enigo(Box::new(enigo))),
+        Ok(enigo) => Ok(KeySender::Enigo(Box::new(enigo))),
         #[cfg(all(unix, not(target_os = "macos")))]
         Err(virtual_keyboard) if session.is_wayland() => {
             match super::ei_keys::EiKeyboard::connect() {
                 Ok(keyboard) => {
-                    tracing::info!("paste keys go through libei (the RemoteDesktop portal)");
-                    Ok(PasteKeyboard::Libei(Box::new(keyboard)))
+                    tracing::info!("key presses go through libei (the RemoteDesktop portal)");
+                    Ok(KeySender::Libei(Box::new(keyboard)))
                 }
                 Err(libei) => Err(OutputError::Input(InputError::NoWaylandKeyboard {
                     virtual_keyboard: virtual_keyboard.reason(),
@@ -151,7 +156,7 @@ pub struct PasteSink {
     clipboard: arboard::Clipboard,
     /// Off macOS, the simulator lives with the sink (on macOS it is made on
     /// the main thread for each paste).
-    keyboard: Option<PasteKeyboard>,
+    keyboard: Option<KeySender>,
 }
 
 impl PasteSink {
@@ -159,7 +164,7 @@ impl PasteSink {
         let keyboard = if cfg!(target_os = "macos") {
             None
         } else {
-            Some(paste_keyboard(&env.session)?)
+            Some(keyboard(&env.session)?)
         };
         Ok(Self {
             config,
@@ -172,11 +177,11 @@ impl PasteSink {
     fn press_paste_keys(&mut self) -> Result<(), OutputError> {
         let keys = self.config.paste_keys;
         match self.keyboard.as_mut() {
-            Some(PasteKeyboard::Enigo(enigo)) => {
+            Some(KeySender::Enigo(enigo)) => {
                 return press(enigo, keys, self.env.session.is_wayland())
             }
             #[cfg(all(unix, not(target_os = "macos")))]
-            Some(PasteKeyboard::Libei(keyboard)) => {
+            Some(KeySender::Libei(keyboard)) => {
                 return keyboard
                     .press(keys)
                     .map_err(|e| OutputError::Input(e.into()))
