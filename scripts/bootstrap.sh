@@ -24,7 +24,7 @@ run_packages=(build-essential pkg-config cmake libssl-dev libasound2-dev libxdo-
 # WebDriver for the real app, Chromium for the UI's page tests.
 test_packages=(sox libsox-fmt-mp3 ffmpeg pocketsphinx-testdata xvfb xauth x11-utils xdotool xclip zenity
   pulseaudio pulseaudio-utils libasound2-plugins alsa-utils webkit2gtk-driver chromium imagemagick
-  sway foot wl-clipboard dbus-daemon)
+  sway foot wl-clipboard grim dbus-daemon)
 
 missing=()
 wanted=("${run_packages[@]}")

@@ -1135,6 +1135,79 @@ impl Sway {
         self.typed().get(mark..).unwrap_or_default().to_string()
     }
 
+    /// `swaymsg ARGS` against this session's sway.
+    fn swaymsg(&self, args: &[&str]) -> String {
+        let sock = std::fs::read_dir(&self.runtime_dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| p.to_string_lossy().contains("sway-ipc"))
+            .expect("sway's IPC socket");
+        let out = self
+            .cmd("swaymsg")
+            .args(args)
+            .env("SWAYSOCK", sock)
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// The window titled `name` in sway's tree, if it is mapped.
+    fn window_named(&self, name: &str) -> Option<serde_json::Value> {
+        fn find(node: &serde_json::Value, name: &str) -> Option<serde_json::Value> {
+            if node["name"] == name && node["type"] == "con" {
+                return Some(node.clone());
+            }
+            ["nodes", "floating_nodes"]
+                .iter()
+                .filter_map(|k| node[*k].as_array())
+                .flatten()
+                .find_map(|child| find(child, name))
+        }
+        let tree = serde_json::from_str(&self.swaymsg(&["-t", "get_tree"])).ok()?;
+        find(&tree, name)
+    }
+
+    /// How many different colours the screen shows in a rectangle (grim's screenshot).
+    fn distinct_colours(&self, x: usize, y: usize, width: usize, height: usize) -> usize {
+        let out = self.cmd("grim").args(["-t", "ppm", "-"]).output().unwrap();
+        assert!(
+            out.status.success(),
+            "grim: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        // Binary PPM: "P6\n<width> <height>\n255\n" then RGB triples.
+        let ppm = out.stdout;
+        let mut fields = Vec::new();
+        let mut start = 0;
+        for (i, &b) in ppm.iter().enumerate() {
+            if b.is_ascii_whitespace() {
+                if i > start {
+                    fields.push(String::from_utf8_lossy(&ppm[start..i]).into_owned());
+                }
+                start = i + 1;
+                if fields.len() == 4 {
+                    break;
+                }
+            }
+        }
+        let screen_width: usize = fields[1].parse().unwrap();
+        let pixels = &ppm[start..];
+        let mut colours = std::collections::HashSet::new();
+        for row in y..y + height {
+            for col in x..x + width {
+                let at = (row * screen_width + col) * 3;
+                if let Some(rgb) = pixels.get(at..at + 3) {
+                    colours.insert([rgb[0], rgb[1], rgb[2]]);
+                }
+            }
+        }
+        colours.len()
+    }
+
+    fn focus_foot(&self) {
+        self.swaymsg(&["[app_id=foot]", "focus"]);
+    }
+
     /// sway's and foot's logs, for a failure message.
     fn logs(&self) -> String {
         let base = self.runtime_dir.parent().unwrap();
@@ -1254,45 +1327,44 @@ fn app_binary() -> PathBuf {
 /// app runs in the headless sway session; `utter ptt` (what a compositor key
 /// binding runs) drives it, and the text is pasted into foot, a Wayland app,
 /// with the clipboard restored after.
-#[test]
-fn on_sway_the_desktop_app_dictates_into_a_wayland_app() {
-    let _guard = serial();
-    let d = desktop();
-    let s = sway();
-    let tmp = tempfile::tempdir().unwrap();
-    let mark = s.typed_mark();
-    s.set_clipboard("clipboard before the app ✓");
-    let config = tmp.path().join("config");
+/// The desktop app in the sway session, its settings and data in `dir`
+/// (pasting with Ctrl+Shift+V, as foot wants; no sounds or overlay), its
+/// ptt socket at `socket`; returns it and its log file.
+fn start_app_in_sway(
+    d: &Desktop,
+    s: &Sway,
+    dir: &Path,
+    socket: &Path,
+    args: &[&str],
+) -> (Child, PathBuf) {
+    let config = dir.join("config");
     std::fs::create_dir_all(&config).unwrap();
-    // foot pastes with Ctrl+Shift+V; no cue sounds or overlay in a test.
     std::fs::write(
         config.join("settings.json"),
         r#"{"version": 2, "output": "paste", "pasteKeys": "ctrl+shift+v", "sounds": false,
             "showOverlay": false, "checkUpdates": false}"#,
     )
     .unwrap();
-    let socket = d.runtime_dir.join("ptt-app-sway.sock");
-    let log_path = tmp.path().join("app.log");
-    // As autostart launches it (into the tray), so foot keeps the focus.
-    let mut app = s
+    let log_path = dir.join("app.log");
+    let app = s
         .cmd(app_binary().to_str().unwrap())
-        .arg("--hidden")
+        .args(args)
         .env("XDG_SESSION_TYPE", "wayland")
         .env("GDK_BACKEND", "wayland")
         .env(
             "PULSE_SERVER",
             format!("unix:{}", d.runtime_dir.join("pulse/native").display()),
         )
-        .env("UTTER_PTT_SOCKET", &socket)
+        .env("UTTER_PTT_SOCKET", socket)
         .env("UTTER_CONFIG_DIR", &config)
-        .env("UTTER_DATA_DIR", tmp.path().join("data"))
-        .env("UTTER_CACHE_DIR", tmp.path().join("cache"))
+        .env("UTTER_DATA_DIR", dir.join("data"))
+        .env("UTTER_CACHE_DIR", dir.join("cache"))
         // The models `npm test` provisioned (XDG_DATA_HOME moves below).
         .env("UTTER_MODELS_DIR", utter_core::paths::models_dir())
-        .env("XDG_DATA_HOME", tmp.path().join("xdg-data"))
-        .env("XDG_CONFIG_HOME", tmp.path().join("xdg-config"))
+        .env("XDG_DATA_HOME", dir.join("xdg-data"))
+        .env("XDG_CONFIG_HOME", dir.join("xdg-config"))
         .env("UTTER_UPDATE_CHECK", "0")
-        // Software rendering for the (hidden) webview: the headless compositor has no GPU.
+        // Software rendering for the webview: the headless compositor has no GPU.
         .env("WEBKIT_DISABLE_COMPOSITING_MODE", "1")
         .env("WEBKIT_DISABLE_DMABUF_RENDERER", "1")
         .env("LIBGL_ALWAYS_SOFTWARE", "1")
@@ -1301,6 +1373,20 @@ fn on_sway_the_desktop_app_dictates_into_a_wayland_app() {
         .stderr(std::fs::File::create(&log_path).unwrap())
         .spawn()
         .unwrap();
+    (app, log_path)
+}
+
+#[test]
+fn on_sway_the_desktop_app_dictates_into_a_wayland_app() {
+    let _guard = serial();
+    let d = desktop();
+    let s = sway();
+    let tmp = tempfile::tempdir().unwrap();
+    let mark = s.typed_mark();
+    s.set_clipboard("clipboard before the app ✓");
+    let socket = d.runtime_dir.join("ptt-app-sway.sock");
+    // As autostart launches it (into the tray), so foot keeps the focus.
+    let (mut app, log_path) = start_app_in_sway(d, s, tmp.path(), &socket, &["--hidden"]);
     // Killed by the end of this test, or by the watchdog if it panics first.
     let mut watchdog = kill_when_tests_end(&[&app]);
     let log = || std::fs::read_to_string(&log_path).unwrap_or_default();
@@ -1350,6 +1436,61 @@ fn on_sway_the_desktop_app_dictates_into_a_wayland_app() {
     let _ = app.wait();
     let _ = watchdog.kill();
     let _ = watchdog.wait();
+}
+
+#[test]
+fn on_sway_the_app_window_opens_as_a_wayland_window_and_draws_its_page() {
+    let _guard = serial();
+    let d = desktop();
+    let s = sway();
+    let tmp = tempfile::tempdir().unwrap();
+    let socket = d.runtime_dir.join("ptt-app-window.sock");
+    // Started as a user starts it: the window shows.
+    let (mut app, log_path) = start_app_in_sway(d, s, tmp.path(), &socket, &[]);
+    let mut watchdog = kill_when_tests_end(&[&app]);
+    let log = || std::fs::read_to_string(&log_path).unwrap_or_default();
+    let mut window = None;
+    wait_until(
+        "the app's window in sway's tree",
+        Duration::from_secs(60),
+        || {
+            assert!(
+                app.try_wait().unwrap().is_none(),
+                "the app exited:\n{}",
+                log()
+            );
+            window = s.window_named("Utter");
+            window.is_some()
+        },
+    );
+    let window = window.unwrap();
+    // A native Wayland toplevel (this sway has no XWayland at all).
+    assert_eq!(window["shell"], "xdg_shell", "{window}");
+    // The web page painted: the window is not one flat colour (a blank
+    // webview is), but text, buttons and icons.
+    let rect = &window["rect"];
+    let at = |k: &str| rect[k].as_u64().unwrap() as usize;
+    let mut colours = 0;
+    let drawn = Instant::now() + Duration::from_secs(30);
+    while Instant::now() < drawn {
+        colours = s.distinct_colours(at("x"), at("y"), at("width"), at("height"));
+        if colours > 50 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    assert!(
+        colours > 50,
+        "the window shows {colours} colours: is the page drawn?\n--- app ---\n{}\n{}",
+        log(),
+        s.logs()
+    );
+    let _ = app.kill();
+    let _ = app.wait();
+    let _ = watchdog.kill();
+    let _ = watchdog.wait();
+    // foot has the focus again for the tests that paste into it.
+    s.focus_foot();
 }
 
 /// Issue 17: the microphone stops delivering audio mid-dictation without
