@@ -14,7 +14,9 @@ use std::time::Duration;
 
 use fake_portal::{private_session_bus, request_path, respond, token, PATH};
 use utter_core::control::{Control, TriggerKey};
+use utter_core::platform::doctor;
 use utter_core::platform::portal::{trigger_for, PortalShortcut, SHORTCUT_ID};
+use utter_core::platform::session::DesktopSession;
 use zbus::message::Header;
 use zbus::object_server::SignalEmitter;
 use zbus::zvariant::{ObjectPath, OwnedObjectPath, OwnedValue};
@@ -97,6 +99,18 @@ fn portal_shortcut_presses_and_releases_reach_the_dictation_service() {
         .unwrap()
         .build()
         .unwrap();
+
+    // `utter doctor` finds the portal without binding anything.
+    let caps = doctor::desktop(&DesktopSession::Wayland {
+        compositor: Some("kwin".into()),
+        xwayland: false,
+    });
+    let hotkey = caps.iter().find(|c| c.name == "hotkey").unwrap();
+    assert!(
+        hotkey.ok && hotkey.detail.contains("GlobalShortcuts portal"),
+        "{hotkey:?}"
+    );
+    assert!(asked.lock().unwrap().triggers.is_empty());
 
     let (tx, rx) = crossbeam_channel::unbounded();
     let shortcut = PortalShortcut::bind(&trigger_for("ctrl+shift+space"), tx).unwrap();

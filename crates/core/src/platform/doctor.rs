@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use super::hotkeys::Hotkeys;
+use super::hotkeys::{Hotkeys, NoHotkeys};
 use super::output::{self, OutputMethod};
 use super::session::DesktopSession;
 
@@ -37,7 +37,8 @@ impl Capability {
 /// Nothing is registered; on Wayland a key simulator is opened and dropped to
 /// learn whether the compositor offers a virtual keyboard.
 pub fn desktop(session: &DesktopSession) -> Vec<Capability> {
-    let hotkey = Hotkeys::availability(session).map(|()| match session {
+    let hotkey = hotkey_availability(session).map(|how| match session {
+        _ if !how.is_empty() => how.to_string(),
         DesktopSession::X11 => "global hotkeys through X11 grabs".to_string(),
         DesktopSession::MacOs => "global hotkeys (Carbon RegisterEventHotKey, main thread)".into(),
         DesktopSession::Windows => {
@@ -105,6 +106,27 @@ pub fn desktop(session: &DesktopSession) -> Vec<Capability> {
     list
 }
 
+/// On Wayland, whether the GlobalShortcuts portal can stand in for the grabs
+/// (asked without binding anything); elsewhere, the grabs' own check.
+fn hotkey_availability(session: &DesktopSession) -> Result<&'static str, NoHotkeys> {
+    match (Hotkeys::availability(session), session) {
+        #[cfg(all(unix, not(target_os = "macos")))]
+        (Err(NoHotkeys::Wayland { compositor, .. }), DesktopSession::Wayland { .. }) => {
+            match super::portal::available() {
+                Ok(()) => Ok(
+                    "the GlobalShortcuts portal: the desktop reports press and release \
+                     (it may ask you to confirm the shortcut once)",
+                ),
+                Err(e) => Err(NoHotkeys::Wayland {
+                    compositor,
+                    portal: Some(e.to_string()),
+                }),
+            }
+        }
+        (result, _) => result.map(|()| ""),
+    }
+}
+
 /// The first problem among `capabilities` that dictation depends on, as one
 /// line for a status bar.
 pub fn first_problem(capabilities: &[Capability]) -> Option<String> {
@@ -125,7 +147,15 @@ mod tests {
             xwayland: false,
         });
         let get = |n: &str| caps.iter().find(|c| c.name == n).unwrap().clone();
+        // No session bus here, so no GlobalShortcuts portal either (tests/portal.rs has one).
         assert!(!get("hotkey").ok && get("hotkey").detail.contains("Wayland session (sway)"));
+        assert!(
+            get("hotkey")
+                .detail
+                .contains("GlobalShortcuts portal did not help"),
+            "{}",
+            get("hotkey").detail
+        );
         // No compositor answers in a unit test: no virtual keyboard, so clipboard only.
         assert!(get("paste").ok || get("paste").detail.contains("clipboard instead"));
         assert!(get("clipboard").ok);

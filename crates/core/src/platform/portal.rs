@@ -118,6 +118,18 @@ pub(super) fn session_handle(
     Ok((handle, path))
 }
 
+/// Whether the desktop has the GlobalShortcuts portal, without opening a
+/// session (for `utter doctor`).
+pub fn available() -> Result<(), PortalError> {
+    let connection = Connection::session().map_err(err("the session bus"))?;
+    let portal = Proxy::new(&connection, DESTINATION, PATH, INTERFACE)
+        .map_err(err("the GlobalShortcuts portal"))?;
+    portal
+        .get_property::<u32>("version")
+        .map_err(|e| PortalError::NoPortal(Box::new(e)))?;
+    Ok(())
+}
+
 impl PortalShortcut {
     /// Binds our shortcut, suggesting `preferred_trigger` (the portal's
     /// format, e.g. `CTRL+SHIFT+space`); its events go to `control`.
