@@ -229,6 +229,8 @@ struct RemoteDesktopState {
     selected: Option<(u32, u32)>,
     /// The user cancels the next Start in the dialog.
     cancel_next_start: bool,
+    /// The user leaves the next Start's dialog unanswered.
+    ignore_next_start: bool,
     starts: u32,
     servers: Vec<JoinHandle<Vec<Key>>>,
 }
@@ -296,13 +298,16 @@ impl FakeRemoteDesktop {
         #[zbus(signal_emitter)] emitter: SignalEmitter<'_>,
     ) -> OwnedObjectPath {
         let path = request_path(&header, &token(&options));
-        let (cancelled, token) = {
+        let (cancelled, ignored, token) = {
             let mut state = self.0.lock().unwrap();
             state.starts += 1;
             let cancelled = std::mem::take(&mut state.cancel_next_start);
-            (cancelled, format!("token-{}", state.starts))
+            let ignored = std::mem::take(&mut state.ignore_next_start);
+            (cancelled, ignored, format!("token-{}", state.starts))
         };
-        if cancelled {
+        if ignored {
+            // No Response ever comes.
+        } else if cancelled {
             respond(&emitter, &path, 1, HashMap::new()).await;
         } else {
             let answer = HashMap::from([
@@ -351,6 +356,14 @@ fn the_remote_desktop_portal_hands_over_a_keyboard_and_asks_only_once() {
     let token_file = data.path().join("remote-desktop-token");
     assert!(!token_file.exists());
 
+    // The dialog is left unanswered: the wait ends with a message, not a hang.
+    state.lock().unwrap().ignore_next_start = true;
+    let err = EiKeyboard::connect_within(Duration::from_millis(500))
+        .err()
+        .expect("unanswered");
+    assert!(matches!(err, EiError::NotAnswered(_)), "{err}");
+    assert!(err.to_string().contains("to be asked again"), "{err}");
+
     // Granted: keyboard only, kept until revoked; Ctrl+V reaches the desktop.
     let mut keyboard = EiKeyboard::connect().unwrap();
     assert_eq!(state.lock().unwrap().selected, Some((1, 2)));
@@ -360,16 +373,16 @@ fn the_remote_desktop_portal_hands_over_a_keyboard_and_asks_only_once() {
         server.join().unwrap(),
         [(CTRL, true), (V, true), (V, false), (CTRL, false)]
     );
-    assert_eq!(std::fs::read_to_string(&token_file).unwrap(), "token-2");
+    assert_eq!(std::fs::read_to_string(&token_file).unwrap(), "token-3");
     drop(keyboard);
 
     // The next start brings the token back, so the desktop need not ask again.
     let _again = EiKeyboard::connect().unwrap();
     assert_eq!(
         state.lock().unwrap().restore_tokens,
-        [None, None, Some("token-2".to_string())]
+        [None, None, None, Some("token-3".to_string())]
     );
-    assert_eq!(std::fs::read_to_string(&token_file).unwrap(), "token-3");
+    assert_eq!(std::fs::read_to_string(&token_file).unwrap(), "token-4");
     let _ = daemon.kill();
     let _ = daemon.wait();
 }

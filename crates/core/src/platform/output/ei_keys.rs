@@ -24,6 +24,8 @@ use super::PasteKeys;
 
 /// How long the desktop may take to offer a resumed keyboard.
 const READY_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long the user has to answer the desktop's "allow remote control?" dialog.
+pub const PERMISSION_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// evdev codes (linux/input-event-codes.h) for a layout-less fallback.
 mod evdev {
@@ -46,6 +48,11 @@ pub enum EiError {
     Disconnected(String),
     #[error("the desktop offered no keyboard within {READY_TIMEOUT:?}")]
     NoKeyboard,
+    #[error(
+        "the desktop's permission dialog was not answered within {0:?}; restart the dictation \
+         (or Utter) to be asked again"
+    )]
+    NotAnswered(Duration),
     #[error("the desktop's keyboard layout has no key for {0:?}; use paste output for this text")]
     NoKeyFor(char),
 }
@@ -64,12 +71,29 @@ pub struct EiKeyboard {
 
 impl EiKeyboard {
     /// `$LIBEI_SOCKET` when set, else the RemoteDesktop portal (which may ask
-    /// the user once).
+    /// the user once, waiting up to [`PERMISSION_TIMEOUT`] for the answer).
     pub fn connect() -> Result<Self, EiError> {
+        Self::connect_within(PERMISSION_TIMEOUT)
+    }
+
+    /// [`EiKeyboard::connect`], giving the user `timeout` to answer the
+    /// desktop's dialog. An unanswered dialog must not hold up the dictation
+    /// forever: the caller falls back to the clipboard and says why. (The
+    /// portal call itself cannot be cancelled; its thread ends when the
+    /// dialog does, and the session it may get is dropped.)
+    pub fn connect_within(timeout: Duration) -> Result<Self, EiError> {
         if let Some(path) = std::env::var_os("LIBEI_SOCKET") {
             return Self::over(UnixStream::connect(path)?, None);
         }
-        let remote = crate::platform::remote_desktop::connect_keyboard()?;
+        let (tx, rx) = crossbeam_channel::bounded(1);
+        std::thread::Builder::new()
+            .name("utter-remote-desktop".into())
+            .spawn(move || {
+                let _ = tx.send(crate::platform::remote_desktop::connect_keyboard());
+            })?;
+        let remote = rx
+            .recv_timeout(timeout)
+            .map_err(|_| EiError::NotAnswered(timeout))??;
         Self::over(UnixStream::from(remote.eis), Some(remote.connection))
     }
 
