@@ -69,9 +69,21 @@ fn keymap_file(layout: &str, variant: &str) -> (std::fs::File, u32) {
     (file, text.len() as u32)
 }
 
+/// The seat's modifier state as the desktop reports it: (locked, group).
+type Modifiers = (u32, u32);
+
 /// Serves one client: a seat with a keyboard (with `keymap`, if any) that is
 /// resumed once bound; returns the keys received until emulation stops.
 fn serve(socket: UnixStream, keymap: Option<(std::fs::File, u32)>) -> JoinHandle<Vec<Key>> {
+    serve_with(socket, keymap, None)
+}
+
+/// [`serve`], reporting `modifiers` (Caps Lock, the active layout) once resumed.
+fn serve_with(
+    socket: UnixStream,
+    keymap: Option<(std::fs::File, u32)>,
+    modifiers: Option<Modifiers>,
+) -> JoinHandle<Vec<Key>> {
     std::thread::spawn(move || {
         let context = eis::Context::new(socket).unwrap();
         let deadline = Instant::now() + Duration::from_secs(10);
@@ -116,6 +128,11 @@ fn serve(socket: UnixStream, keymap: Option<(std::fs::File, u32)>) -> JoinHandle
                             },
                         );
                         device.resumed();
+                        if let Some((locked, group)) = modifiers {
+                            let keyboard = device.interface::<eis::Keyboard>().unwrap();
+                            let serial = connection.with_next_serial(|serial| serial);
+                            keyboard.modifiers(serial, 0, locked, 0, group);
+                        }
                         connection.flush().unwrap();
                     }
                     EisRequest::KeyboardKey(key) => {
@@ -185,6 +202,29 @@ fn text_is_typed_in_the_desktops_layout_with_shift_where_needed() {
             (SHIFT, false),
             (ENTER, true),
             (ENTER, false),
+        ]
+    );
+}
+
+#[test]
+fn typing_follows_the_active_layout_and_caps_lock() {
+    const A: u32 = 30;
+    const Y: u32 = 21;
+    // "us,de" with German active (group 1) and Caps Lock on (Lock is modifier 1).
+    let (client, server) = UnixStream::pair().unwrap();
+    let received = serve_with(server, Some(keymap_file("us,de", ",")), Some((1 << 1, 1)));
+    let mut keyboard = EiKeyboard::over(client, None).unwrap();
+    // `z` is on the Y key in German; Caps Lock makes a letter need Shift to stay lower-case.
+    keyboard.type_text("zA").unwrap();
+    assert_eq!(
+        received.join().unwrap(),
+        [
+            (SHIFT, true),
+            (Y, true),
+            (Y, false),
+            (SHIFT, false),
+            (A, true),
+            (A, false)
         ]
     );
 }
@@ -374,15 +414,40 @@ fn the_remote_desktop_portal_hands_over_a_keyboard_and_asks_only_once() {
         [(CTRL, true), (V, true), (V, false), (CTRL, false)]
     );
     assert_eq!(std::fs::read_to_string(&token_file).unwrap(), "token-3");
+
+    // The desktop drops the keyboard (this server hangs up after one paste):
+    // the next paste connects again, silently thanks to the kept token.
+    keyboard.press(PasteKeys::Standard).unwrap();
+    let server = state.lock().unwrap().servers.pop().unwrap();
+    assert_eq!(
+        server.join().unwrap(),
+        [(CTRL, true), (V, true), (V, false), (CTRL, false)]
+    );
+    assert_eq!(
+        state
+            .lock()
+            .unwrap()
+            .restore_tokens
+            .last()
+            .unwrap()
+            .as_deref(),
+        Some("token-3")
+    );
     drop(keyboard);
 
     // The next start brings the token back, so the desktop need not ask again.
     let _again = EiKeyboard::connect().unwrap();
     assert_eq!(
         state.lock().unwrap().restore_tokens,
-        [None, None, None, Some("token-3".to_string())]
+        [
+            None,
+            None,
+            None,
+            Some("token-3".to_string()),
+            Some("token-4".to_string())
+        ]
     );
-    assert_eq!(std::fs::read_to_string(&token_file).unwrap(), "token-4");
+    assert_eq!(std::fs::read_to_string(&token_file).unwrap(), "token-5");
     let _ = daemon.kill();
     let _ = daemon.wait();
 }

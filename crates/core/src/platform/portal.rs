@@ -46,6 +46,11 @@ pub enum PortalError {
     Refused { method: &'static str, code: u32 },
     #[error("CreateSession: {0}")]
     BadSession(String),
+    #[error("the desktop has no RemoteDesktop portal ({0})")]
+    NoRemoteDesktop(Box<zbus::Error>),
+    /// The portal answered, but not with something we can use.
+    #[error("{0}")]
+    Unusable(String),
     #[error("cannot start the portal thread: {0}")]
     Thread(std::io::Error),
 }

@@ -48,7 +48,7 @@ pub fn available() -> Result<(), PortalError> {
         .get_property::<u32>("AvailableDeviceTypes")
         .map_err(err("AvailableDeviceTypes"))?;
     if types & KEYBOARD == 0 {
-        return Err(PortalError::BadSession(
+        return Err(PortalError::Unusable(
             "the RemoteDesktop portal offers no keyboard".into(),
         ));
     }
@@ -59,9 +59,9 @@ pub fn available() -> Result<(), PortalError> {
 fn check_version(portal: &Proxy<'_>) -> Result<(), PortalError> {
     let version = portal
         .get_property::<u32>("version")
-        .map_err(|e| PortalError::NoPortal(Box::new(e)))?;
+        .map_err(|e| PortalError::NoRemoteDesktop(Box::new(e)))?;
     if version < 2 {
-        return Err(PortalError::BadSession(format!(
+        return Err(PortalError::Unusable(format!(
             "the RemoteDesktop portal is version {version}; libei needs version 2 \
              (GNOME 46 or KDE Plasma 6.1 and later)"
         )));
@@ -96,7 +96,11 @@ pub fn connect_keyboard() -> Result<RemoteKeyboard, PortalError> {
         ("types", Value::from(KEYBOARD)),
         ("persist_mode", Value::from(PERSIST_UNTIL_REVOKED)),
     ]);
-    if let Some(token) = saved_token.as_deref().map(str::trim) {
+    if let Some(token) = saved_token
+        .as_deref()
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+    {
         options.insert("restore_token", Value::from(token));
     }
     request(
@@ -121,8 +125,8 @@ pub fn connect_keyboard() -> Result<RemoteKeyboard, PortalError> {
         .and_then(|v| u32::try_from(v).ok())
         .unwrap_or(0);
     if devices & KEYBOARD == 0 {
-        return Err(PortalError::BadSession(
-            "the desktop did not grant a keyboard".into(),
+        return Err(PortalError::Unusable(
+            "Start: the desktop did not grant a keyboard".into(),
         ));
     }
     if let Some(token) = started

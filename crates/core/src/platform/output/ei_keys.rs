@@ -24,6 +24,8 @@ use super::PasteKeys;
 
 /// How long the desktop may take to offer a resumed keyboard.
 const READY_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long a burst of key events may wait for room in the socket.
+const WRITE_TIMEOUT: Duration = Duration::from_secs(5);
 /// How long the user has to answer the desktop's "allow remote control?" dialog.
 pub const PERMISSION_TIMEOUT: Duration = Duration::from_secs(120);
 
@@ -44,6 +46,8 @@ pub enum EiError {
     Io(#[from] std::io::Error),
     #[error("the libei protocol: {0}")]
     Protocol(String),
+    #[error("the keyboard's keymap: {0}")]
+    Keymap(String),
     #[error("the desktop disconnected the emulated keyboard{0}")]
     Disconnected(String),
     #[error("the desktop offered no keyboard within {READY_TIMEOUT:?}")]
@@ -64,9 +68,16 @@ pub struct EiKeyboard {
     keyboard: Option<reis::event::Device>,
     codes: KeyCodes,
     resumed: bool,
+    /// The seat's active layout and Caps Lock, as the desktop last reported them.
+    layout: u32,
+    caps_lock: bool,
     sequence: u32,
     /// The portal session (when it came from the portal) ends with this.
     _portal: Option<zbus::blocking::Connection>,
+    /// Made by [`EiKeyboard::connect`], so it can connect again when the
+    /// desktop drops it (the user stopped sharing the keyboard, the portal
+    /// restarted): the kept permission makes that silent.
+    reconnects: bool,
 }
 
 impl EiKeyboard {
@@ -82,8 +93,9 @@ impl EiKeyboard {
     /// portal call itself cannot be cancelled; its thread ends when the
     /// dialog does, and the session it may get is dropped.)
     pub fn connect_within(timeout: Duration) -> Result<Self, EiError> {
-        if let Some(path) = std::env::var_os("LIBEI_SOCKET") {
-            return Self::over(UnixStream::connect(path)?, None);
+        // libei's convention (a relative path is under $XDG_RUNTIME_DIR).
+        if let Some(context) = ei::Context::connect_to_env()? {
+            return Self::start(context, None, true);
         }
         let (tx, rx) = crossbeam_channel::bounded(1);
         std::thread::Builder::new()
@@ -91,10 +103,19 @@ impl EiKeyboard {
             .spawn(move || {
                 let _ = tx.send(crate::platform::remote_desktop::connect_keyboard());
             })?;
-        let remote = rx
-            .recv_timeout(timeout)
-            .map_err(|_| EiError::NotAnswered(timeout))??;
-        Self::over(UnixStream::from(remote.eis), Some(remote.connection))
+        let remote = match rx.recv_timeout(timeout) {
+            Ok(answer) => answer?,
+            Err(crossbeam_channel::RecvTimeoutError::Timeout) => {
+                return Err(EiError::NotAnswered(timeout))
+            }
+            Err(crossbeam_channel::RecvTimeoutError::Disconnected) => {
+                return Err(EiError::Protocol(
+                    "the RemoteDesktop portal call stopped without an answer".into(),
+                ))
+            }
+        };
+        let context = ei::Context::new(UnixStream::from(remote.eis))?;
+        Self::start(context, Some(remote.connection), true)
     }
 
     /// Handshakes on `socket` and waits for a resumed keyboard.
@@ -102,11 +123,22 @@ impl EiKeyboard {
         socket: UnixStream,
         portal: Option<zbus::blocking::Connection>,
     ) -> Result<Self, EiError> {
-        let context = ei::Context::new(socket)?;
+        Self::start(ei::Context::new(socket)?, portal, false)
+    }
+
+    fn start(
+        context: ei::Context,
+        portal: Option<zbus::blocking::Connection>,
+        reconnects: bool,
+    ) -> Result<Self, EiError> {
         let deadline = Instant::now() + READY_TIMEOUT;
         let mut handshaker = EiHandshaker::new("Utter", ei::handshake::ContextType::Sender);
         let handshake = loop {
-            wait_readable(&context, deadline)?;
+            if !wait(&context, libc::POLLIN, deadline)? {
+                return Err(EiError::Protocol(format!(
+                    "the desktop did not finish the handshake within {READY_TIMEOUT:?}"
+                )));
+            }
             read(&context)?;
             let mut done = None;
             while let Some(event) = next_message(&context)? {
@@ -128,16 +160,15 @@ impl EiKeyboard {
             keyboard: None,
             codes: KeyCodes::us(),
             resumed: false,
+            layout: 0,
+            caps_lock: false,
             sequence: 0,
             _portal: portal,
+            reconnects,
         };
         // Handshake messages may have carried the first events too.
         keyboard.dispatch()?;
-        while !(keyboard.keyboard.is_some() && keyboard.resumed) {
-            wait_readable(&keyboard.context, deadline).map_err(|_| EiError::NoKeyboard)?;
-            read(&keyboard.context)?;
-            keyboard.dispatch()?;
-        }
+        keyboard.wait_for_keyboard(deadline)?;
         Ok(keyboard)
     }
 
@@ -154,7 +185,10 @@ impl EiKeyboard {
     pub fn type_text(&mut self, text: &str) -> Result<(), EiError> {
         let mut keys = Vec::new();
         for c in text.chars() {
-            let (code, shift) = self.codes.stroke(c).ok_or(EiError::NoKeyFor(c))?;
+            let (code, shift) = self
+                .codes
+                .stroke(c, self.layout, self.caps_lock)
+                .ok_or(EiError::NoKeyFor(c))?;
             if shift {
                 keys.push((self.codes.shift, true));
             }
@@ -168,14 +202,14 @@ impl EiKeyboard {
 
     /// Sends `keys` (evdev code, pressed) in order, each in its own frame.
     fn send(&mut self, keys: &[(u32, bool)]) -> Result<(), EiError> {
-        // Answer pings and follow pauses that came while we were idle.
-        read(&self.context)?;
-        self.dispatch()?;
-        let deadline = Instant::now() + READY_TIMEOUT;
-        while !(self.keyboard.is_some() && self.resumed) {
-            wait_readable(&self.context, deadline).map_err(|_| EiError::NoKeyboard)?;
-            read(&self.context)?;
-            self.dispatch()?;
+        if let Err(e) = self.ready() {
+            if !self.reconnects {
+                return Err(e);
+            }
+            // Nothing was sent yet, so trying again cannot type anything twice.
+            tracing::warn!("the libei keyboard: {e}; connecting again");
+            *self = Self::connect()?;
+            self.ready()?;
         }
         let Some(device) = &self.keyboard else {
             return Err(EiError::NoKeyboard);
@@ -186,7 +220,8 @@ impl EiKeyboard {
         let serial = self.events.connection().serial();
         device.device().start_emulating(serial, self.sequence);
         self.sequence = self.sequence.wrapping_add(1);
-        for &(code, pressed) in keys {
+        let deadline = Instant::now() + WRITE_TIMEOUT;
+        for (i, &(code, pressed)) in keys.iter().enumerate() {
             let state = if pressed {
                 ei::keyboard::KeyState::Press
             } else {
@@ -194,11 +229,32 @@ impl EiKeyboard {
             };
             keyboard.key(code, state);
             device.device().frame(serial, now_us());
+            // A long text would overrun the socket's buffer in one go.
+            if i % 64 == 63 {
+                flush(&self.context, deadline)?;
+            }
         }
         device.device().stop_emulating(serial);
-        self.context
-            .flush()
-            .map_err(|e| EiError::Io(std::io::Error::from(e)))?;
+        flush(&self.context, deadline)
+    }
+
+    /// Answers pings and follows pauses that came while we were idle, and
+    /// waits for the keyboard to be there and resumed.
+    fn ready(&mut self) -> Result<(), EiError> {
+        read(&self.context)?;
+        self.dispatch()?;
+        self.wait_for_keyboard(Instant::now() + READY_TIMEOUT)
+    }
+
+    /// Reads events until the keyboard is there and resumed, or `deadline`.
+    fn wait_for_keyboard(&mut self, deadline: Instant) -> Result<(), EiError> {
+        while !(self.keyboard.is_some() && self.resumed) {
+            if !wait(&self.context, libc::POLLIN, deadline)? {
+                return Err(EiError::NoKeyboard);
+            }
+            read(&self.context)?;
+            self.dispatch()?;
+        }
         Ok(())
     }
 
@@ -241,6 +297,12 @@ impl EiKeyboard {
                 {
                     self.resumed = true;
                 }
+                EiEvent::KeyboardModifiers(mods)
+                    if Some(&mods.device) == self.keyboard.as_ref() =>
+                {
+                    self.layout = mods.group;
+                    self.caps_lock = mods.locked & self.codes.caps_mask != 0;
+                }
                 EiEvent::Disconnected(why) => {
                     return Err(EiError::Disconnected(format!(
                         " ({:?}: {})",
@@ -263,8 +325,10 @@ pub struct KeyCodes {
     pub shift: u32,
     pub v: u32,
     pub insert: u32,
-    /// keysym → (evdev code, with Shift).
-    typed: HashMap<u32, (u32, bool)>,
+    /// The Caps Lock modifier's bit in the desktop's modifier masks.
+    caps_mask: u32,
+    /// Per layout of the keymap: keysym → (evdev code, with Shift).
+    typed: Vec<HashMap<u32, (u32, bool)>>,
 }
 
 impl KeyCodes {
@@ -287,22 +351,24 @@ impl KeyCodes {
                 shift: evdev::LEFT_SHIFT,
                 v: evdev::V,
                 insert: evdev::INSERT,
-                typed: HashMap::new(),
+                // xkb's usual modifier order puts Lock second.
+                caps_mask: 1 << 1,
+                typed: Vec::new(),
             },
         }
     }
 
     fn from_keymap(keymap: &reis::event::Keymap) -> Result<Self, EiError> {
         use std::os::unix::fs::FileExt;
+        let unreadable = |e: std::io::Error| EiError::Keymap(e.to_string());
         // Read rather than map it: the text may end in a NUL (as Wayland's
         // keymaps do), which xkbcommon's buffer parser refuses.
-        let file = std::fs::File::from(keymap.fd.try_clone()?);
+        let file = std::fs::File::from(keymap.fd.try_clone().map_err(unreadable)?);
         let mut text = vec![0; keymap.size as usize];
-        file.read_exact_at(&mut text, 0)?;
+        file.read_exact_at(&mut text, 0).map_err(unreadable)?;
         let end = text.iter().position(|&b| b == 0).unwrap_or(text.len());
         text.truncate(end);
-        let text = String::from_utf8(text)
-            .map_err(|_| EiError::Protocol("the keyboard's keymap is not text".into()))?;
+        let text = String::from_utf8(text).map_err(|_| EiError::Keymap("not text".into()))?;
         let context = xkb::Context::new(xkb::CONTEXT_NO_FLAGS);
         let map = xkb::Keymap::new_from_string(
             &context,
@@ -310,46 +376,66 @@ impl KeyCodes {
             xkb::KEYMAP_FORMAT_TEXT_V1,
             xkb::KEYMAP_COMPILE_NO_FLAGS,
         )
-        .ok_or_else(|| EiError::Protocol("the keyboard's keymap does not compile".into()))?;
+        .ok_or_else(|| EiError::Keymap("it does not compile".into()))?;
         Ok(Self::in_keymap(&map))
     }
 
-    /// Looks each key up by what it types in the first layout: at the first
-    /// level (no modifier), or else at the second (Shift).
+    /// Looks each key up by what it types in each layout: at the first level
+    /// (no modifier), or else at the second (Shift). The paste keys come from
+    /// the first layout.
     pub fn in_keymap(map: &xkb::Keymap) -> Self {
-        // Unshifted keys first, and the lowest code for a keysym on two keys.
-        let mut typed = HashMap::new();
-        for level in [0, 1] {
-            for code in map.min_keycode().raw()..=map.max_keycode().raw() {
-                for sym in map.key_get_syms_by_level(xkb::Keycode::new(code), 0, level) {
-                    // xkb codes are evdev codes + 8.
-                    typed.entry(sym.raw()).or_insert((code - 8, level == 1));
+        let typed: Vec<HashMap<u32, (u32, bool)>> = (0..map.num_layouts())
+            .map(|layout| {
+                // Unshifted keys first, and the lowest code for a keysym on two keys.
+                let mut typed = HashMap::new();
+                for level in [0, 1] {
+                    for code in map.min_keycode().raw()..=map.max_keycode().raw() {
+                        // xkb codes are evdev codes + 8.
+                        let Some(evdev) = code.checked_sub(8) else {
+                            continue;
+                        };
+                        for sym in map.key_get_syms_by_level(xkb::Keycode::new(code), layout, level)
+                        {
+                            typed.entry(sym.raw()).or_insert((evdev, level == 1));
+                        }
+                    }
                 }
-            }
-        }
+                typed
+            })
+            .collect();
         let find = |sym: xkb::Keysym, fallback: u32| {
             typed
-                .get(&sym.raw())
+                .first()
+                .and_then(|t| t.get(&sym.raw()))
                 .filter(|(_, shift)| !shift)
                 .map_or(fallback, |&(code, _)| code)
         };
+        let caps = map.mod_get_index(xkb::MOD_NAME_CAPS);
         Self {
             ctrl: find(xkb::Keysym::Control_L, evdev::LEFT_CTRL),
             shift: find(xkb::Keysym::Shift_L, evdev::LEFT_SHIFT),
             v: find(xkb::Keysym::v, evdev::V),
             insert: find(xkb::Keysym::Insert, evdev::INSERT),
+            caps_mask: if caps < 32 { 1 << caps } else { 0 },
             typed,
         }
     }
 
-    /// The key (and whether Shift) that types `c`.
-    pub fn stroke(&self, c: char) -> Option<(u32, bool)> {
+    /// The key that types `c` in `layout`, and whether Shift must be held for
+    /// it (with Caps Lock on, letters need the opposite of what they would).
+    pub fn stroke(&self, c: char, layout: u32, caps_lock: bool) -> Option<(u32, bool)> {
         let sym = match c {
             '\n' => xkb::Keysym::Return,
             '\t' => xkb::Keysym::Tab,
             c => xkb::utf32_to_keysym(c as u32),
         };
-        self.typed.get(&sym.raw()).copied()
+        let table = self
+            .typed
+            .get(layout as usize)
+            .or_else(|| self.typed.first())?;
+        let (code, shift) = *table.get(&sym.raw())?;
+        let cased = c.to_lowercase().ne(c.to_uppercase());
+        Some((code, shift ^ (caps_lock && cased)))
     }
 
     /// The keys to hold, in order, for `keys`.
@@ -396,19 +482,44 @@ fn next_message(context: &ei::Context) -> Result<Option<ei::Event>, EiError> {
     }
 }
 
-/// Waits until the socket has data, or fails at `deadline`.
-fn wait_readable(context: &ei::Context, deadline: Instant) -> Result<(), EiError> {
-    let left = deadline.saturating_duration_since(Instant::now());
-    let mut fd = libc::pollfd {
-        fd: context.as_raw_fd(),
-        events: libc::POLLIN,
-        revents: 0,
-    };
-    // SAFETY: one valid pollfd for the duration of the call.
-    let ready = unsafe { libc::poll(&mut fd, 1, left.as_millis().min(i32::MAX as u128) as i32) };
-    match ready {
-        n if n > 0 => Ok(()),
-        0 => Err(EiError::NoKeyboard),
-        _ => Err(std::io::Error::last_os_error().into()),
+/// Waits until the socket is ready for `events` (POLLIN, POLLOUT); false at `deadline`.
+fn wait(context: &ei::Context, events: libc::c_short, deadline: Instant) -> Result<bool, EiError> {
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let mut fd = libc::pollfd {
+            fd: context.as_raw_fd(),
+            events,
+            revents: 0,
+        };
+        // SAFETY: one valid pollfd for the duration of the call.
+        let ready =
+            unsafe { libc::poll(&mut fd, 1, left.as_millis().min(i32::MAX as u128) as i32) };
+        match ready {
+            n if n > 0 => return Ok(true),
+            0 => return Ok(false),
+            _ => {
+                let e = std::io::Error::last_os_error();
+                if e.kind() != std::io::ErrorKind::Interrupted {
+                    return Err(e.into());
+                }
+            }
+        }
+    }
+}
+
+/// Sends everything queued, waiting for room in the socket (it is non-blocking).
+fn flush(context: &ei::Context, deadline: Instant) -> Result<(), EiError> {
+    loop {
+        let Err(e) = context.flush().map_err(std::io::Error::from) else {
+            return Ok(());
+        };
+        if e.kind() != std::io::ErrorKind::WouldBlock {
+            return Err(e.into());
+        }
+        if !wait(context, libc::POLLOUT, deadline)? {
+            return Err(EiError::Protocol(
+                "the desktop stopped reading key events".into(),
+            ));
+        }
     }
 }
