@@ -230,6 +230,21 @@ fn typing_follows_the_active_layout_and_caps_lock() {
 }
 
 #[test]
+fn a_long_text_is_typed_whole_even_past_the_sockets_buffer() {
+    let (client, server) = UnixStream::pair().unwrap();
+    let received = serve(server, Some(keymap_file("us", "")));
+    let mut keyboard = EiKeyboard::over(client, None).unwrap();
+    // ~10,000 key events: several times what a socket buffers at once.
+    let text = "abc ".repeat(1250);
+    keyboard.type_text(&text).unwrap();
+    let keys = received.join().unwrap();
+    assert_eq!(keys.len(), 2 * text.len());
+    assert!(keys
+        .chunks(2)
+        .all(|k| k[0].0 == k[1].0 && k[0].1 && !k[1].1));
+}
+
+#[test]
 fn a_character_the_layout_lacks_types_nothing_and_says_which() {
     let (client, server) = UnixStream::pair().unwrap();
     let received = serve(server, Some(keymap_file("us", "")));
