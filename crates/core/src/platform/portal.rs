@@ -16,8 +16,8 @@ use zbus::zvariant::{OwnedObjectPath, OwnedValue, Value};
 
 use crate::control::{Control, TriggerKey};
 
-pub(super) const DESTINATION: &str = "org.freedesktop.portal.Desktop";
-pub(super) const PATH: &str = "/org/freedesktop/portal/desktop";
+const DESTINATION: &str = "org.freedesktop.portal.Desktop";
+const PATH: &str = "/org/freedesktop/portal/desktop";
 const INTERFACE: &str = "org.freedesktop.portal.GlobalShortcuts";
 /// The id of our one shortcut.
 pub const SHORTCUT_ID: &str = "dictate";
@@ -103,7 +103,7 @@ where
 }
 
 /// The session a `CreateSession` answer names, as a string and as a path.
-pub(super) fn session_handle(
+fn session_handle(
     answer: &HashMap<String, OwnedValue>,
 ) -> Result<(String, OwnedObjectPath), PortalError> {
     let handle = answer
@@ -123,45 +123,69 @@ pub(super) fn session_handle(
     Ok((handle, path))
 }
 
+/// A portal `interface` on the session bus (`what` names it in errors) and
+/// its `version` property: not every desktop has every interface, and that
+/// property is how to tell (`missing` says so when it cannot be read).
+pub(super) fn open(
+    interface: &'static str,
+    what: &'static str,
+    missing: fn(Box<zbus::Error>) -> PortalError,
+) -> Result<(Connection, Proxy<'static>, u32), PortalError> {
+    let connection = Connection::session().map_err(err("the session bus"))?;
+    let portal = Proxy::new(&connection, DESTINATION, PATH, interface).map_err(err(what))?;
+    let version = portal
+        .get_property::<u32>("version")
+        .map_err(|e| missing(Box::new(e)))?;
+    Ok((connection, portal, version))
+}
+
+/// `CreateSession` with our tokens (`{token}_session` for the request,
+/// `token` for the session): the session's handle and path.
+pub(super) fn create_session(
+    connection: &Connection,
+    portal: &Proxy<'_>,
+    token: &str,
+) -> Result<(String, OwnedObjectPath), PortalError> {
+    let request_token = format!("{token}_session");
+    let options: HashMap<&str, Value> = HashMap::from([
+        ("handle_token", Value::from(request_token.as_str())),
+        ("session_handle_token", Value::from(token)),
+    ]);
+    let answer = request(
+        connection,
+        portal,
+        "CreateSession",
+        &request_token,
+        &(options,),
+    )?;
+    session_handle(&answer)
+}
+
+/// The GlobalShortcuts portal, if the desktop has one.
+fn global_shortcuts() -> Result<(Connection, Proxy<'static>), PortalError> {
+    let (connection, portal, _) = open(
+        INTERFACE,
+        "the GlobalShortcuts portal",
+        PortalError::NoPortal,
+    )?;
+    Ok((connection, portal))
+}
+
 /// Whether the desktop has the GlobalShortcuts portal, without opening a
 /// session (for `utter doctor`).
 pub fn available() -> Result<(), PortalError> {
-    let connection = Connection::session().map_err(err("the session bus"))?;
-    let portal = Proxy::new(&connection, DESTINATION, PATH, INTERFACE)
-        .map_err(err("the GlobalShortcuts portal"))?;
-    portal
-        .get_property::<u32>("version")
-        .map_err(|e| PortalError::NoPortal(Box::new(e)))?;
-    Ok(())
+    global_shortcuts().map(|_| ())
 }
 
 impl PortalShortcut {
     /// Binds our shortcut, suggesting `preferred_trigger` (the portal's
     /// format, e.g. `CTRL+SHIFT+space`); its events go to `control`.
     pub fn bind(preferred_trigger: &str, control: Sender<Control>) -> Result<Self, PortalError> {
-        let connection = Connection::session().map_err(err("the session bus"))?;
-        let portal = Proxy::new(&connection, DESTINATION, PATH, INTERFACE)
-            .map_err(err("the GlobalShortcuts portal"))?;
-        // Not every desktop has the interface: the version property tells.
-        portal
-            .get_property::<u32>("version")
-            .map_err(|e| PortalError::NoPortal(Box::new(e)))?;
+        let (connection, portal) = global_shortcuts()?;
         let mut signals = portal
             .receive_all_signals()
             .map_err(err("GlobalShortcuts signals"))?;
-
-        let options: HashMap<&str, Value> = HashMap::from([
-            ("handle_token", Value::from("utter_session")),
-            ("session_handle_token", Value::from("utter")),
-        ]);
-        let session = request(
-            &connection,
-            &portal,
-            "CreateSession",
-            "utter_session",
-            &(options,),
-        )?;
-        let (session_handle, session_path) = session_handle(&session)?;
+        let (session_handle, session_path) = create_session(&connection, &portal, "utter")?;
 
         let shortcut: HashMap<&str, Value> = HashMap::from([
             ("description", Value::from("Dictate (hold to talk)")),

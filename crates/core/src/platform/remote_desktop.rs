@@ -17,7 +17,7 @@ use std::path::PathBuf;
 use zbus::blocking::{Connection, Proxy};
 use zbus::zvariant::{self, Value};
 
-use super::portal::{err, request, session_handle, PortalError, DESTINATION, PATH};
+use super::portal::{create_session, err, open, request, PortalError};
 
 const INTERFACE: &str = "org.freedesktop.portal.RemoteDesktop";
 /// `DeviceType` bit for a keyboard.
@@ -40,10 +40,7 @@ fn token_file() -> PathBuf {
 /// Whether the desktop has a RemoteDesktop portal that can hand out a libei
 /// socket, without starting a session (which would show the desktop's dialog).
 pub fn available() -> Result<(), PortalError> {
-    let connection = Connection::session().map_err(err("the session bus"))?;
-    let portal = Proxy::new(&connection, DESTINATION, PATH, INTERFACE)
-        .map_err(err("the RemoteDesktop portal"))?;
-    check_version(&portal)?;
+    let (_connection, portal) = portal()?;
     let types = portal
         .get_property::<u32>("AvailableDeviceTypes")
         .map_err(err("AvailableDeviceTypes"))?;
@@ -55,40 +52,28 @@ pub fn available() -> Result<(), PortalError> {
     Ok(())
 }
 
+/// The RemoteDesktop portal, if the desktop has one recent enough:
 /// ConnectToEIS came with version 2 (GNOME 46+, KDE Plasma 6.1+).
-fn check_version(portal: &Proxy<'_>) -> Result<(), PortalError> {
-    let version = portal
-        .get_property::<u32>("version")
-        .map_err(|e| PortalError::NoRemoteDesktop(Box::new(e)))?;
+fn portal() -> Result<(Connection, Proxy<'static>), PortalError> {
+    let (connection, portal, version) = open(
+        INTERFACE,
+        "the RemoteDesktop portal",
+        PortalError::NoRemoteDesktop,
+    )?;
     if version < 2 {
         return Err(PortalError::Unusable(format!(
             "the RemoteDesktop portal is version {version}; libei needs version 2 \
              (GNOME 46 or KDE Plasma 6.1 and later)"
         )));
     }
-    Ok(())
+    Ok((connection, portal))
 }
 
 /// Starts a keyboard-only RemoteDesktop session and connects it to libei.
 /// Blocks while the desktop asks the user (the first time only).
 pub fn connect_keyboard() -> Result<RemoteKeyboard, PortalError> {
-    let connection = Connection::session().map_err(err("the session bus"))?;
-    let portal = Proxy::new(&connection, DESTINATION, PATH, INTERFACE)
-        .map_err(err("the RemoteDesktop portal"))?;
-    check_version(&portal)?;
-
-    let options: HashMap<&str, Value> = HashMap::from([
-        ("handle_token", Value::from("utter_rd_session")),
-        ("session_handle_token", Value::from("utter_rd")),
-    ]);
-    let answer = request(
-        &connection,
-        &portal,
-        "CreateSession",
-        "utter_rd_session",
-        &(options,),
-    )?;
-    let (_, session) = session_handle(&answer)?;
+    let (connection, portal) = portal()?;
+    let (_, session) = create_session(&connection, &portal, "utter_rd")?;
 
     let saved_token = std::fs::read_to_string(token_file()).ok();
     let mut options: HashMap<&str, Value> = HashMap::from([

@@ -158,7 +158,8 @@ impl EiKeyboard {
             context,
             events,
             keyboard: None,
-            codes: KeyCodes::us(),
+            // Set with the keyboard (DeviceAdded), before any key is sent.
+            codes: KeyCodes::evdev(),
             resumed: false,
             layout: 0,
             caps_lock: false,
@@ -336,7 +337,7 @@ impl KeyCodes {
     /// keys alone.
     fn us() -> Self {
         let context = xkb::Context::new(xkb::CONTEXT_NO_FLAGS);
-        match xkb::Keymap::new_from_names(
+        xkb::Keymap::new_from_names(
             &context,
             "evdev",
             "pc105",
@@ -344,17 +345,21 @@ impl KeyCodes {
             "",
             None,
             xkb::KEYMAP_COMPILE_NO_FLAGS,
-        ) {
-            Some(map) => Self::in_keymap(&map),
-            None => Self {
-                ctrl: evdev::LEFT_CTRL,
-                shift: evdev::LEFT_SHIFT,
-                v: evdev::V,
-                insert: evdev::INSERT,
-                // xkb's usual modifier order puts Lock second.
-                caps_mask: 1 << 1,
-                typed: Vec::new(),
-            },
+        )
+        .map_or_else(Self::evdev, |map| Self::in_keymap(&map))
+    }
+
+    /// The paste keys' US evdev codes, nothing typeable: what a keyboard has
+    /// until its keymap is known.
+    fn evdev() -> Self {
+        Self {
+            ctrl: evdev::LEFT_CTRL,
+            shift: evdev::LEFT_SHIFT,
+            v: evdev::V,
+            insert: evdev::INSERT,
+            // xkb's usual modifier order puts Lock second.
+            caps_mask: 1 << 1,
+            typed: Vec::new(),
         }
     }
 
