@@ -987,6 +987,14 @@ struct Sway {
     _processes: Vec<Child>,
 }
 
+/// sway's IPC socket in `runtime_dir`, once sway has made it.
+fn sway_ipc_socket(runtime_dir: &Path) -> Option<PathBuf> {
+    std::fs::read_dir(runtime_dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().contains("sway-ipc"))
+}
+
 fn sway() -> &'static Sway {
     static SWAY: OnceLock<Sway> = OnceLock::new();
     SWAY.get_or_init(|| {
@@ -1068,14 +1076,10 @@ fn sway() -> &'static Sway {
             .arg(format!("stty raw -echo; exec cat > '{}'", typed.display()))
             .spawn()
             .expect("foot is installed (apt install foot)");
-        let swaysock = || {
-            std::fs::read_dir(&runtime_dir)
-                .unwrap()
-                .map(|e| e.unwrap().path())
-                .find(|p| p.to_string_lossy().contains("sway-ipc"))
-        };
         wait_until("foot focused in sway", Duration::from_secs(15), || {
-            let Some(sock) = swaysock() else { return false };
+            let Some(sock) = sway_ipc_socket(&runtime_dir) else {
+                return false;
+            };
             let out = as_user("swaymsg")
                 .args(["-t", "get_tree"])
                 .env("SWAYSOCK", sock)
@@ -1137,11 +1141,7 @@ impl Sway {
 
     /// `swaymsg ARGS` against this session's sway.
     fn swaymsg(&self, args: &[&str]) -> String {
-        let sock = std::fs::read_dir(&self.runtime_dir)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .find(|p| p.to_string_lossy().contains("sway-ipc"))
-            .expect("sway's IPC socket");
+        let sock = sway_ipc_socket(&self.runtime_dir).expect("sway's IPC socket");
         let out = self
             .cmd("swaymsg")
             .args(args)

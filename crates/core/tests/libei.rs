@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use fake_portal::{private_session_bus, request_path, respond, token, PATH};
+use fake_portal::{private_session_bus, request_path, respond, session_created, token, PATH};
 use reis::eis;
 use reis::handshake::EisHandshaker;
 use reis::request::{DeviceCapability, EisRequest, EisRequestConverter};
@@ -146,11 +146,19 @@ fn serve_with(
     })
 }
 
+/// A keyboard connected to a [`serve_with`] server, and that server.
+fn connected(
+    keymap: Option<(std::fs::File, u32)>,
+    modifiers: Option<Modifiers>,
+) -> (EiKeyboard, JoinHandle<Vec<Key>>) {
+    let (client, server) = UnixStream::pair().unwrap();
+    let received = serve_with(server, keymap, modifiers);
+    (EiKeyboard::over(client, None).unwrap(), received)
+}
+
 #[test]
 fn ctrl_v_uses_the_desktops_layout() {
-    let (client, server) = UnixStream::pair().unwrap();
-    let received = serve(server, Some(keymap_file("us", "dvorak")));
-    let mut keyboard = EiKeyboard::over(client, None).unwrap();
+    let (mut keyboard, received) = connected(Some(keymap_file("us", "dvorak")), None);
     keyboard.press(PasteKeys::Standard).unwrap();
     // On Dvorak, `v` is typed by the key that is `.` on QWERTY.
     assert_eq!(
@@ -161,9 +169,7 @@ fn ctrl_v_uses_the_desktops_layout() {
 
 #[test]
 fn without_a_keymap_the_us_codes_are_sent_in_chord_order() {
-    let (client, server) = UnixStream::pair().unwrap();
-    let received = serve(server, None);
-    let mut keyboard = EiKeyboard::over(client, None).unwrap();
+    let (mut keyboard, received) = connected(None, None);
     keyboard.press(PasteKeys::CtrlShiftV).unwrap();
     assert_eq!(
         received.join().unwrap(),
@@ -180,9 +186,7 @@ fn without_a_keymap_the_us_codes_are_sent_in_chord_order() {
 
 #[test]
 fn text_is_typed_in_the_desktops_layout_with_shift_where_needed() {
-    let (client, server) = UnixStream::pair().unwrap();
-    let received = serve(server, Some(keymap_file("de", "")));
-    let mut keyboard = EiKeyboard::over(client, None).unwrap();
+    let (mut keyboard, received) = connected(Some(keymap_file("de", "")), None);
     // German layout: `z` and `y` trade places with US, `Ä` needs Shift.
     keyboard.type_text("zyÄ\n").unwrap();
     const Y: u32 = 21;
@@ -211,9 +215,7 @@ fn typing_follows_the_active_layout_and_caps_lock() {
     const A: u32 = 30;
     const Y: u32 = 21;
     // "us,de" with German active (group 1) and Caps Lock on (Lock is modifier 1).
-    let (client, server) = UnixStream::pair().unwrap();
-    let received = serve_with(server, Some(keymap_file("us,de", ",")), Some((1 << 1, 1)));
-    let mut keyboard = EiKeyboard::over(client, None).unwrap();
+    let (mut keyboard, received) = connected(Some(keymap_file("us,de", ",")), Some((1 << 1, 1)));
     // `z` is on the Y key in German; Caps Lock makes a letter need Shift to stay lower-case.
     keyboard.type_text("zA").unwrap();
     assert_eq!(
@@ -231,9 +233,7 @@ fn typing_follows_the_active_layout_and_caps_lock() {
 
 #[test]
 fn a_long_text_is_typed_whole_even_past_the_sockets_buffer() {
-    let (client, server) = UnixStream::pair().unwrap();
-    let received = serve(server, Some(keymap_file("us", "")));
-    let mut keyboard = EiKeyboard::over(client, None).unwrap();
+    let (mut keyboard, received) = connected(Some(keymap_file("us", "")), None);
     // ~10,000 key events: several times what a socket buffers at once.
     let text = "abc ".repeat(1250);
     keyboard.type_text(&text).unwrap();
@@ -246,9 +246,7 @@ fn a_long_text_is_typed_whole_even_past_the_sockets_buffer() {
 
 #[test]
 fn a_character_the_layout_lacks_types_nothing_and_says_which() {
-    let (client, server) = UnixStream::pair().unwrap();
-    let received = serve(server, Some(keymap_file("us", "")));
-    let mut keyboard = EiKeyboard::over(client, None).unwrap();
+    let (mut keyboard, received) = connected(Some(keymap_file("us", "")), None);
     let err = keyboard.type_text("café").unwrap_err();
     assert!(matches!(err, EiError::NoKeyFor('é')), "{err}");
     assert!(err.to_string().contains("use paste output"), "{err}");
@@ -314,11 +312,7 @@ impl FakeRemoteDesktop {
         #[zbus(header)] header: Header<'_>,
         #[zbus(signal_emitter)] emitter: SignalEmitter<'_>,
     ) -> OwnedObjectPath {
-        let path = request_path(&header, &token(&options));
-        let session = format!("{PATH}/session/test/utter_rd");
-        let answer = HashMap::from([("session_handle", session.as_str().into())]);
-        respond(&emitter, &path, 0, answer).await;
-        path
+        session_created(&header, &emitter, &options, "utter_rd").await
     }
 
     async fn select_devices(

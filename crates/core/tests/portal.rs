@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use fake_portal::{private_session_bus, request_path, respond, token, PATH};
+use fake_portal::{private_session_bus, request_path, respond, session_created, token, PATH};
 use utter_core::control::{Control, TriggerKey};
 use utter_core::platform::doctor;
 use utter_core::platform::portal::{trigger_for, PortalShortcut, SHORTCUT_ID};
@@ -45,16 +45,7 @@ impl FakePortal {
         #[zbus(header)] header: Header<'_>,
         #[zbus(signal_emitter)] emitter: SignalEmitter<'_>,
     ) -> OwnedObjectPath {
-        let path = request_path(&header, &token(&options));
-        let session = format!("{PATH}/session/test/utter");
-        respond(
-            &emitter,
-            &path,
-            0,
-            HashMap::from([("session_handle", session.as_str().into())]),
-        )
-        .await;
-        path
+        session_created(&header, &emitter, &options, "utter").await
     }
 
     async fn bind_shortcuts(

@@ -63,3 +63,17 @@ pub async fn respond(
         .await
         .unwrap();
 }
+
+/// Answers a `CreateSession` call: the session is `{PATH}/session/test/{name}`.
+pub async fn session_created(
+    header: &Header<'_>,
+    emitter: &SignalEmitter<'_>,
+    options: &HashMap<String, OwnedValue>,
+    name: &str,
+) -> OwnedObjectPath {
+    let path = request_path(header, &token(options));
+    let session = format!("{PATH}/session/test/{name}");
+    let answer = HashMap::from([("session_handle", session.as_str().into())]);
+    respond(emitter, &path, 0, answer).await;
+    path
+}
