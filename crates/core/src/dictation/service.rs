@@ -452,6 +452,13 @@ impl<E: FnMut(DictationEvent)> Service<E> {
         if let Err(e) = &delivered {
             self.error(e.to_string());
         }
+        // The sidecar marks the recording finished only once the text is out
+        // (on a delivery or engine error it stays unfinished: the next start
+        // transcribes it again). It is written before `text_delivered`, so
+        // whoever sees that event finds the recording finished.
+        if delivered.is_ok() && d.failed.is_none() {
+            self.write_record(&d, status, text.clone());
+        }
         (self.emit)(DictationEvent::TextDelivered {
             id: d.id,
             text: text.clone(),
@@ -462,14 +469,8 @@ impl<E: FnMut(DictationEvent)> Service<E> {
             error: d.failed.clone(),
         });
         if !text.is_empty() {
-            self.last_text = text.clone();
+            self.last_text = text;
             self.last_delivered = Some(Instant::now());
-        }
-        // The sidecar marks the recording finished only once the text is out
-        // (on a delivery or engine error it stays unfinished: the next start
-        // transcribes it again).
-        if delivered.is_ok() && d.failed.is_none() {
-            self.write_record(&d, status, text);
         }
         record_log::prune(&self.config.recordings_dir, self.config.keep_recordings);
     }
