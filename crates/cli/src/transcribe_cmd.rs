@@ -29,7 +29,7 @@ pub struct TranscribeArgs {
     /// Directory for `<name>.<format>` files, or `-` for standard output
     #[arg(long, short, default_value = "-")]
     output: String,
-    /// Spoken language (ISO code, e.g. `en`); default: the model detects it
+    /// Spoken language (ISO code, e.g. `en`), or `auto`: the model detects it [default: auto]
     #[arg(long, short)]
     language: Option<String>,
     /// Installed model name or path to a model file [default: the default model]
@@ -132,12 +132,16 @@ pub fn run(store: &ModelStore, args: TranscribeArgs) -> Result<ExitCode> {
     }
     if args.translate && !engines[0].info().translates {
         eprintln!(
-            "error: `{}` cannot translate (English-only or no translation head); download a multilingual model, e.g. `utter models download whisper-small`",
+            "error: `{}` cannot translate (English-only or no translation head); install a multilingual model, e.g. `utter models install whisper-base`",
             engines[0].info().variant
         );
         return Ok(ExitCode::from(exit::USAGE));
     }
-    if let Err(e) = engines[0].info().check_language(args.language.as_deref()) {
+    let language = args
+        .language
+        .clone()
+        .filter(|l| !l.eq_ignore_ascii_case("auto"));
+    if let Err(e) = engines[0].info().check_language(language.as_deref()) {
         eprintln!("error: {e}");
         return Ok(ExitCode::from(exit::USAGE));
     }
@@ -160,7 +164,7 @@ pub fn run(store: &ModelStore, args: TranscribeArgs) -> Result<ExitCode> {
             .with_context(|| format!("cannot create output directory {}", dir.display()))?;
     }
     let options = FileOptions {
-        language: args.language.clone(),
+        language,
         translate: args.translate,
         batch_size: args.batch_size,
         vocabulary,

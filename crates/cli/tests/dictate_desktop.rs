@@ -440,6 +440,32 @@ fn push_to_talk_pastes_25_s_of_speech_into_the_focused_window_and_restores_the_c
     dictate.stop();
 }
 
+/// Another family live: Moonshine tiny (no 30 s padding, no transcript
+/// prefix: each eager run decodes its whole window) dictating speech with
+/// pauses, as a person dictates.
+#[test]
+fn push_to_talk_with_moonshine_tiny_delivers_the_speech_within_15_percent_wer() {
+    let _guard = serial();
+    let d = desktop();
+    let tmp = tempfile::tempdir().unwrap();
+    let (file, reference) = speech_with_pauses(d, &[0, 1, 2]);
+    let dictate = Dictate::start(
+        d,
+        tmp.path(),
+        &["--output", "stdout", "--model", "moonshine-tiny-en"],
+    );
+    d.xdotool(&["keydown", HOTKEY]);
+    dictate.expect("recording_started", Duration::from_secs(5));
+    d.speak(&file);
+    d.xdotool(&["keyup", HOTKEY]);
+    let delivered = dictate.expect("text_delivered", Duration::from_secs(60));
+    let text = delivered["text"].as_str().unwrap();
+    let wer = word_error_rate(&reference, text);
+    eprintln!("moonshine tiny dictation, WER {wer:.3}: {text}");
+    assert!(wer <= 0.15, "WER {wer}: {text}");
+    dictate.stop();
+}
+
 /// Real speech as a person dictates it: LibriVox sentences with pauses of
 /// 0.8 s between them and, in every other sentence, a 0.9 s pause at its
 /// quietest point mid-sentence. Returns the file and its reference text.

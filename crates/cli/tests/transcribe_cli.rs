@@ -370,6 +370,74 @@ fn languages_and_translation_are_checked_against_the_model() {
     assert!(out.status.success(), "{}", stderr(&out));
 }
 
+/// A model without timestamps (Moonshine) still gets subtitles: one cue per
+/// run, timed by the speech spans the VAD found, each span its own run.
+#[test]
+fn a_model_without_timestamps_gets_cues_from_the_speech_spans() {
+    let dir = tempfile::tempdir().unwrap();
+    let joined = dir.path().join("joined.wav");
+    run(Command::new("sh").arg("-c").arg(format!(
+        "sox {CLIP} -p pad 0 4 | sox - {CLIP2} {}",
+        joined.display()
+    )));
+    let out = utter(&[
+        "transcribe",
+        "--model",
+        "moonshine-tiny-en",
+        "--format",
+        "srt",
+        joined.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    let cues = parse_cues(&text, false);
+    assert!(cues.len() >= 2, "one cue per speech span: {text}");
+    for (i, cue) in cues.iter().enumerate() {
+        assert!(cue.1 < cue.2, "cue {i} has positive length: {text}");
+        if i > 0 {
+            assert!(cue.1 >= cues[i - 1].2, "no overlap: {text}");
+        }
+    }
+    // The first clip is 7.1 s long; the second starts 4 s after it.
+    assert!(cues[0].2 <= 8_000, "{:?}", cues[0]);
+    let respectable = cues
+        .iter()
+        .find(|c| c.3.contains("respectable"))
+        .expect("second clip");
+    assert!(respectable.1 >= 10_500, "{respectable:?}");
+}
+
+#[test]
+fn moonshine_refuses_another_language_and_translation() {
+    let out = utter(&[
+        "transcribe",
+        "--model",
+        "moonshine-tiny-en",
+        "--language",
+        "fr",
+        CLIP2,
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("does not support language `fr` (it supports: en)"),
+        "{}",
+        stderr(&out)
+    );
+    let out = utter(&[
+        "transcribe",
+        "--model",
+        "moonshine-tiny-en",
+        "--translate",
+        CLIP2,
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("cannot translate"),
+        "{}",
+        stderr(&out)
+    );
+}
+
 /// Issue 14 on the command line: a vocabulary word the model mishears
 /// without it, a replacement, and a vocabulary file with a comment.
 #[test]

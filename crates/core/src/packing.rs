@@ -1,7 +1,8 @@
 //! Packing speech spans into engine windows. Whisper pads every call to 30 s,
 //! so speech is concatenated (silence between spans left out) until a window
-//! is full; each window remembers where its pieces came from so timestamps
-//! can be mapped back to file time.
+//! is full; a model whose cost follows its input gets one window per span
+//! instead (packing would only make its runs longer). Each window remembers
+//! where its pieces came from so timestamps can be mapped back to file time.
 
 use crate::audio::{ms_to_samples, samples_to_ms};
 /// One contiguous run of source audio inside a window.
@@ -60,6 +61,57 @@ impl Window {
         (source(first, a), source(last, b))
     }
 
+    /// The window cut in two near its middle (at a piece boundary when one
+    /// is close), for a run the model cut short; `None` when it is too short
+    /// to be worth splitting (under 2 s).
+    pub fn split(&self) -> Option<(Window, Window)> {
+        let len = self.len();
+        if len < 32_000 {
+            return None;
+        }
+        let middle = len / 2;
+        let near_boundary = self
+            .pieces
+            .iter()
+            .map(|p| p.window_start)
+            .filter(|b| *b > 0 && b.abs_diff(middle) <= len / 6)
+            .min_by_key(|b| b.abs_diff(middle));
+        let at = near_boundary.unwrap_or(middle);
+        let mut first = Window::default();
+        let mut second = Window::default();
+        for p in &self.pieces {
+            let end = p.window_start + p.len;
+            if end <= at {
+                first.push_piece(
+                    p.source_start,
+                    &self.pcm[p.window_start as usize..end as usize],
+                );
+            } else if p.window_start >= at {
+                second.push_piece(
+                    p.source_start,
+                    &self.pcm[p.window_start as usize..end as usize],
+                );
+            } else {
+                let cut = at - p.window_start;
+                first.push_piece(
+                    p.source_start,
+                    &self.pcm[p.window_start as usize..at as usize],
+                );
+                second.push_piece(p.source_start + cut, &self.pcm[at as usize..end as usize]);
+            }
+        }
+        Some((first, second))
+    }
+
+    fn push_piece(&mut self, source_start: u64, pcm: &[f32]) {
+        self.pieces.push(Piece {
+            source_start,
+            window_start: self.pcm.len() as u64,
+            len: pcm.len() as u64,
+        });
+        self.pcm.extend_from_slice(pcm);
+    }
+
     /// Source time span covered (ms).
     pub fn source_span_ms(&self) -> (i64, i64) {
         match (self.pieces.first(), self.pieces.last()) {
@@ -72,18 +124,30 @@ impl Window {
     }
 }
 
+/// How spans share windows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Packing {
+    /// Concatenate spans until a window is full (a model that pads its input).
+    Fill,
+    /// One span per window, split only at the limit (a model whose cost
+    /// follows its input); overlapping padded spans still merge.
+    OnePerSpan,
+}
+
 /// Groups spans into windows of at most `max_samples`.
 #[derive(Debug)]
 pub struct WindowPacker {
     max_samples: u64,
+    packing: Packing,
     current: Vec<(u64, u64)>,
     current_len: u64,
 }
 
 impl WindowPacker {
-    pub fn new(max_samples: u64) -> Self {
+    pub fn new(max_samples: u64, packing: Packing) -> Self {
         Self {
             max_samples,
+            packing,
             current: Vec::new(),
             current_len: 0,
         }
@@ -95,8 +159,9 @@ impl WindowPacker {
     }
 
     /// Adds a span (`[start, end)` in source samples). Returns the spans of
-    /// a window that is now complete, if this span did not fit.
-    pub fn push(&mut self, start: u64, end: u64) -> Option<Vec<(u64, u64)>> {
+    /// each window this span completed (none while the open window still
+    /// has room; more than one when an over-long span fills whole windows).
+    pub fn push(&mut self, start: u64, end: u64) -> Vec<Vec<(u64, u64)>> {
         // Padded spans may overlap the previous one: merge them.
         let mut start = start;
         if let Some(last) = self.current.last_mut() {
@@ -105,24 +170,25 @@ impl WindowPacker {
                 if self.current_len + extra <= self.max_samples {
                     last.1 = last.1.max(end);
                     self.current_len += extra;
-                    return None;
+                    return Vec::new();
                 }
                 start = last.1;
             }
         }
-        let mut done = None;
-        if self.current_len + (end - start) > self.max_samples && !self.current.is_empty() {
-            done = self.take();
+        let mut done = Vec::new();
+        let full = match self.packing {
+            Packing::Fill => self.current_len + (end - start) > self.max_samples,
+            Packing::OnePerSpan => true,
+        };
+        if full {
+            done.extend(self.take());
         }
         // A span longer than a window is split (the segmenter normally prevents it).
         let mut s = start;
         while end - s > self.max_samples {
-            self.current.push((s, s + self.max_samples));
-            self.current_len += self.max_samples;
+            done.extend(self.take());
+            done.push(vec![(s, s + self.max_samples)]);
             s += self.max_samples;
-            if done.is_none() {
-                done = self.take();
-            }
         }
         self.current.push((s, end));
         self.current_len += end - s;
@@ -158,17 +224,17 @@ mod tests {
 
     #[test]
     fn spans_fill_windows_without_exceeding_the_limit() {
-        let mut p = WindowPacker::new(100);
-        assert_eq!(p.push(0, 40), None);
-        assert_eq!(p.push(50, 90), None);
-        assert_eq!(p.push(200, 230), Some(vec![(0, 40), (50, 90)]));
+        let mut p = WindowPacker::new(100, Packing::Fill);
+        assert!(p.push(0, 40).is_empty());
+        assert!(p.push(50, 90).is_empty());
+        assert_eq!(p.push(200, 230), vec![vec![(0, 40), (50, 90)]]);
         assert_eq!(p.take(), Some(vec![(200, 230)]));
         assert_eq!(p.take(), None);
     }
 
     #[test]
     fn overlapping_padded_spans_merge() {
-        let mut p = WindowPacker::new(100);
+        let mut p = WindowPacker::new(100, Packing::Fill);
         p.push(0, 40);
         p.push(30, 60);
         assert_eq!(p.take(), Some(vec![(0, 60)]));
@@ -176,15 +242,42 @@ mod tests {
 
     #[test]
     fn over_long_span_is_split() {
-        let mut p = WindowPacker::new(100);
-        let first = p.push(0, 250).unwrap();
-        assert_eq!(first, vec![(0, 100)]);
-        let rest = p.take().unwrap();
+        let mut p = WindowPacker::new(100, Packing::Fill);
+        p.push(0, 30);
+        let done = p.push(40, 290);
+        assert_eq!(done, vec![vec![(0, 30)], vec![(40, 140)], vec![(140, 240)]]);
+        assert_eq!(p.take(), Some(vec![(240, 290)]), "no window over the limit");
+    }
+
+    #[test]
+    fn one_span_per_window_keeps_spans_apart_but_merges_overlaps() {
+        let mut p = WindowPacker::new(100, Packing::OnePerSpan);
+        assert!(p.push(0, 40).is_empty());
+        assert!(p.push(30, 60).is_empty(), "overlapping pads merge");
+        assert_eq!(p.push(70, 90), vec![vec![(0, 60)]]);
+        assert_eq!(p.push(95, 250), vec![vec![(70, 90)], vec![(95, 195)]]);
+        assert_eq!(p.take(), Some(vec![(195, 250)]));
+    }
+
+    #[test]
+    fn a_cut_short_window_splits_in_two_keeping_source_times() {
+        // 3 s at 1 s, then 1 s at 10 s: the split falls at the middle (2 s
+        // into the window, inside the first piece), with every sample kept.
+        let w = assemble(&[(16_000, 64_000), (160_000, 176_000)], |a, b| {
+            (a..b).map(|s| s as f32).collect()
+        });
+        let (first, second) = w.split().unwrap();
+        assert_eq!(first.len() + second.len(), w.len());
+        assert_eq!(first.source_span_ms(), (1000, 3000));
+        assert_eq!(second.source_span_ms(), (3000, 11_000));
         assert_eq!(
-            rest.iter().map(|(a, b)| b - a).sum::<u64>(),
-            150,
-            "{rest:?}"
+            second.pcm[0], 48_000.0,
+            "the second half starts where the first ended"
         );
+        assert_eq!(second.map_span_ms(1000, 1500), (10_000, 10_500));
+        assert!(assemble(&[(0, 16_000)], |a, b| vec![0.0; (b - a) as usize])
+            .split()
+            .is_none());
     }
 
     #[test]

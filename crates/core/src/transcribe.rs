@@ -1,5 +1,8 @@
-//! File transcription: decode → (VAD spans → packed windows | fixed 30 s
-//! windows) → engine worker in batches → segments in file time.
+//! File transcription: decode → (VAD spans → windows | fixed windows) →
+//! engine worker in batches → segments in file time. The windows follow the
+//! model: Whisper's padded 30 s are filled with packed speech; a model whose
+//! cost follows its input gets one run per speech span, cut only at its
+//! limit. A run the model cut short is split in two and run again.
 //!
 //! Audio is streamed: only the part of the file that a future window may
 //! still need is held in memory, so multi-hour files stay bounded.
@@ -10,13 +13,15 @@ use crossbeam_channel::Receiver;
 
 use crate::audio::{self, AudioError};
 use crate::engine::{Engine, EngineError, RunParams, Utterance};
-use crate::packing::{assemble, Window, WindowPacker};
+use crate::engine::{ModelInfo, RunCost};
+use crate::packing::{assemble, Packing, Window, WindowPacker};
 use crate::postprocess::TextRules;
 use crate::transcript::FileTranscript;
 use crate::vad::{Segmenter, SegmenterConfig, SpeechDetector};
 
-/// Longest audio per engine call: whisper's 30 s context.
-pub const WINDOW_SAMPLES: u64 = 30 * 16_000;
+/// How many times a window the model cut short is split again: four levels
+/// take a 30 s window down to pieces of about 2 s.
+const MAX_SPLITS: u32 = 4;
 
 /// How to transcribe a file.
 #[derive(Debug, Clone)]
@@ -73,7 +78,8 @@ enum Splitter<'a> {
         segmenter: Segmenter,
         packer: WindowPacker,
     },
-    Fixed,
+    /// Consecutive windows of `window` samples (no VAD model installed).
+    Fixed { window: u64 },
 }
 
 /// Holds the streamed audio and turns it into windows.
@@ -114,11 +120,12 @@ impl<'a> WindowSource<'a> {
         self.buffer.extend_from_slice(pcm);
         self.total += pcm.len() as u64;
         match &mut self.splitter {
-            Splitter::Fixed => {
-                while self.total - self.buffer_start >= WINDOW_SAMPLES {
+            Splitter::Fixed { window } => {
+                let window = *window;
+                while self.total - self.buffer_start >= window {
                     let s = self.buffer_start;
-                    self.emit(vec![(s, s + WINDOW_SAMPLES)]);
-                    self.trim(s + WINDOW_SAMPLES);
+                    self.emit(vec![(s, s + window)]);
+                    self.trim(s + window);
                 }
             }
             Splitter::Vad {
@@ -149,7 +156,7 @@ impl<'a> WindowSource<'a> {
 
     fn finish(&mut self) -> Result<(), EngineError> {
         match &mut self.splitter {
-            Splitter::Fixed => {
+            Splitter::Fixed { .. } => {
                 let s = self.buffer_start;
                 if self.total > s {
                     self.emit(vec![(s, self.total)]);
@@ -201,16 +208,25 @@ pub fn transcribe_file(
     options: &FileOptions,
     mut on_progress: impl FnMut(Progress),
 ) -> Result<FileTranscript, FileError> {
+    assert!(!engines.is_empty(), "at least one engine");
+    let model = engines[0].info();
+    let (window, packing) = windows_for(model);
     let splitter = match detector {
         Some(detector) => {
             detector.flush().ok(); // start from a clean stream
+            let mut segmenter = options.segmenter;
+            // Spans (with their pads) fit one run of this model.
+            segmenter.max_segment_ms = segmenter
+                .max_segment_ms
+                .min(crate::audio::samples_to_ms(window).saturating_sub(1_000) as u32);
+            segmenter.soft_max_ms = segmenter.soft_max_ms.min(segmenter.max_segment_ms);
             Splitter::Vad {
                 detector,
-                segmenter: Segmenter::new(options.segmenter),
-                packer: WindowPacker::new(WINDOW_SAMPLES),
+                segmenter: Segmenter::new(segmenter),
+                packer: WindowPacker::new(window, packing),
             }
         }
-        None => Splitter::Fixed,
+        None => Splitter::Fixed { window },
     };
     let params = RunParams {
         language: options.language.clone(),
@@ -227,7 +243,6 @@ pub fn transcribe_file(
     let mut pending: std::collections::VecDeque<Pending> = Default::default();
     let mut engine_error: Option<EngineError> = None;
     let batch = options.batch_size.max(1);
-    assert!(!engines.is_empty(), "at least one engine");
     let mut next_engine = engines.iter().cycle();
     let max_in_flight = 2 * engines.len();
 
@@ -237,7 +252,9 @@ pub fn transcribe_file(
             let utterances = rx.recv().map_err(|_| EngineError::WorkerGone)??;
             let mut end = 0;
             for (w, u) in windows.iter().zip(utterances) {
-                merge(transcript, w, u, &options.rules);
+                for (w, u) in rerun_if_cut_short(&engines[0], &params, w, u, MAX_SPLITS)? {
+                    merge(transcript, &w, u, &options.rules);
+                }
                 end = w.source_span_ms().1;
             }
             Ok(end)
@@ -316,6 +333,57 @@ pub fn transcribe_file(
         transcript.truncated = true;
     }
     Ok(transcript)
+}
+
+/// The window length and packing a model needs (see the module comment).
+fn windows_for(model: &ModelInfo) -> (u64, Packing) {
+    let window = crate::audio::ms_to_samples(model.window_ms() as u64);
+    match model.run_cost {
+        RunCost::Padded { .. } => (window, Packing::Fill),
+        RunCost::GrowsWithAudio => (window, Packing::OnePerSpan),
+    }
+}
+
+/// A window's result, or, when the model stopped before the end of the
+/// audio, the results of its two halves (split again while still cut short,
+/// up to `splits` times): a transcript is never silently missing its end.
+fn rerun_if_cut_short(
+    engine: &Engine,
+    params: &RunParams,
+    window: &Window,
+    utterance: Utterance,
+    splits: u32,
+) -> Result<Vec<(Window, Utterance)>, EngineError> {
+    let halves = if utterance.truncated && splits > 0 {
+        window.split()
+    } else {
+        None
+    };
+    let Some((first, second)) = halves else {
+        let mut utterance = utterance;
+        if utterance.truncated {
+            utterance.warning.get_or_insert_with(|| {
+                "the model stopped before the end of this speech; some words may be missing"
+                    .to_string()
+            });
+        }
+        return Ok(vec![(window.clone(), utterance)]);
+    };
+    tracing::info!(
+        window_s = window.len() as f64 / f64::from(crate::audio::ENGINE_RATE),
+        "the model cut a run short: running its halves again"
+    );
+    let mut results = Vec::new();
+    for half in [first, second] {
+        let reply = engine.submit(vec![half.pcm.clone()], params.clone());
+        let u = reply
+            .recv()
+            .map_err(|_| EngineError::WorkerGone)??
+            .pop()
+            .unwrap_or_default();
+        results.extend(rerun_if_cut_short(engine, params, &half, u, splits - 1)?);
+    }
+    Ok(results)
 }
 
 /// Adds one window's result, mapped to file time.

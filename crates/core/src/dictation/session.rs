@@ -116,7 +116,7 @@ impl Dictation {
             recorder,
             audio_path: path.to_path_buf(),
             spans: Vec::new(),
-            windows: SpeechWindows::default(),
+            windows: SpeechWindows::for_model(engine.info()),
             window_reply: None,
             pending: VecDeque::new(),
             texts: Vec::new(),

@@ -262,23 +262,26 @@ fn run_batch(
     pcms: &[Vec<f32>],
     params: &RunParams,
 ) -> BatchReply {
+    let model = session.model();
     let options = RunOptions {
         language: params.language.clone(),
-        // A transcript prefix does not compose with segment timestamps (the
-        // engine rejects it); dictation, which uses it, needs none.
-        timestamps: if params.prefix.is_some() {
-            TimestampKind::Auto
-        } else {
-            TimestampKind::Segment
-        },
+        timestamps: timestamps_for(&model, params),
         task: if params.translate {
             Task::Translate
         } else {
             Task::Transcribe
         },
         target_language: params.translate.then(|| "en".to_string()),
-        prompt: params.prompt.clone(),
-        prefix: params.prefix.clone(),
+        // Only where the model takes them: elsewhere the engine would warn
+        // on every run, or refuse it.
+        prompt: params
+            .prompt
+            .clone()
+            .filter(|_| model.supports(transcribe_cpp::Feature::ContextPrompt)),
+        prefix: params
+            .prefix
+            .clone()
+            .filter(|_| model.supports(transcribe_cpp::Feature::TranscriptPrefix)),
         vocabulary: vocabulary_for(session, params),
         ..Default::default()
     };
@@ -291,7 +294,36 @@ fn run_batch(
             .run_batch(&slices, &options)
             .map_err(|e| EngineError::Run(e.to_string()))?
     };
-    results.into_iter().map(to_utterance).collect()
+    // A single run's truncation comes back as `OutputTruncated`; a batch
+    // only says that some run was cut (`was_truncated` describes the last
+    // call), so every result is marked and the caller splits them all.
+    let truncated = slices.len() > 1 && session.was_truncated();
+    results
+        .into_iter()
+        .map(|r| {
+            to_utterance(r).map(|u| Utterance {
+                truncated: u.truncated || truncated,
+                ..u
+            })
+        })
+        .collect()
+}
+
+/// Segment timestamps where the model has them; none where it has none
+/// (the caller times the text by its speech spans). A transcript prefix
+/// does not compose with segment timestamps (the engine rejects it);
+/// dictation, which uses it, needs none.
+fn timestamps_for(model: &Model, params: &RunParams) -> TimestampKind {
+    let has_timestamps = model
+        .capabilities()
+        .is_ok_and(|c| c.max_timestamp_kind != TimestampKind::None);
+    if !has_timestamps {
+        TimestampKind::None
+    } else if params.prefix.is_some() {
+        TimestampKind::Auto
+    } else {
+        TimestampKind::Segment
+    }
 }
 
 fn to_utterance(
@@ -303,12 +335,30 @@ fn to_utterance(
             let _ = e;
             return Err(EngineError::Cancelled);
         }
-        // Truncated or repeating output still carries usable text.
+        // The model's output budget ran out before the audio did: the text
+        // covers the start only. Marked, so a file splits the run.
+        Err(transcribe_cpp::Error::OutputTruncated {
+            partial: Some(partial),
+            ..
+        }) => {
+            return Ok(Utterance {
+                truncated: true,
+                ..utterance_of(&partial)
+            })
+        }
+        // Repeating output still carries usable text.
         Err(e) => match e.partial() {
             Some(p) => (p.clone(), Some(e.to_string())),
             None => return Err(EngineError::Run(e.to_string())),
         },
     };
+    Ok(Utterance {
+        warning,
+        ..utterance_of(&transcript)
+    })
+}
+
+fn utterance_of(transcript: &transcribe_cpp::Transcript) -> Utterance {
     let segments = transcript
         .segments
         .iter()
@@ -319,12 +369,13 @@ fn to_utterance(
             text: s.text.trim().to_string(),
         })
         .collect();
-    let t = transcript.timings;
-    Ok(Utterance {
+    let t = &transcript.timings;
+    Utterance {
         text: transcript.text.trim().to_string(),
         segments,
         language: transcript.language.clone(),
         engine_ms: (t.mel_ms + t.encode_ms + t.decode_ms) as f64,
-        warning,
-    })
+        warning: None,
+        truncated: false,
+    }
 }

@@ -65,6 +65,22 @@ pub struct ModelInfo {
     pub translates: bool,
     /// Custom vocabulary reaches the model (`RunParams::vocabulary`).
     pub takes_vocabulary: bool,
+    /// Text spoken before (`RunParams::prompt`) reaches the model.
+    #[serde(default)]
+    pub takes_prompt: bool,
+    /// Text already transcribed (`RunParams::prefix`) can be forced as the
+    /// start of the output.
+    #[serde(default)]
+    pub takes_prefix: bool,
+    /// The finest timestamps the model gives.
+    #[serde(default)]
+    pub timestamps: Timestamps,
+    /// Longest audio one run accepts, in ms; 0 = no limit the model states.
+    #[serde(default)]
+    pub max_audio_ms: i64,
+    /// What a run costs: this decides how audio is cut into runs.
+    #[serde(default)]
+    pub run_cost: RunCost,
     pub load_ms: f64,
     /// Where the model runs: `cpu`, `vulkan`, `cuda`, `metal`...
     #[serde(default)]
@@ -77,6 +93,70 @@ pub struct ModelInfo {
     /// `Vulkan0: llvmpipe…`).
     #[serde(default)]
     pub device: String,
+}
+
+/// The finest timestamps a model gives.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Timestamps {
+    /// Text only: cues come from the speech spans the VAD found.
+    #[default]
+    None,
+    Segment,
+    Word,
+    Token,
+}
+
+impl From<transcribe_cpp::TimestampKind> for Timestamps {
+    fn from(kind: transcribe_cpp::TimestampKind) -> Self {
+        use transcribe_cpp::TimestampKind as K;
+        match kind {
+            K::Segment => Self::Segment,
+            K::Word => Self::Word,
+            K::Token => Self::Token,
+            K::None | K::Auto => Self::None,
+        }
+    }
+}
+
+/// How a run's cost grows with its audio.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunCost {
+    /// Every run costs as much as `window_ms` of audio (Whisper pads each
+    /// call to 30 s): short pieces of speech are packed into full windows.
+    Padded { window_ms: i64 },
+    /// The cost follows the audio's length (Moonshine, Parakeet...): each
+    /// piece of speech gets its own run, cut only at the model's limit.
+    #[default]
+    GrowsWithAudio,
+}
+
+/// Whisper's fixed input: every call pads (or cuts) the audio to 30 s.
+pub const WHISPER_WINDOW_MS: i64 = 30_000;
+
+/// Where runs stop when a model states no limit: long enough for any
+/// sentence, short enough that one run's memory and latency stay bounded.
+pub const UNSTATED_LIMIT_MS: i64 = 30_000;
+
+impl ModelInfo {
+    /// The longest audio to give one run: the padded window, else the
+    /// model's own limit, else [`UNSTATED_LIMIT_MS`].
+    pub fn window_ms(&self) -> i64 {
+        match self.run_cost {
+            RunCost::Padded { window_ms } => window_ms,
+            RunCost::GrowsWithAudio if self.max_audio_ms > 0 => {
+                self.max_audio_ms.min(UNSTATED_LIMIT_MS)
+            }
+            RunCost::GrowsWithAudio => UNSTATED_LIMIT_MS,
+        }
+    }
+
+    /// Whether a model of this family speaks only English (and so cannot
+    /// take another language or translate).
+    pub fn english_only(&self) -> bool {
+        self.languages.len() == 1 && self.languages[0] == "en"
+    }
 }
 
 /// The GPU with the most memory that the engine can use: (name, bytes).
@@ -191,6 +271,13 @@ fn describe(model: &Model, started: Instant) -> ModelInfo {
         streaming: caps.as_ref().is_some_and(|c| c.supports_streaming),
         translates: caps.as_ref().is_some_and(|c| c.supports_translate),
         takes_vocabulary: model.supports(transcribe_cpp::Feature::Vocabulary),
+        takes_prompt: model.supports(transcribe_cpp::Feature::ContextPrompt),
+        takes_prefix: model.supports(transcribe_cpp::Feature::TranscriptPrefix),
+        timestamps: caps
+            .as_ref()
+            .map_or(Timestamps::None, |c| c.max_timestamp_kind.into()),
+        max_audio_ms: caps.as_ref().map_or(0, |c| c.max_audio_ms.max(0)),
+        run_cost: run_cost_of(&model.arch()),
         load_ms: started.elapsed().as_secs_f64() * 1000.0,
         // The device's kind (`vulkan`), not its name (`Vulkan0`).
         backend: device.as_ref().map_or_else(
@@ -201,6 +288,19 @@ fn describe(model: &Model, started: Instant) -> ModelInfo {
         device: device
             .map(|d| format!("{}: {}", d.name, d.description))
             .unwrap_or_default(),
+    }
+}
+
+/// Whisper's encoder takes a fixed 30 s of mel frames whatever the input
+/// (the engine offers no `audio_ctx`); the other families' encoders take the
+/// audio's own length.
+fn run_cost_of(arch: &str) -> RunCost {
+    if arch == "whisper" {
+        RunCost::Padded {
+            window_ms: WHISPER_WINDOW_MS,
+        }
+    } else {
+        RunCost::GrowsWithAudio
     }
 }
 
@@ -250,6 +350,11 @@ pub struct Utterance {
     pub engine_ms: f64,
     /// A problem the engine reported alongside usable partial text.
     pub warning: Option<String>,
+    /// The model stopped before the end of the audio (its output limit):
+    /// the text covers only the start. Files split such a run and run the
+    /// halves again.
+    #[serde(default)]
+    pub truncated: bool,
 }
 
 type BatchReply = Result<Vec<Utterance>, EngineError>;
@@ -570,6 +675,13 @@ impl Engine {
                 streaming: false,
                 translates: false,
                 takes_vocabulary: false,
+                takes_prompt: false,
+                takes_prefix: true,
+                timestamps: Timestamps::Segment,
+                max_audio_ms: 0,
+                run_cost: RunCost::Padded {
+                    window_ms: WHISPER_WINDOW_MS,
+                },
                 load_ms: 0.0,
                 backend: "cpu".into(),
                 fallback: None,

@@ -29,13 +29,10 @@ pub struct DefaultWheel {
 }
 
 impl DefaultWheel {
-    /// The wheel's file name (as pip and the package index name it).
+    /// The wheel's file name (as pip and the package index name it: the
+    /// last part of its URL).
     pub fn file_name(&self) -> String {
-        format!(
-            "{}-{}-py3-none-any.whl",
-            self.package.replace('-', "_"),
-            self.version
-        )
+        self.url.rsplit('/').next().unwrap_or(self.url).to_string()
     }
 
     /// Where `install_default` caches this wheel under `cache_dir`.
@@ -124,7 +121,7 @@ pub fn install_default(
     Ok(result)
 }
 
-struct RemoveDir(PathBuf);
+pub(super) struct RemoveDir(pub(super) PathBuf);
 
 impl Drop for RemoveDir {
     fn drop(&mut self) {
@@ -135,7 +132,7 @@ impl Drop for RemoveDir {
 /// Returns the verified wheel: from the cache, else downloaded directly,
 /// else with pip. A failed source falls through to the next; if all fail,
 /// the error gives each one's reason.
-fn fetch_wheel(
+pub(super) fn fetch_wheel(
     wheel: &DefaultWheel,
     cache_dir: &Path,
     status: &mut impl FnMut(&str),

