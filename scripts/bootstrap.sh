@@ -23,8 +23,8 @@ run_packages=(build-essential pkg-config cmake libssl-dev libasound2-dev libxdo-
 # microphone, key presses, a paste target,
 # WebDriver for the real app, Chromium for the UI's page tests.
 test_packages=(sox libsox-fmt-mp3 ffmpeg pocketsphinx-testdata
-  # real recorded French and Spanish speech with its script (the language tests)
-  asterisk-core-sounds-fr-g722 asterisk-core-sounds-es-g722
+  # real recorded English, French and Spanish speech with its script (language tests, vocabulary benchmark)
+  asterisk-core-sounds-en-g722 asterisk-core-sounds-fr-g722 asterisk-core-sounds-es-g722
   xvfb xauth x11-utils xdotool xclip zenity
   pulseaudio pulseaudio-utils libasound2-plugins alsa-utils webkit2gtk-driver chromium imagemagick
   sway foot wl-clipboard grim dbus-daemon)

@@ -6,6 +6,8 @@ dictation on real recorded speech, eager (windows with context) vs
     python3 tests/bench/dictation_accuracy.py      (needs the `npm test` setup)
     UTTER_BEFORE_BIN=/path/to/older/utter python3 tests/bench/dictation_accuracy.py
                                                    (adds that build's eager mode as a fourth column)
+    UTTER_BENCH_MODELS="whisper-tiny.en moonshine-tiny-en" python3 tests/bench/dictation_accuracy.py
+                                                   (eager dictation and `utter transcribe` per model instead)
 
 15 dictations of 5-60 s are built from the LibriVox clips of Debian's
 pocketsphinx-testdata: sentences in rotation with natural pauses of 0.3-1.5 s
@@ -95,19 +97,28 @@ def build_dictations(desktop):
     return out
 
 
-def transcribe(wav):
-    out = subprocess.run([UTTER, "transcribe", wav], check=True, capture_output=True, text=True)
+def transcribe(wav, model=None):
+    extra = ["--model", model] if model else []
+    out = subprocess.run([UTTER, "transcribe", *extra, wav], check=True, capture_output=True, text=True)
     return out.stdout.strip()
+
+
+MODELS = os.environ.get("UTTER_BENCH_MODELS", "").split()
+HOTKEYS = ["ctrl+shift+space", "ctrl+alt+space", "ctrl+super+space", "shift+super+space"]
 
 
 def main(desktop):
     dictations = build_dictations(desktop)
-    variants = {"eager": Dictate(desktop, UTTER, "ctrl+shift+space", []),
-                "no-eager": Dictate(desktop, UTTER, "ctrl+alt+space", ["--no-eager"])}
+    if MODELS:
+        variants = {m: Dictate(desktop, UTTER, HOTKEYS[i], ["--model", m]) for i, m in enumerate(MODELS)}
+    else:
+        variants = {"eager": Dictate(desktop, UTTER, "ctrl+shift+space", []),
+                    "no-eager": Dictate(desktop, UTTER, "ctrl+alt+space", ["--no-eager"])}
     if BEFORE:
         variants["before"] = Dictate(desktop, BEFORE, "ctrl+super+space", [])
     names = list(variants)
-    rows, totals = [], {name: [0, 0] for name in names + ["transcribe"]}
+    transcribes = [f"transcribe {m}" for m in MODELS] or ["transcribe"]
+    rows, totals = [], {name: [0, 0] for name in names + transcribes}
     latency = {name: [] for name in names}
     cpu = {name: 0.0 for name in names}
     for k, (wav, seconds, ref) in enumerate(dictations):
@@ -117,7 +128,8 @@ def main(desktop):
             ms, delivered, _, used = variants[name].dictate(wav)
             texts[name] = delivered["text"]
             latency[name].append(ms); row[name + " ms"] = ms; cpu[name] += used
-        texts["transcribe"] = transcribe(wav)
+        for t, m in zip(transcribes, MODELS or [None]):
+            texts[t] = transcribe(wav, m)
         ref_words = words(ref)
         for name, text in texts.items():
             e = edits(ref_words, words(text))
@@ -128,7 +140,7 @@ def main(desktop):
         for name, text in texts.items():
             print(f"  {name}: {text}", file=sys.stderr)
 
-    cols = names + ["transcribe"]
+    cols = names + transcribes
     print("| speech | words | " + " | ".join(f"{c} errors" for c in cols) + " | "
           + " | ".join(f"{c} release→text" for c in names) + " |")
     print("|---:|---:|" + "---:|" * (len(cols) + len(names)))
@@ -136,7 +148,7 @@ def main(desktop):
         print(f"| {seconds:.1f} s | {n} | " + " | ".join(str(row[c]) for c in cols) + " | "
               + " | ".join(f"{row[c + ' ms']:.0f} ms" for c in names) + " |")
     wer = {k: 100 * e / n for k, (e, n) in totals.items()}
-    print(f"| **total** | {totals['eager'][1]} | " + " | ".join(f"{totals[c][0]} ({wer[c]:.1f} %)" for c in cols)
+    print(f"| **total** | {totals[names[0]][1]} | " + " | ".join(f"{totals[c][0]} ({wer[c]:.1f} %)" for c in cols)
           + " | " + " | ".join(f"median {statistics.median(latency[c]):.0f} ms" for c in names) + " |")
     speech = sum(s for s, *_ in rows)
     print("\nCPU seconds per second of speech (whole dictation, release included): "

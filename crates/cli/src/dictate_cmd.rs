@@ -328,6 +328,6 @@ pub fn devices(compute: bool) -> Result<ExitCode> {
 /// What a user who gave a vocabulary is told when the model cannot use it.
 pub fn vocabulary_ignored(model: &str) -> String {
     format!(
-        "{model} does not take a vocabulary: your words are not passed to it (replacements still apply); a Whisper model takes one"
+        "{model} does not take a vocabulary as a prompt: your words correct what sounds like them after transcription, and replacements still apply; a Whisper model also hears them as a prompt"
     )
 }

@@ -114,7 +114,8 @@ pub fn run(store: &ModelStore, args: TranscribeArgs) -> Result<ExitCode> {
             }
         };
     // Before the model loads, so a typo fails at once.
-    let (vocabulary, rules) = (args.text.vocabulary()?, args.text.rules()?);
+    let vocabulary = args.text.vocabulary()?;
+    let rules = args.text.rules()?.with_vocabulary(&vocabulary);
     let (workers, threads) = worker_layout(args.workers, args.threads);
     let mut engines = Vec::with_capacity(workers);
     for _ in 0..workers {

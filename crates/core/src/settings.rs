@@ -239,7 +239,9 @@ impl Settings {
     }
 
     pub fn text_rules(&self) -> Result<TextRules, SettingsError> {
-        TextRules::new(&self.text_rules).map_err(|e| invalid("replacements", e.to_string()))
+        TextRules::new(&self.text_rules)
+            .map(|rules| rules.with_vocabulary(&self.vocabulary))
+            .map_err(|e| invalid("replacements", e.to_string()))
     }
 
     /// How long the speech model may sit idle before it is unloaded.

@@ -67,7 +67,7 @@ describe('models', () => {
     const rows = page.getByTestId('packaged-row');
     await rows.first().waitFor();
     expect(await rows.count()).toBe(2);
-    expect(await rows.nth(0).textContent()).toContain('56.4 MB');
+    expect(await rows.nth(0).textContent()).toContain('56 MB');
     expect(await rows.nth(1).getByTestId('packaged-installed').count()).toBe(1);
     expect(await rows.nth(1).getByTestId('packaged-install').count()).toBe(0);
     await rows.nth(0).getByTestId('packaged-install').click();

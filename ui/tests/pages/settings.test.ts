@@ -160,7 +160,7 @@ describe('settings', () => {
     f.status.model = 'parakeet-tdt';
     const { page, close } = await open(h, f, { hash: 'settings' });
     await page.getByTestId('vocab-unsupported').waitFor();
-    expect(await page.getByTestId('vocab-unsupported').textContent()).toContain('parakeet-tdt does not read a vocabulary');
+    expect(await page.getByTestId('vocab-unsupported').textContent()).toContain('parakeet-tdt does not read a vocabulary as a prompt: these words correct what sounds like them');
     await close();
   });
 

