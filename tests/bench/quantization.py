@@ -152,19 +152,19 @@ def main():
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def peers_python(tmp):
-    """A Python with faster-whisper and pywhispercpp: FW_PYTHON, or a
-    virtualenv made in `tmp` from PyPI; None when the peers are not wanted
-    or cannot be installed (the table then says so by their absence)."""
+def peers_python(tmp, packages=("faster-whisper", "pywhispercpp")):
+    """A Python with the peers (`packages`): FW_PYTHON, or a virtualenv made
+    in `tmp` from PyPI; None when the peers are not wanted or cannot be
+    installed (the table then says so by their absence)."""
     if os.environ.get("UTTER_BENCH_NO_PEERS"):
         return None
     if os.environ.get("FW_PYTHON"):
         return os.environ["FW_PYTHON"]
     venv = os.path.join(tmp, "peers-venv")
-    print("installing faster-whisper and pywhispercpp into a throwaway virtualenv...", file=sys.stderr)
+    print(f"installing {' and '.join(packages)} into a throwaway virtualenv...", file=sys.stderr)
     try:
         subprocess.run([sys.executable, "-m", "venv", venv], check=True)
-        subprocess.run([os.path.join(venv, "bin", "pip"), "install", "--quiet", "faster-whisper", "pywhispercpp"], check=True)
+        subprocess.run([os.path.join(venv, "bin", "pip"), "install", "--quiet", *packages], check=True)
     except (OSError, subprocess.CalledProcessError) as e:
         print(f"the peers could not be installed ({e}); measuring Utter only", file=sys.stderr)
         return None
