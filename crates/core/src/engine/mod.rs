@@ -151,12 +151,6 @@ impl ModelInfo {
             RunCost::GrowsWithAudio => UNSTATED_LIMIT_MS,
         }
     }
-
-    /// Whether a model of this family speaks only English (and so cannot
-    /// take another language or translate).
-    pub fn english_only(&self) -> bool {
-        self.languages.len() == 1 && self.languages[0] == "en"
-    }
 }
 
 /// The GPU with the most memory that the engine can use: (name, bytes).

@@ -70,14 +70,6 @@ impl GgufFile {
         }
     }
 
-    pub fn get(&self, key: &str) -> Option<&Value> {
-        self.metadata.iter().find(|(k, _)| k == key).map(|(_, v)| v)
-    }
-
-    pub fn tensor(&self, name: &str) -> Option<&GgmlTensor> {
-        self.tensors.iter().find(|t| t.name == name)
-    }
-
     pub fn write_to(&self, out: &mut impl Write) -> std::io::Result<()> {
         // The header (metadata and tensor descriptions) is small next to the
         // data: built in memory, so its length gives the data's padding.
