@@ -151,15 +151,8 @@ pub fn convert(encoder: &[u8], decoder: &[u8], tokenizer: &[u8]) -> Result<GgufF
         let to = |s: &str| format!("enc.blocks.{i}.{s}");
         out.tensors
             .push(enc.norm(&format!("{p}/input_layernorm"), &to("norm_attn.weight"))?);
-        for (src, dst) in [("q_proj", "q"), ("k_proj", "k"), ("v_proj", "v")] {
-            let (w, _) = enc.linear(
-                &format!("{p}/self_attn/{src}"),
-                &to(&format!("attn.{dst}.weight")),
-            )?;
-            out.tensors.push(w);
-        }
-        let o = enc.first_of(&format!("{p}/self_attn"), &["o_proj", "dense"])?;
-        out.tensors.push(enc.linear(&o, &to("attn.out.weight"))?.0);
+        out.tensors
+            .extend(enc.attention(&format!("{p}/self_attn"), &to("attn"))?);
         out.tensors.push(enc.norm(
             &format!("{p}/post_attention_layernorm"),
             &to("norm_ffn.weight"),
@@ -221,16 +214,8 @@ pub fn convert(encoder: &[u8], decoder: &[u8], tokenizer: &[u8]) -> Result<GgufF
                 .push(dec.norm(&format!("{p}/{src}"), &to(&format!("{dst}.weight")))?);
         }
         for (src, dst) in [("self_attn", "self_attn"), ("encoder_attn", "cross_attn")] {
-            for (proj, name) in [("q_proj", "q"), ("k_proj", "k"), ("v_proj", "v")] {
-                let (w, _) = dec.linear(
-                    &format!("{p}/{src}/{proj}"),
-                    &to(&format!("{dst}.{name}.weight")),
-                )?;
-                out.tensors.push(w);
-            }
-            let o = dec.first_of(&format!("{p}/{src}"), &["o_proj", "dense"])?;
             out.tensors
-                .push(dec.linear(&o, &to(&format!("{dst}.out.weight")))?.0);
+                .extend(dec.attention(&format!("{p}/{src}"), &to(dst))?);
         }
         for (sources, dst) in [(["fc1", "up_proj"], "fc1"), (["fc2", "down_proj"], "fc2")] {
             let prefix = dec.first_of(&format!("{p}/mlp"), &sources)?;
@@ -472,17 +457,43 @@ impl<'a> Graph<'a> {
     /// `base`'s quantised weight in f32: `q · scale + zp` when the zero point
     /// is a float (base), `(q − zp) · scale` when it is an integer (tiny).
     fn dequantized(&self, base: &str) -> Result<(Vec<usize>, Vec<f32>), ConvertError> {
-        let q = self.initializer(&format!("{base}_quantized"))?;
-        let scale = self.initializer(&format!("{base}_scale"))?.scalar()?;
-        let zp = self.initializer(&format!("{base}_zero_point"))?;
-        let zero = zp.scalar()?;
-        let values = q.to_f32()?;
-        let w = if zp.data_type == OrtDataType::F32 {
-            values.iter().map(|v| v * scale + zero).collect()
-        } else {
-            values.iter().map(|v| (v - zero) * scale).collect()
-        };
-        Ok((q.dims.clone(), w))
+        let (q, scale, zp) = (
+            format!("{base}_quantized"),
+            format!("{base}_scale"),
+            format!("{base}_zero_point"),
+        );
+        let quantized = self.initializer(&q)?;
+        if self.initializer(&zp)?.data_type != OrtDataType::F32 {
+            return self.asymmetric(&q, &scale, &zp);
+        }
+        let scale = self.initializer(&scale)?.scalar()?;
+        let zero = self.initializer(&zp)?.scalar()?;
+        let w = quantized
+            .to_f32()?
+            .iter()
+            .map(|v| v * scale + zero)
+            .collect();
+        Ok((quantized.dims.clone(), w))
+    }
+
+    /// The query, key, value and output projections of the attention under
+    /// `prefix`, named `{name}.{q,k,v,out}.weight` (base calls the output `dense`).
+    fn attention(
+        &self,
+        prefix: &str,
+        name: &str,
+    ) -> Result<Vec<super::ggml::GgmlTensor>, ConvertError> {
+        let mut weights = Vec::new();
+        for (proj, short) in [("q_proj", "q"), ("k_proj", "k"), ("v_proj", "v")] {
+            let (w, _) = self.linear(
+                &format!("{prefix}/{proj}"),
+                &format!("{name}.{short}.weight"),
+            )?;
+            weights.push(w);
+        }
+        let o = self.first_of(prefix, &["o_proj", "dense"])?;
+        weights.push(self.linear(&o, &format!("{name}.out.weight"))?.0);
+        Ok(weights)
     }
 
     /// The weight of projection `prefix` as `[out, in]`, and the name of a
