@@ -8,6 +8,8 @@ dictation on real recorded speech, eager (windows with context) vs
                                                    (adds that build's eager mode as a fourth column)
     UTTER_BENCH_MODELS="whisper-tiny.en moonshine-tiny-en" python3 tests/bench/dictation_accuracy.py
                                                    (eager dictation and `utter transcribe` per model instead)
+    UTTER_BENCH_MODELS="moonshine-tiny-en@per-span moonshine-tiny-en@growing-window" ...
+                                                   (MODEL@STRATEGY: that `--live-strategy`)
 
 15 dictations of 5-60 s are built from the LibriVox clips of Debian's
 pocketsphinx-testdata: sentences in rotation with natural pauses of 0.3-1.5 s
@@ -104,20 +106,26 @@ def transcribe(wav, model=None):
 
 
 MODELS = os.environ.get("UTTER_BENCH_MODELS", "").split()
-HOTKEYS = ["ctrl+shift+space", "ctrl+alt+space", "ctrl+super+space", "shift+super+space"]
+HOTKEYS = ["ctrl+shift+space", "ctrl+alt+space", "ctrl+super+space", "shift+super+space",
+           "alt+super+space", "ctrl+alt+shift+space"]
 
 
 def main(desktop):
     dictations = build_dictations(desktop)
     if MODELS:
-        variants = {m: Dictate(desktop, UTTER, HOTKEYS[i], ["--model", m]) for i, m in enumerate(MODELS)}
+        variants = {}
+        for i, m in enumerate(MODELS):
+            model, _, strategy = m.partition("@")
+            extra = ["--live-strategy", strategy] if strategy else []
+            variants[m] = Dictate(desktop, UTTER, HOTKEYS[i], ["--model", model, *extra])
     else:
         variants = {"eager": Dictate(desktop, UTTER, "ctrl+shift+space", []),
                     "no-eager": Dictate(desktop, UTTER, "ctrl+alt+space", ["--no-eager"])}
     if BEFORE:
         variants["before"] = Dictate(desktop, BEFORE, "ctrl+super+space", [])
     names = list(variants)
-    transcribes = [f"transcribe {m}" for m in MODELS] or ["transcribe"]
+    models = list(dict.fromkeys(m.partition("@")[0] for m in MODELS))
+    transcribes = [f"transcribe {m}" for m in models] or ["transcribe"]
     rows, totals = [], {name: [0, 0] for name in names + transcribes}
     latency = {name: [] for name in names}
     cpu = {name: 0.0 for name in names}
@@ -128,7 +136,7 @@ def main(desktop):
             ms, delivered, _, used = variants[name].dictate(wav)
             texts[name] = delivered["text"]
             latency[name].append(ms); row[name + " ms"] = ms; cpu[name] += used
-        for t, m in zip(transcribes, MODELS or [None]):
+        for t, m in zip(transcribes, models or [None]):
             texts[t] = transcribe(wav, m)
         ref_words = words(ref)
         for name, text in texts.items():

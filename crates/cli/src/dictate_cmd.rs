@@ -10,6 +10,7 @@ use utter_core::control::{Control, TriggerMode};
 use utter_core::dictation::defaults;
 use utter_core::dictation::events::{DictationEvent, Stamped};
 use utter_core::dictation::service::{self, CpalMicrophone, ServiceIo};
+use utter_core::dictation::strategy::LiveStrategy;
 use utter_core::engine::Compute;
 use utter_core::models::load::{EngineOptions, LoadedModels};
 use utter_core::models::ModelStore;
@@ -19,7 +20,7 @@ use utter_core::platform::hotkeys::{
 use utter_core::platform::output::{open_sink, OutputEnv, OutputMethod, PasteKeys};
 use utter_core::platform::ptt::PttServer;
 use utter_core::platform::{main_loop, MainThread};
-use utter_core::settings::{parse_value, Language, Settings};
+use utter_core::settings::{parse_cli_value, parse_value, Language, Settings};
 use utter_core::setup::{self, SetupError};
 
 use crate::text_args::TextArgs;
@@ -36,8 +37,8 @@ pub struct DictateArgs {
     /// The dictation hotkey
     #[arg(long, default_value = defaults::HOTKEY)]
     hotkey: String,
-    /// push_to_talk: hold to speak; toggle: press to start and again to stop
-    #[arg(long, default_value = "push_to_talk", value_parser = parse_value::<TriggerMode>)]
+    /// push-to-talk: hold to speak; toggle: press to start and again to stop
+    #[arg(long, default_value = "push-to-talk", value_parser = parse_cli_value::<TriggerMode>)]
     mode: TriggerMode,
     /// While holding the hotkey, this key switches to hands-free until the next hotkey press
     #[arg(long, default_value = defaults::LATCH_KEY)]
@@ -76,8 +77,14 @@ pub struct DictateArgs {
     #[arg(long, value_enum)]
     events: Option<EventFormat>,
     /// Transcribe the whole recording on release instead of segment by segment
-    #[arg(long)]
+    /// (the same as `--live-strategy on-release`)
+    #[arg(long, conflicts_with = "live_strategy")]
     no_eager: bool,
+    /// How speech reaches the model while you speak: growing-window (each
+    /// pause re-runs the window so far), per-span (each span runs once),
+    /// on-release, native-stream [default: what measured best for the model]
+    #[arg(long, value_name = "STRATEGY")]
+    live_strategy: Option<LiveStrategy>,
     /// Silence that ends a segment, in ms
     #[arg(long, default_value_t = defaults::SILENCE_MS)]
     silence_ms: u32,
@@ -183,7 +190,12 @@ fn dictate(
     config.paste_last_key = args.paste_last_key;
     config.always_open_mic = args.always_open_mic;
     config.post_roll = Duration::from_millis(args.post_roll_ms);
-    config.dictation.eager = !args.no_eager;
+    config.dictation.strategy = match args.no_eager {
+        true => Some(LiveStrategy::OnRelease),
+        false => args.live_strategy,
+    };
+    let strategy = LiveStrategy::resolve(config.dictation.strategy, engine.info())?;
+    tracing::info!("live strategy: {strategy}");
     let vocabulary_note = (!config.dictation.vocabulary.is_empty()
         && !engine.info().takes_vocabulary)
         .then(|| vocabulary_ignored(&model_name));

@@ -183,7 +183,7 @@ pub fn run(store: &ModelStore, args: TranscribeArgs) -> Result<ExitCode> {
         let bar = progress_bar(path);
         let result = transcribe::transcribe_file(
             &engines,
-            detector.as_mut(),
+            detector.as_mut().into(),
             path,
             &model_name,
             &options,

@@ -11,7 +11,7 @@ use std::time::Instant;
 
 use utter_core::engine::{Engine, EngineConfig, RunParams};
 use utter_core::models::ModelStore;
-use utter_core::transcribe::{transcribe_file, FileOptions};
+use utter_core::transcribe::{transcribe_file, FileOptions, Segmentation};
 use utter_core::vad::SpeechDetector;
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -86,8 +86,15 @@ fn main() {
                     batch_size: 1,
                     ..Default::default()
                 };
-                let t =
-                    transcribe_file(&single, Some(vad), &file, &name, &options, |_| {}).unwrap();
+                let t = transcribe_file(
+                    &single,
+                    Segmentation::Vad(vad),
+                    &file,
+                    &name,
+                    &options,
+                    |_| {},
+                )
+                .unwrap();
                 t.text().split_whitespace().count()
             }),
         ),
@@ -98,7 +105,15 @@ fn main() {
                     batch_size: 1,
                     ..Default::default()
                 };
-                let t = transcribe_file(&pair, Some(vad), &file, &name, &options, |_| {}).unwrap();
+                let t = transcribe_file(
+                    &pair,
+                    Segmentation::Vad(vad),
+                    &file,
+                    &name,
+                    &options,
+                    |_| {},
+                )
+                .unwrap();
                 t.text().split_whitespace().count()
             }),
         ),
@@ -109,7 +124,8 @@ fn main() {
                     batch_size: 1,
                     ..Default::default()
                 };
-                let t = transcribe_file(&pair, None, &file, &name, &options, |_| {}).unwrap();
+                let t = transcribe_file(&pair, Segmentation::Fixed, &file, &name, &options, |_| {})
+                    .unwrap();
                 t.text().split_whitespace().count()
             }),
         ),

@@ -6,8 +6,9 @@
 
 use serde::{Deserialize, Serialize};
 
-/// How the main hotkey starts and stops a dictation. Spelled as in the
-/// settings file (`push_to_talk`, `toggle`), which the CLI's `--mode` takes too.
+/// How the main hotkey starts and stops a dictation. The settings file
+/// spells it `push_to_talk`; the CLI's `--mode` takes `push-to-talk`, as
+/// command lines do ([`crate::settings::parse_cli_value`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
 #[ts(export)]
@@ -44,4 +45,27 @@ pub enum Control {
     Cancel,
     /// Finish any dictation in progress, then return.
     Shutdown,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::settings::{parse_cli_value, parse_value};
+
+    #[test]
+    fn the_cli_reads_the_mode_in_kebab_case_and_the_settings_file_keeps_its_spelling() {
+        assert_eq!(
+            parse_cli_value::<TriggerMode>("push-to-talk").unwrap(),
+            TriggerMode::PushToTalk
+        );
+        assert_eq!(
+            parse_value::<TriggerMode>("push_to_talk").unwrap(),
+            TriggerMode::PushToTalk
+        );
+        assert_eq!(
+            serde_json::to_string(&TriggerMode::PushToTalk).unwrap(),
+            "\"push_to_talk\""
+        );
+        assert!(parse_cli_value::<TriggerMode>("push").is_err());
+    }
 }

@@ -153,10 +153,15 @@ impl<'de> Deserialize<'de> for Language {
     }
 }
 
-/// Parses one setting's value as the settings file spells it: the CLI's
-/// flags take the same spellings, so each value has exactly one.
+/// Parses one setting's value as the settings file spells it.
 pub fn parse_value<T: DeserializeOwned>(s: &str) -> Result<T, serde_json::Error> {
     serde_json::from_value(serde_json::Value::String(s.to_string()))
+}
+
+/// A command-line value in kebab-case (`push-to-talk`) read as the settings
+/// file spells it (`push_to_talk`).
+pub fn parse_cli_value<T: DeserializeOwned>(s: &str) -> Result<T, serde_json::Error> {
+    parse_value(&s.replace('-', "_"))
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -9,10 +9,8 @@
 
 use std::path::{Path, PathBuf};
 
-use crossbeam_channel::Receiver;
-
 use crate::audio::{self, AudioError};
-use crate::engine::{Engine, EngineError, RunParams, Utterance};
+use crate::engine::{Engine, EngineError, Run, RunParams, Utterance};
 use crate::engine::{ModelInfo, RunCost};
 use crate::packing::{assemble, Packing, Window, WindowPacker};
 use crate::postprocess::TextRules;
@@ -195,14 +193,29 @@ impl<'a> WindowSource<'a> {
     }
 }
 
-type Pending = (Vec<Window>, Receiver<Result<Vec<Utterance>, EngineError>>);
+type Pending = (Vec<Window>, Run);
 
-/// Transcribes one file. `detector` = `None` means fixed 30 s windows.
+/// How a file's audio is cut into runs.
+pub enum Segmentation<'a> {
+    /// At the pauses the voice detector finds; silence is skipped.
+    Vad(&'a mut SpeechDetector),
+    /// Into windows of the model's length, silence and all (`--no-vad`, or
+    /// no VAD model installed).
+    Fixed,
+}
+
+impl<'a> From<Option<&'a mut SpeechDetector>> for Segmentation<'a> {
+    fn from(detector: Option<&'a mut SpeechDetector>) -> Self {
+        detector.map_or(Self::Fixed, Self::Vad)
+    }
+}
+
+/// Transcribes one file.
 /// Batches go round-robin to `engines` (several single-threaded workers
 /// use a multi-core CPU better than one multi-threaded worker).
 pub fn transcribe_file(
     engines: &[Engine],
-    detector: Option<&mut SpeechDetector>,
+    segmentation: Segmentation,
     path: &Path,
     model_name: &str,
     options: &FileOptions,
@@ -211,8 +224,8 @@ pub fn transcribe_file(
     assert!(!engines.is_empty(), "at least one engine");
     let model = engines[0].info();
     let (window, packing) = windows_for(model);
-    let splitter = match detector {
-        Some(detector) => {
+    let splitter = match segmentation {
+        Segmentation::Vad(detector) => {
             detector.flush().ok(); // start from a clean stream
             let mut segmenter = options.segmenter;
             // Spans (with their pads) fit one run of this model.
@@ -226,7 +239,7 @@ pub fn transcribe_file(
                 packer: WindowPacker::new(window, packing),
             }
         }
-        None => Splitter::Fixed { window },
+        Segmentation::Fixed => Splitter::Fixed { window },
     };
     let params = RunParams {
         language: options.language.clone(),
@@ -249,7 +262,7 @@ pub fn transcribe_file(
     // Collects the oldest batch's results into the transcript.
     let collect =
         |(windows, rx): Pending, transcript: &mut FileTranscript| -> Result<i64, EngineError> {
-            let utterances = rx.recv().map_err(|_| EngineError::WorkerGone)??;
+            let utterances = rx.wait()?;
             let mut end = 0;
             for (w, u) in windows.iter().zip(utterances) {
                 for (w, u) in rerun_if_cut_short(&engines[0], &params, w, u, MAX_SPLITS)? {
@@ -376,11 +389,7 @@ fn rerun_if_cut_short(
     let mut results = Vec::new();
     for half in [first, second] {
         let reply = engine.submit(vec![half.pcm.clone()], params.clone());
-        let u = reply
-            .recv()
-            .map_err(|_| EngineError::WorkerGone)??
-            .pop()
-            .unwrap_or_default();
+        let u = reply.wait()?.pop().unwrap_or_default();
         results.extend(rerun_if_cut_short(engine, params, &half, u, splits - 1)?);
     }
     Ok(results)

@@ -108,7 +108,7 @@ fn vad_hears_nothing_in_silence_and_noise_floor() {
 }
 
 #[test]
-fn a_cancelled_run_reports_cancelled_and_the_next_run_works() {
+fn a_cancel_reaches_its_own_run_only_even_when_it_comes_late() {
     let engine = Engine::start(EngineConfig::new(common::speech_model())).unwrap();
     let clips = common::librivox_clips();
     let pcm = common::load_pcm(&clips[0].0);
@@ -118,13 +118,31 @@ fn a_cancelled_run_reports_cancelled_and_the_next_run_works() {
         .chain(pcm.iter())
         .cloned()
         .collect();
-    let rx = engine.submit(vec![long.clone(), long], RunParams::default());
+    let first = engine.submit(vec![long.clone(), long], RunParams::default());
+    let second = engine.submit(vec![pcm.clone()], RunParams::default());
+    let third = engine.submit(vec![pcm.clone()], RunParams::default());
     std::thread::sleep(std::time::Duration::from_millis(150));
-    engine.cancel();
-    let result = rx.recv().unwrap();
+    first.cancel();
+    third.cancel(); // still queued: answered without being run
+    let result = loop {
+        if let Some(r) = first.try_result() {
+            break r;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    };
     assert!(
         matches!(result, Err(utter_core::engine::EngineError::Cancelled)),
         "{result:?}"
+    );
+    first.cancel(); // late, while the second run is under way
+    let second = second.wait().unwrap();
+    assert!(second[0].text.contains("Dashwood"), "{}", second[0].text);
+    assert!(
+        matches!(
+            third.wait(),
+            Err(utter_core::engine::EngineError::Cancelled)
+        ),
+        "cancelled while queued"
     );
     let again = engine.transcribe(vec![pcm], RunParams::default()).unwrap();
     assert!(again[0].text.contains("Dashwood"), "{}", again[0].text);

@@ -13,7 +13,7 @@ use crate::engine::{Engine, EngineNotice};
 use crate::history::{EntryKind, NewEntry, Segment};
 use crate::models::load::{load_models, EngineOptions, LoadError, LoadedModels};
 use crate::models::ModelUse;
-use crate::transcribe::{transcribe_file, FileError, FileOptions};
+use crate::transcribe::{transcribe_file, FileError, FileOptions, Segmentation};
 use crate::transcript::FileTranscript;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ts_rs::TS)]
@@ -99,7 +99,7 @@ impl FileQueue {
             }
         }
         if let Some(e) = &inner.engine {
-            e.cancel();
+            e.cancel_submitted();
         }
     }
 
@@ -171,7 +171,7 @@ pub(super) fn cancel(shared: &Shared, id: u64) {
     });
     if let Some(job) = job {
         if let Some(e) = &lock(&shared.files.inner).engine {
-            e.cancel();
+            e.cancel_submitted();
         }
         shared.emit(AppEvent::FileJob(job));
     }
@@ -284,13 +284,13 @@ fn run_job(
     let mut last_report = Instant::now();
     let result = transcribe_file(
         std::slice::from_ref(engine.as_ref()),
-        Some(vad),
+        Segmentation::Vad(vad),
         path,
         model_name,
         &options,
         |p| {
             if shared.files.is_cancelled(job.id) {
-                engine.cancel(); // every further batch stops at once
+                engine.cancel_submitted(); // every further batch stops at once
                 return;
             }
             if last_report.elapsed() < Duration::from_millis(100) {
@@ -402,7 +402,7 @@ pub(super) fn transcribe_once(
     let options = file_options(&shared.settings());
     Ok(transcribe_file(
         std::slice::from_ref(&engine),
-        Some(&mut vad),
+        Segmentation::Vad(&mut vad),
         path,
         &model_name,
         &options,

@@ -659,14 +659,9 @@ impl App {
         let transcript = files::transcribe_once(&self.shared, Path::new(&audio), model.as_deref())?;
         let segments = files::segments_of(&transcript);
         let (text, raw) = match entry.kind {
-            // The engine's text through the same rules a live dictation gets.
             history::EntryKind::Dictation => {
-                let raw =
-                    crate::text::join_dictation(transcript.raw_segments.iter().map(String::as_str));
-                let p = settings
-                    .text_rules()
-                    .unwrap_or_default()
-                    .dictation(&raw, false);
+                let rules = settings.text_rules().unwrap_or_default();
+                let p = crate::dictation::recovered(Path::new(&audio), &transcript, &rules);
                 (p.text, p.raw)
             }
             history::EntryKind::File => (transcript.text(), transcript.raw_text()),
@@ -674,20 +669,6 @@ impl App {
         let updated = lock(&self.shared.history)
             .update_text(id, &text, raw.as_deref(), &transcript.model, &segments)?
             .ok_or(AppError::NoHistoryEntry(id))?;
-        if entry.kind == history::EntryKind::Dictation {
-            // Finished now: the next start must not transcribe it again.
-            use crate::dictation::record_log::{self, RecordingRecord, RecordingStatus};
-            let _ = record_log::write_record(
-                Path::new(&audio),
-                &RecordingRecord {
-                    status: RecordingStatus::Recovered,
-                    text,
-                    model: transcript.model.clone(),
-                    audio_ms: transcript.duration_ms.max(0) as u64,
-                    finished_unix_ms: record_log::unix_ms(),
-                },
-            );
-        }
         self.shared.emit(AppEvent::HistoryChanged);
         Ok(updated)
     }

@@ -18,6 +18,12 @@
 //! its prompt, as Whisper's own long-form decoding does. One run is in flight at a time; spans that
 //! close meanwhile are coalesced into the next run.
 //!
+//! A model whose runs cost what their audio is and that takes no prefix
+//! (Moonshine) would pay for the whole window again at every pause; for it
+//! [`Growth::PerSpan`] keeps one window per VAD span: a span runs once when a
+//! pause offers it and again only if the user went on speaking in it, and the
+//! text before it is its prompt where the model takes one.
+//!
 //! This type is pure bookkeeping (no engine), so it is tested on its own.
 
 use crate::text::join_dictation;
@@ -47,6 +53,9 @@ pub struct WindowRun {
 #[derive(Debug)]
 struct Window {
     start: u64,
+    /// Where the window's first span began (its padding may reach into
+    /// the window before, so `start` can be later).
+    span_start: u64,
     /// End of the last span in the window.
     end: u64,
     text: String,
@@ -59,11 +68,21 @@ struct Window {
     plain: bool,
 }
 
+/// What a window holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Growth {
+    /// Spans join the window until it would pass this many samples.
+    UpTo(u64),
+    /// One span a window: a later offer of the same span (the user went on
+    /// speaking after a pause) extends it.
+    PerSpan,
+}
+
 #[derive(Debug)]
 pub struct SpeechWindows {
     windows: Vec<Window>,
     in_flight: Option<WindowRun>,
-    max_samples: u64,
+    growth: Growth,
     /// The model forces a transcript prefix (Whisper); without it every run
     /// decodes its whole window (Moonshine, whose runs cost what their audio is).
     prefixes: bool,
@@ -80,8 +99,17 @@ impl SpeechWindows {
         Self {
             windows: Vec::new(),
             in_flight: None,
-            max_samples,
+            growth: Growth::UpTo(max_samples),
             prefixes: true,
+        }
+    }
+
+    /// One window per span, no prefixes (see the module's notes).
+    pub fn per_span() -> Self {
+        Self {
+            growth: Growth::PerSpan,
+            prefixes: false,
+            ..Self::default()
         }
     }
 
@@ -96,21 +124,26 @@ impl SpeechWindows {
         }
     }
 
-    /// A span the VAD closed: it extends the current window, or starts the
-    /// next one when the window would grow past the maximum.
+    /// A span the VAD closed (or offered at a pause): it extends the current
+    /// window, or starts the next one (see [`Growth`]).
     pub fn add_span(&mut self, start: u64, end: u64) {
+        let extends = |w: &Window| match self.growth {
+            Growth::UpTo(max_samples) => end.saturating_sub(w.start) <= max_samples,
+            Growth::PerSpan => w.span_start == start,
+        };
         match self.windows.last_mut() {
-            Some(w) if end.saturating_sub(w.start) <= self.max_samples => w.end = w.end.max(end),
+            Some(w) if extends(w) => w.end = w.end.max(end),
             last => {
                 // Padded spans can overlap: no audio is heard by two windows,
                 // or its words would be written twice.
-                let start = last.map_or(start, |w| start.max(w.end));
+                let cut = last.map_or(start, |w| start.max(w.end));
                 self.windows.push(Window {
-                    start,
+                    span_start: start,
+                    start: cut,
                     end,
                     text: String::new(),
                     previous: String::new(),
-                    done_to: start,
+                    done_to: cut,
                     plain: false,
                 })
             }
@@ -458,6 +491,50 @@ mod tests {
         w.finished(Err(()));
         assert!(w.is_done(), "given up on after the retry");
         assert_eq!(w.next_run(), None);
+    }
+
+    #[test]
+    fn per_span_runs_each_span_alone_and_a_grown_span_again() {
+        let mut w = SpeechWindows::per_span();
+        w.add_span(0, 3 * S); // offered at a pause
+        let first = w.next_run().unwrap();
+        assert_eq!((first.start, first.end, first.prefix), (0, 3 * S, None));
+        w.finished(Ok("The man walked"));
+        w.add_span(0, 5 * S); // the user went on: the same span, longer
+        let again = w.next_run().unwrap();
+        assert_eq!(
+            (again.window, again.start, again.end, again.prefix),
+            (0, 0, 5 * S, None),
+            "the whole span again, decoded whole"
+        );
+        w.finished(Ok("The man walked into the room."));
+        w.add_span(5 * S - S / 4, 8 * S); // the next span; its pad reaches into the last
+        let next = w.next_run().unwrap();
+        assert_eq!((next.window, next.start, next.end), (1, 5 * S, 8 * S));
+        assert_eq!(
+            next.prompt.as_deref(),
+            Some("The man walked into the room."),
+            "the text before it, for a model that takes a prompt"
+        );
+        w.finished(Ok("He sat down."));
+        w.add_span(5 * S - S / 4, 9 * S); // that span grew: its window, though its start was cut
+        assert_eq!(w.next_run().map(|r| (r.window, r.start)), Some((1, 5 * S)));
+        w.finished(Ok("He sat down at last."));
+        assert!(w.is_done());
+        assert_eq!(w.windows(), 2);
+        assert_eq!(
+            w.text(),
+            "The man walked into the room. He sat down at last."
+        );
+    }
+
+    #[test]
+    fn per_span_windows_never_merge_spans_however_short() {
+        let mut w = SpeechWindows::per_span();
+        for k in 0..4 {
+            w.add_span(k * 2 * S, k * 2 * S + S);
+        }
+        assert_eq!(w.windows(), 4, "growing windows would hold all four in one");
     }
 
     #[test]

@@ -2,7 +2,8 @@
 //! text delivered to the focused app, driven by global hotkeys.
 //!
 //! Pipeline order: [`service`] serialises all inputs and owns the mic; a
-//! [`session::Dictation`] records, segments and queues engine work;
+//! [`session::Dictation`] records, segments and hands spans to its
+//! [`strategy`], which decides the engine runs;
 //! [`trigger`] maps keys to intents; [`events`] reports progress;
 //! [`record_log`] keeps each recording's outcome so none is ever lost.
 
@@ -12,17 +13,42 @@ pub mod events;
 pub mod record_log;
 pub mod service;
 pub mod session;
+pub mod strategy;
 pub mod trigger;
 
 use std::path::Path;
 
 use crate::engine::Engine;
 use crate::postprocess::{Processed, TextRules};
-use crate::transcribe::{transcribe_file, FileOptions};
+use crate::transcribe::{transcribe_file, FileOptions, Segmentation};
+use crate::transcript::FileTranscript;
 use crate::vad::SpeechDetector;
 
 use events::DictationEvent;
 use record_log::{RecordingRecord, RecordingStatus};
+
+/// A recording transcribed again after the fact (at start-up, or retried
+/// from the history): the engine's text through the rules a live dictation
+/// gets, and the recording marked finished so no start transcribes it again.
+pub fn recovered(wav: &Path, transcript: &FileTranscript, rules: &TextRules) -> Processed {
+    let raw = crate::text::join_dictation(transcript.raw_segments.iter().map(String::as_str));
+    let processed = rules.dictation(&raw, false);
+    let record = RecordingRecord {
+        status: RecordingStatus::Recovered,
+        text: processed.text.clone(),
+        model: transcript.model.clone(),
+        audio_ms: transcript.duration_ms.max(0) as u64,
+        finished_unix_ms: record_log::unix_ms(),
+    };
+    if let Err(e) = record_log::write_record(wav, &record) {
+        // The text is not lost (the caller has it); the next start may transcribe it again.
+        tracing::warn!(
+            "{}: cannot mark the recording recovered: {e}",
+            wav.display()
+        );
+    }
+    processed
+}
 
 /// Transcribes recordings a previous run left unfinished (crash, kill, power
 /// loss) and marks them recovered. Their text is reported, never pasted:
@@ -38,7 +64,7 @@ pub fn recover_unfinished(
     for wav in record_log::unfinished(dir) {
         let result = transcribe_file(
             std::slice::from_ref(engine),
-            Some(&mut *vad),
+            Segmentation::Vad(&mut *vad),
             &wav,
             model_name,
             &FileOptions::default(),
@@ -55,18 +81,7 @@ pub fn recover_unfinished(
                 continue;
             }
         };
-        let raw = crate::text::join_dictation(transcript.segments.iter().map(|s| s.text.as_str()));
-        let Processed { text, raw } = rules.dictation(&raw, false);
-        let _ = record_log::write_record(
-            &wav,
-            &RecordingRecord {
-                status: RecordingStatus::Recovered,
-                text: text.clone(),
-                model: model_name.to_string(),
-                audio_ms: transcript.duration_ms.max(0) as u64,
-                finished_unix_ms: record_log::unix_ms(),
-            },
-        );
+        let Processed { text, raw } = recovered(&wav, &transcript, rules);
         emit(DictationEvent::Recovered {
             audio_path: wav.display().to_string(),
             text,

@@ -22,6 +22,7 @@ use super::defaults;
 use super::events::DictationEvent;
 use super::record_log::{self, RecordingRecord, RecordingStatus};
 use super::session::{post_roll_done, Dictation, DictationConfig, NOT_SAVED};
+use super::strategy::LiveStrategy;
 use super::trigger::{Intent, Trigger};
 use crate::control::{Control, TriggerKey, TriggerMode};
 
@@ -161,6 +162,8 @@ struct Service<E: FnMut(DictationEvent)> {
     io: ServiceIo,
     emit: E,
     trigger: Trigger,
+    /// How each dictation's speech reaches this engine.
+    strategy: LiveStrategy,
     current: Option<Dictation>,
     next_id: u64,
     last_text: String,
@@ -177,10 +180,18 @@ impl<E: FnMut(DictationEvent)> Service<E> {
         engine: Engine,
         vad: SpeechDetector,
         io: ServiceIo,
-        emit: E,
+        mut emit: E,
     ) -> Self {
+        let strategy = LiveStrategy::resolve(config.dictation.strategy, engine.info())
+            .unwrap_or_else(|e| {
+                emit(DictationEvent::Error {
+                    message: e.to_string(),
+                });
+                LiveStrategy::for_model(engine.info())
+            });
         Self {
             trigger: Trigger::new(config.mode),
+            strategy,
             config,
             engine,
             vad,
@@ -324,6 +335,7 @@ impl<E: FnMut(DictationEvent)> Service<E> {
             &path,
             recorder,
             self.config.dictation.clone(),
+            self.strategy,
             &mut self.vad,
             &self.engine,
         );
@@ -355,7 +367,6 @@ impl<E: FnMut(DictationEvent)> Service<E> {
         let Some(mut d) = self.current.take() else {
             return;
         };
-        self.engine.cancel();
         d.stopped_at = Some(Instant::now());
         d.abort(&self.engine);
         (self.emit)(DictationEvent::Cancelled { id: d.id });
@@ -364,10 +375,8 @@ impl<E: FnMut(DictationEvent)> Service<E> {
         if !self.config.always_open_mic {
             self.io.mic.close();
         }
-        // Drain replies of the cancelled requests so they cannot leak into the next one.
-        while !d.poll(&self.engine, &mut |_| {}) {
-            std::thread::sleep(Duration::from_millis(5));
-        }
+        // Nothing to wait for: the cancel reaches only this dictation's
+        // run, and its late reply goes to a handle dropped here.
     }
 
     /// Runs after every input and on idle wake-ups: levels, the end of the
@@ -456,7 +465,7 @@ impl<E: FnMut(DictationEvent)> Service<E> {
         // (on a delivery or engine error it stays unfinished: the next start
         // transcribes it again). It is written before `text_delivered`, so
         // whoever sees that event finds the recording finished.
-        if delivered.is_ok() && d.failed.is_none() {
+        if delivered.is_ok() && d.failed().is_none() {
             self.write_record(&d, status, text.clone());
         }
         (self.emit)(DictationEvent::TextDelivered {
@@ -466,7 +475,7 @@ impl<E: FnMut(DictationEvent)> Service<E> {
             engine_ms: d.engine_ms(),
             segments: d.segments(),
             raw_text: raw,
-            error: d.failed.clone(),
+            error: d.failed().map(str::to_string),
         });
         if !text.is_empty() {
             self.last_text = text;

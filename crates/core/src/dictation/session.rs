@@ -1,23 +1,17 @@
 //! One dictation, from key press to text: audio goes to disk first, then to
-//! the VAD; each span closed by a pause brings the engine up to date at once
-//! (eager, with the context of the whole window: see [`super::context`]), so
-//! on release only the tail is left to transcribe.
+//! the VAD; each span a pause offers or closes goes to the engine at once, by
+//! the dictation's [`LiveStrategy`] (see [`super::strategy`]), so on release
+//! only the tail is left to transcribe.
 
-use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{Receiver, TryRecvError};
-
 use crate::audio::wav::WavRecorder;
-use crate::engine::{Engine, EngineError, RunParams, StreamEvent, Utterance};
-use crate::text::join_dictation;
+use crate::engine::{Engine, RunParams};
 use crate::vad::{Segmenter, SegmenterConfig, SpeechDetector, SpeechSpan};
 
-use super::context::SpeechWindows;
 use super::events::DictationEvent;
-
-type Reply = Receiver<Result<Vec<Utterance>, EngineError>>;
+use super::strategy::{LiveStrategy, RunContext, Runs, Tally};
 
 /// What a recording that cannot be written means for the user (a full disk).
 pub(crate) const NOT_SAVED: &str =
@@ -27,8 +21,9 @@ pub(crate) const NOT_SAVED: &str =
 #[derive(Debug, Clone)]
 pub struct DictationConfig {
     pub segmenter: SegmenterConfig,
-    /// Transcribe segments while the user speaks (else the whole buffer on release).
-    pub eager: bool,
+    /// How speech reaches the engine while the user speaks; `None`: what
+    /// suits the model ([`LiveStrategy::for_model`]).
+    pub strategy: Option<LiveStrategy>,
     pub language: Option<String>,
     /// The user's words, passed to the engine with every run.
     pub vocabulary: Vec<String>,
@@ -46,7 +41,7 @@ impl DictationConfig {
                 soft_max_ms: 15_000,
                 short_silence_ms: 200,
             },
-            eager: true,
+            strategy: None,
             language: None,
             vocabulary: Vec::new(),
         }
@@ -62,69 +57,54 @@ pub fn post_roll_done(since_release: Duration, post_roll: Duration, hearing_spee
 
 pub struct Dictation {
     pub id: u64,
-    config: DictationConfig,
+    params: RunParams,
     audio: Vec<f32>,
     recorder: Option<WavRecorder>,
     audio_path: PathBuf,
     segmenter: Segmenter,
     spans: Vec<SpeechSpan>,
-    /// Eager: the windows of speech, and the engine's reply to the run
-    /// they have in flight.
-    windows: SpeechWindows,
-    window_reply: Option<Reply>,
-    /// Not eager: the one request for the whole speech, sent at the end.
-    pending: VecDeque<(usize, Reply)>,
-    texts: Vec<Option<String>>,
+    runs: Runs,
+    tally: Tally,
     /// Cancelled: no new engine work, only the run in flight is drained.
     aborted: bool,
-    engine_ms: f64,
     /// When the user released the key.
     pub stopped_at: Option<Instant>,
     /// All audio is in; only engine work may remain.
     pub audio_done: bool,
-    pub failed: Option<String>,
-    /// Streaming models get the audio directly (no VAD segments); `None`
-    /// once the final text is in, or for segment-based models.
-    stream: Option<Receiver<StreamEvent>>,
 }
 
 impl Dictation {
     /// Starts a dictation recorded to `recorder`; `None` when the recording
     /// could not be created (a full disk): it then lives in memory only.
+    /// `strategy` is the one [`LiveStrategy::resolve`] chose for the engine's model.
     pub fn start(
         id: u64,
         path: &Path,
         recorder: Option<WavRecorder>,
         config: DictationConfig,
+        strategy: LiveStrategy,
         vad: &mut SpeechDetector,
         engine: &Engine,
     ) -> Self {
         let _ = vad.flush(); // a fresh VAD stream
-        let stream = engine.info().streaming.then(|| {
-            engine.stream_begin(RunParams {
-                language: config.language.clone(),
-                vocabulary: config.vocabulary.clone(),
-                ..Default::default()
-            })
-        });
+        let params = RunParams {
+            language: config.language.clone(),
+            vocabulary: config.vocabulary.clone(),
+            ..Default::default()
+        };
         Self {
-            stream,
+            runs: Runs::start(strategy, engine, &params),
+            params,
             id,
             segmenter: Segmenter::new(config.segmenter),
-            config,
             audio: Vec::new(),
             recorder,
             audio_path: path.to_path_buf(),
             spans: Vec::new(),
-            windows: SpeechWindows::for_model(engine.info()),
-            window_reply: None,
-            pending: VecDeque::new(),
-            texts: Vec::new(),
+            tally: Tally::default(),
             aborted: false,
-            engine_ms: 0.0,
             stopped_at: None,
             audio_done: false,
-            failed: None,
         }
     }
 
@@ -142,15 +122,12 @@ impl Dictation {
         crate::audio::samples_to_ms(self.audio.len() as u64)
     }
 
-    fn params(&self) -> RunParams {
-        RunParams {
-            language: self.config.language.clone(),
-            vocabulary: self.config.vocabulary.clone(),
-            ..Default::default()
-        }
+    /// The last error the user was told of, if any run failed.
+    pub fn failed(&self) -> Option<&str> {
+        self.tally.failed.as_deref()
     }
 
-    /// Disk first, then the VAD; closed spans go to the engine when eager.
+    /// Disk first, then the VAD; spans go to the engine as the strategy wants.
     pub fn push_audio(
         &mut self,
         pcm: &[f32],
@@ -171,7 +148,7 @@ impl Dictation {
             }
         }
         self.audio.extend_from_slice(pcm);
-        if self.stream.is_some() {
+        if self.runs.wants_raw_audio() {
             engine.stream_feed(pcm.to_vec());
             return;
         }
@@ -180,7 +157,7 @@ impl Dictation {
                 for p in probs {
                     if let Some(span) = self.segmenter.push(p) {
                         self.close_span(span, engine, emit);
-                    } else if self.config.eager {
+                    } else if self.runs.runs_at_pauses() {
                         self.run_into_pause(engine);
                     }
                 }
@@ -208,25 +185,26 @@ impl Dictation {
             start_ms: crate::audio::samples_to_ms(span.start),
             end_ms: crate::audio::samples_to_ms(span.end),
         });
-        if self.config.eager {
-            self.windows.add_span(span.start, span.end);
-            self.submit_window_run(engine);
-        }
+        self.add_span(span, engine);
+    }
+
+    fn add_span(&mut self, span: SpeechSpan, engine: &Engine) {
+        let cx = RunContext::new(engine, &self.audio, &self.params, self.aborted);
+        self.runs.add_span(span, &cx);
     }
 
     /// A pause has begun: the engine starts on the speech so far without
     /// waiting for the pause to be long enough to close the span. When the
     /// user releases the key in that pause, which is when people release it,
     /// the run they wait for is already under way (if they go on speaking,
-    /// the run is one more eager run over the window, as at any span).
-    /// Every frame of the pause offers the same span again; the windows
+    /// the span grows and is run again, as the strategy says).
+    /// Every frame of the pause offers the same span again; the runs
     /// already hold it then, and no run is due.
     fn run_into_pause(&mut self, engine: &Engine) {
         let Some(span) = self.segmenter.paused_span().and_then(|s| self.recorded(s)) else {
             return;
         };
-        self.windows.add_span(span.start, span.end);
-        self.submit_window_run(engine);
+        self.add_span(span, engine);
     }
 
     /// `span` cut to the audio recorded so far (its padding may run past
@@ -239,27 +217,8 @@ impl Dictation {
         })
     }
 
-    /// Sends the next window run, unless one is in flight (spans that close
-    /// meanwhile are coalesced into the run after it).
-    fn submit_window_run(&mut self, engine: &Engine) {
-        if self.aborted {
-            return;
-        }
-        let Some(run) = self.windows.next_run() else {
-            return;
-        };
-        let end = (run.end as usize).min(self.audio.len());
-        let pcm = self.audio[run.start as usize..end].to_vec();
-        let params = RunParams {
-            prompt: run.prompt.clone(),
-            prefix: run.prefix.clone(),
-            ..self.params()
-        };
-        self.window_reply = Some(engine.submit(vec![pcm], params));
-    }
-
-    /// All audio is in (post-roll included): close the last span and, when
-    /// not eager, send the whole speech region as one request.
+    /// All audio is in (post-roll included): close the last span and let
+    /// the strategy run what is left.
     pub fn finish_audio(
         &mut self,
         vad: &mut SpeechDetector,
@@ -281,201 +240,50 @@ impl Dictation {
                 });
             }
         }
-        if self.stream.is_some() {
-            engine.stream_finish();
-            return;
-        }
-        if let Ok(probs) = vad.flush() {
-            for p in probs {
-                if let Some(span) = self.segmenter.push(p) {
-                    self.close_span(span, engine, emit);
+        if !self.runs.wants_raw_audio() {
+            if let Ok(probs) = vad.flush() {
+                for p in probs {
+                    if let Some(span) = self.segmenter.push(p) {
+                        self.close_span(span, engine, emit);
+                    }
                 }
             }
+            if let Some(span) = self.segmenter.finish() {
+                self.close_span(span, engine, emit);
+            }
         }
-        if let Some(span) = self.segmenter.finish() {
-            self.close_span(span, engine, emit);
-        }
-        if self.config.eager && self.windows.in_flight_is_stale() {
-            // The user is waiting now: rather than finish a run whose result
-            // would only be the prefix of the next, run everything at once.
-            engine.cancel();
-            self.window_reply = None;
-            self.windows.requeue();
-            self.submit_window_run(engine);
-        }
-        if !self.config.eager && !self.spans.is_empty() {
-            let start = self.spans[0].start as usize;
-            let end = (self.spans.last().expect("non-empty").end as usize).min(self.audio.len());
-            let pcm = self.audio[start..end].to_vec();
-            // One request whose text stands for every span.
-            self.texts = vec![None];
-            self.pending
-                .push_back((0, engine.submit(vec![pcm], self.params())));
-        }
+        let cx = RunContext::new(engine, &self.audio, &self.params, self.aborted);
+        self.runs.audio_done(&self.spans, &cx);
     }
 
     /// Stops engine work for a cancelled dictation.
     pub fn abort(&mut self, engine: &Engine) {
         self.aborted = true;
-        if self.stream.take().is_some() {
-            engine.stream_abort();
-        }
+        self.runs.abort(engine);
         if let Some(rec) = self.recorder.take() {
             let _ = rec.finish(); // the audio is kept, per the retention setting
         }
         self.audio_done = true;
     }
 
-    fn poll_stream(&mut self, emit: &mut dyn FnMut(DictationEvent)) {
-        let Some(rx) = &self.stream else { return };
-        let mut finished = false;
-        for event in rx.try_iter() {
-            match event {
-                StreamEvent::Partial {
-                    committed,
-                    tentative,
-                } => emit(DictationEvent::PartialText {
-                    id: self.id,
-                    text: crate::text::join_dictation([committed.as_str(), tentative.as_str()]),
-                }),
-                StreamEvent::Final(result) => {
-                    finished = true;
-                    let text = match result {
-                        Ok(u) => {
-                            self.engine_ms += u.engine_ms;
-                            u.text
-                        }
-                        Err(e) => {
-                            emit(DictationEvent::Error {
-                                message: e.to_string(),
-                            });
-                            self.failed = Some(e.to_string());
-                            String::new()
-                        }
-                    };
-                    emit(DictationEvent::SegmentTranscribed {
-                        id: self.id,
-                        index: 0,
-                        text: text.clone(),
-                        engine_ms: self.engine_ms,
-                    });
-                    self.texts = vec![Some(text)];
-                }
-            }
-        }
-        if finished {
-            self.stream = None;
-        }
-    }
-
-    /// Collects a finished window run and sends the next one.
-    fn poll_windows(&mut self, engine: &Engine, emit: &mut dyn FnMut(DictationEvent)) {
-        while let Some(rx) = &self.window_reply {
-            let result = match rx.try_recv() {
-                Ok(r) => r,
-                Err(TryRecvError::Empty) => return,
-                Err(TryRecvError::Disconnected) => Err(EngineError::WorkerGone),
-            };
-            self.window_reply = None;
-            let (window, had_prefix) = self
-                .windows
-                .in_flight()
-                .map(|run| (run.window, run.prefix.is_some()))
-                .expect("a reply belongs to the run in flight");
-            match result {
-                Ok(mut utterances) => {
-                    let u = utterances.pop().unwrap_or_default();
-                    self.engine_ms += u.engine_ms;
-                    self.windows.finished(Ok(&u.text));
-                    emit(DictationEvent::SegmentTranscribed {
-                        id: self.id,
-                        index: window,
-                        text: u.text,
-                        engine_ms: u.engine_ms,
-                    });
-                }
-                // Cancelled by a stale cancel meant for the run before: again.
-                Err(EngineError::Cancelled) if !self.aborted => self.windows.requeue(),
-                Err(e) if had_prefix && !self.aborted => {
-                    // Retried without the prefix; the user needs to know only if that fails too.
-                    tracing::warn!("a dictation run with a transcript prefix failed: {e}");
-                    self.windows.finished(Err(()));
-                }
-                Err(e) => {
-                    self.windows.finished(Err(()));
-                    if !self.aborted {
-                        emit(DictationEvent::Error {
-                            message: e.to_string(),
-                        });
-                        self.failed = Some(e.to_string());
-                    }
-                }
-            }
-            self.submit_window_run(engine);
-        }
-    }
-
     /// Collects finished engine work, in order, and sends what is due next.
     /// True when everything is done.
     pub fn poll(&mut self, engine: &Engine, emit: &mut dyn FnMut(DictationEvent)) -> bool {
-        if self.stream.is_some() {
-            self.poll_stream(emit);
-            return self.audio_done && self.stream.is_none();
-        }
-        if self.config.eager {
-            self.poll_windows(engine, emit);
-            let settled = if self.aborted {
-                self.window_reply.is_none()
-            } else {
-                self.windows.is_done()
-            };
-            return self.audio_done && settled;
-        }
-        while let Some((index, rx)) = self.pending.front() {
-            let index = *index;
-            let result = match rx.try_recv() {
-                Ok(r) => r,
-                Err(TryRecvError::Empty) => break,
-                Err(TryRecvError::Disconnected) => Err(EngineError::WorkerGone),
-            };
-            self.pending.pop_front();
-            match result {
-                Ok(mut utterances) => {
-                    let u = utterances.pop().unwrap_or_default();
-                    self.engine_ms += u.engine_ms;
-                    emit(DictationEvent::SegmentTranscribed {
-                        id: self.id,
-                        index,
-                        text: u.text.clone(),
-                        engine_ms: u.engine_ms,
-                    });
-                    self.texts[index] = Some(u.text);
-                }
-                Err(e) => {
-                    emit(DictationEvent::Error {
-                        message: e.to_string(),
-                    });
-                    self.failed = Some(e.to_string());
-                    self.texts[index] = Some(String::new());
-                }
-            }
-        }
-        self.audio_done && self.pending.is_empty()
+        let cx = RunContext::new(engine, &self.audio, &self.params, self.aborted);
+        self.runs.poll(self.id, &cx, &mut self.tally, emit);
+        self.audio_done && self.runs.settled(self.aborted)
     }
 
     pub fn text(&self) -> String {
-        if self.config.eager && self.texts.is_empty() {
-            return self.windows.text();
-        }
-        join_dictation(self.texts.iter().filter_map(|t| t.as_deref()))
+        self.runs.text()
     }
 
     pub fn engine_ms(&self) -> f64 {
-        self.engine_ms
+        self.tally.engine_ms
     }
 
     pub fn segments(&self) -> usize {
-        self.spans.len().max(self.texts.len())
+        self.spans.len().max(self.runs.pieces())
     }
 }
 

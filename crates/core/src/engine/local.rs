@@ -8,9 +8,12 @@ use std::thread::JoinHandle;
 use std::time::Instant;
 
 use crossbeam_channel::{bounded, unbounded, Receiver, Sender};
-use transcribe_cpp::{CancelToken, Model, RunOptions, SessionOptions, Task, TimestampKind};
+use std::sync::Arc;
+
+use transcribe_cpp::{Model, RunOptions, SessionOptions, Task, TimestampKind};
 
 use super::compute;
+use super::run::RunGate;
 use super::{
     describe, BatchReply, Compute, EngineConfig, EngineError, ModelInfo, Request, RunParams,
     StreamEvent, TimedText, Utterance,
@@ -29,13 +32,13 @@ pub(super) struct Loaded {
 pub(super) fn start(
     config: EngineConfig,
     cpu_only: bool,
-    cancel: CancelToken,
+    gate: Arc<RunGate>,
 ) -> Result<(Sender<Request>, Loaded, JoinHandle<()>), EngineError> {
     let (tx, rx) = unbounded::<Request>();
     let (ready_tx, ready_rx) = bounded(1);
     let thread = std::thread::Builder::new()
         .name("utter-engine".into())
-        .spawn(move || worker(config, cpu_only, rx, ready_tx, cancel))
+        .spawn(move || worker(config, cpu_only, rx, ready_tx, gate))
         .map_err(|e| EngineError::Run(format!("cannot start the engine thread: {e}")))?;
     let loaded = ready_rx.recv().map_err(|_| EngineError::WorkerGone)??;
     Ok((tx, loaded, thread))
@@ -99,7 +102,7 @@ fn worker(
     cpu_only: bool,
     rx: Receiver<Request>,
     ready: Sender<Result<Loaded, EngineError>>,
-    cancel: CancelToken,
+    gate: Arc<RunGate>,
 ) {
     let started = Instant::now();
     let load_error = |e: transcribe_cpp::Error| EngineError::Load {
@@ -138,7 +141,7 @@ fn worker(
             return;
         }
     };
-    session.set_cancel_token(&cancel);
+    session.set_cancel_token(gate.token());
     let backend = model.backend();
     let _ = ready.send(Ok(Loaded { info, backend }));
 
@@ -147,24 +150,28 @@ fn worker(
     while let Some(request) = backlog.pop_front().or_else(|| rx.recv().ok()) {
         match request {
             Request::Batch {
+                run,
                 pcms,
                 params,
                 reply,
             } => {
-                let result = run_batch(&mut session, &pcms, &params);
-                cancel.reset();
+                let result = match gate.begin(run) {
+                    true => run_batch(&mut session, &pcms, &params),
+                    false => Err(EngineError::Cancelled),
+                };
+                gate.end();
                 let _ = reply.send(result);
             }
             Request::StreamBegin { params, events } => {
                 run_stream(&mut session, &params, &rx, &events, &mut backlog);
-                cancel.reset();
             }
-            // Stray stream messages (after an abort or a failed begin); the
-            // cancel token is set directly, and a thread needs no warming.
+            // Stray stream messages (after an abort or a failed begin); runs
+            // are cancelled through the gate, and a thread needs no warming.
             Request::StreamFeed(_)
             | Request::StreamFinish
             | Request::StreamAbort
-            | Request::Cancel
+            | Request::Cancel(_)
+            | Request::CancelThrough(_)
             | Request::Prewarm => {}
         }
     }

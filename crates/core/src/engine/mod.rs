@@ -15,18 +15,22 @@ mod local;
 pub use compute::{gpu_backends_built, BadCompute, Compute};
 pub use local::{fit_vocabulary, VOCABULARY_TOKEN_BUDGET};
 mod protocol;
+mod run;
 mod supervisor;
 pub mod worker;
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{bounded, unbounded, Receiver, Sender};
 use serde::{Deserialize, Serialize};
-use transcribe_cpp::{CancelToken, Model, Role};
+use transcribe_cpp::{Model, Role};
+
+use run::{Canceller, RunGate};
+pub use run::{Run, RunId};
 
 /// Why the engine could not do what was asked. Worded for the user.
 #[derive(Debug, Clone, thiserror::Error, Serialize, Deserialize)]
@@ -398,6 +402,7 @@ impl std::fmt::Display for EngineNotice {
 
 enum Request {
     Batch {
+        run: RunId,
         pcms: Vec<Vec<f32>>,
         params: RunParams,
         reply: Sender<BatchReply>,
@@ -409,8 +414,11 @@ enum Request {
     StreamFeed(Vec<f32>),
     StreamFinish,
     StreamAbort,
-    /// Cancel the run in flight (worker process; a thread uses the token).
-    Cancel,
+    /// Cancel this run if it is queued or running (worker process; a
+    /// thread's runs are cancelled through its [`RunGate`]).
+    Cancel(RunId),
+    /// Cancel every run up to this one, queued or running.
+    CancelThrough(RunId),
     /// Load the model now if it was unloaded while idle.
     Prewarm,
 }
@@ -483,8 +491,9 @@ impl EngineConfig {
 /// Handle to the engine. Dropping it stops the engine after queued work.
 pub struct Engine {
     tx: Option<Sender<Request>>,
-    /// The engine thread's cancel token (`None`: a worker process, cancelled by message).
-    cancel: Option<CancelToken>,
+    /// The engine thread's gate (`None`: a worker process, cancelled by message).
+    gate: Option<Arc<RunGate>>,
+    next_run: AtomicU64,
     info: ModelInfo,
     notices: Receiver<EngineNotice>,
     /// Set by the supervisor when a GPU failure moved the work to the CPU.
@@ -497,13 +506,14 @@ impl Engine {
     pub fn start(config: EngineConfig) -> Result<Self, EngineError> {
         match config.host.clone() {
             EngineHost::Thread => {
-                let cancel = CancelToken::new();
-                let (tx, loaded, thread) = local::start(config, false, cancel.clone())?;
+                let gate = Arc::new(RunGate::default());
+                let (tx, loaded, thread) = local::start(config, false, gate.clone())?;
                 let (notice_tx, notices) = unbounded();
                 tell_fallback(&loaded.info, &notice_tx);
                 Ok(Self {
                     tx: Some(tx),
-                    cancel: Some(cancel),
+                    gate: Some(gate),
+                    next_run: AtomicU64::new(1),
                     info: loaded.info,
                     notices,
                     fell_back: Arc::default(),
@@ -523,7 +533,8 @@ impl Engine {
                 tell_fallback(&info, &notice_tx);
                 Ok(Self {
                     tx: Some(tx),
-                    cancel: None,
+                    gate: None,
+                    next_run: AtomicU64::new(1),
                     info,
                     notices,
                     fell_back,
@@ -560,23 +571,39 @@ impl Engine {
         self.notices.try_iter().collect()
     }
 
-    /// Queues buffers (16 kHz mono) for transcription; the reply arrives on the receiver.
-    pub fn submit(&self, pcms: Vec<Vec<f32>>, params: RunParams) -> Receiver<BatchReply> {
+    /// Queues buffers (16 kHz mono) for transcription, as one run: its
+    /// reply comes through the handle, which can also cancel it.
+    pub fn submit(&self, pcms: Vec<Vec<f32>>, params: RunParams) -> Run {
+        let run = self.next_run.fetch_add(1, Ordering::Relaxed);
         let (reply, rx) = bounded(1);
         // A send error means the worker died; the dropped reply sender reports it.
         self.send(Request::Batch {
+            run,
             pcms,
             params,
             reply,
         });
-        rx
+        let canceller = match (&self.gate, &self.tx) {
+            (Some(gate), _) => Canceller::Gate(gate.clone()),
+            (None, Some(tx)) => Canceller::Message(tx.clone()),
+            (None, None) => Canceller::None,
+        };
+        Run::new(run, rx, canceller)
+    }
+
+    /// Cancels every run submitted so far, queued or running (a file's
+    /// job is cancelled); runs submitted after this are not touched.
+    pub fn cancel_submitted(&self) {
+        let last = self.next_run.load(Ordering::Relaxed).saturating_sub(1);
+        match &self.gate {
+            Some(gate) => gate.cancel_through(last),
+            None => self.send(Request::CancelThrough(last)),
+        }
     }
 
     /// Transcribes buffers and waits for the result.
     pub fn transcribe(&self, pcms: Vec<Vec<f32>>, params: RunParams) -> BatchReply {
-        self.submit(pcms, params)
-            .recv()
-            .map_err(|_| EngineError::WorkerGone)?
+        self.submit(pcms, params).wait()
     }
 
     /// Starts a streaming transcription (only for models whose
@@ -611,14 +638,6 @@ impl Engine {
             let _ = tx.send(request);
         }
     }
-
-    /// Aborts the run in progress (its reply is `Cancelled`); later requests run normally.
-    pub fn cancel(&self) {
-        match &self.cancel {
-            Some(token) => token.cancel(),
-            None => self.send(Request::Cancel),
-        }
-    }
 }
 
 #[cfg(test)]
@@ -636,6 +655,7 @@ impl Engine {
                     pcms,
                     reply,
                     params,
+                    ..
                 } = request
                 {
                     std::thread::sleep(delay);
@@ -658,7 +678,8 @@ impl Engine {
         });
         Self {
             tx: Some(tx),
-            cancel: Some(CancelToken::new()),
+            gate: Some(Arc::default()),
+            next_run: AtomicU64::new(1),
             info: ModelInfo {
                 arch: "fake".into(),
                 variant: "fake".into(),

@@ -19,8 +19,8 @@ use crossbeam_channel::{never, select, unbounded, Receiver, RecvTimeoutError, Se
 use super::protocol::{read_frame, write_frame, FromWorker, ToWorker};
 use super::worker::{BUILD, EXIT_OTHER_BUILD, WORKER_ARG};
 use super::{
-    BatchReply, Compute, EngineConfig, EngineError, EngineNotice, ModelInfo, Request, RunParams,
-    StreamEvent,
+    BatchReply, Compute, EngineConfig, EngineError, EngineNotice, ModelInfo, Request, RunId,
+    RunParams, StreamEvent,
 };
 
 /// Runs sent to workers over this process's life: `UTTER_ENGINE_FAULT`
@@ -212,6 +212,7 @@ struct Worker {
 /// Work for the engine, kept until it is answered so it can be sent again.
 enum Job {
     Batch {
+        run: RunId,
         pcms: Vec<Vec<f32>>,
         params: RunParams,
         reply: Sender<BatchReply>,
@@ -498,11 +499,13 @@ impl Supervisor {
         self.idle_since = Instant::now();
         match request {
             Request::Batch {
+                run,
                 pcms,
                 params,
                 reply,
             } => self.queue.push_back((
                 Job::Batch {
+                    run,
                     pcms,
                     params,
                     reply,
@@ -556,17 +559,32 @@ impl Supervisor {
                     self.queue.pop_back();
                 }
             }
-            Request::Cancel => {
-                if let Some(id) = self.current.as_ref().map(|c| c.id) {
-                    self.send(&ToWorker::Cancel { id });
-                }
-            }
+            Request::Cancel(run) => self.cancel(|r| r == run),
+            Request::CancelThrough(last) => self.cancel(|r| r <= last),
             Request::Prewarm => {
                 if let Err(e) = self.ensure_worker() {
                     // The request that needs the engine reports it.
                     tracing::warn!("engine prewarm: {e}");
                 }
             }
+        }
+    }
+
+    /// Cancels the runs `which` picks where they are: in the worker, or
+    /// still in the queue (answered at once). Once answered, a run is in
+    /// neither: a late cancel finds nothing.
+    fn cancel(&mut self, which: impl Fn(RunId) -> bool) {
+        let picked = |job: &Job| matches!(job, Job::Batch { run, .. } if which(*run));
+        if let Some(current) = self.current.as_ref().filter(|c| picked(&c.job)) {
+            let id = current.id;
+            self.send(&ToWorker::Cancel { id });
+        }
+        let (cancelled, kept): (VecDeque<_>, VecDeque<_>) = std::mem::take(&mut self.queue)
+            .into_iter()
+            .partition(|(job, _)| picked(job));
+        self.queue = kept;
+        for (job, _) in cancelled {
+            job.fail(EngineError::Cancelled);
         }
     }
 

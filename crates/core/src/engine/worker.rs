@@ -5,12 +5,12 @@
 
 use std::io::{Read, Write};
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 
 use crossbeam_channel::{bounded, unbounded, Receiver, Sender};
-use transcribe_cpp::CancelToken;
 
 use super::protocol::{read_frame, write_frame, FromWorker, ToWorker};
+use super::run::RunGate;
 use super::{local, EngineConfig, EngineError, EngineHost, Request, StreamEvent};
 
 /// The hidden first argument that makes a binary an engine worker.
@@ -205,14 +205,14 @@ fn serve() -> u8 {
             return 2;
         }
     };
-    let cancel = CancelToken::new();
+    let gate = Arc::new(RunGate::default());
     let config = EngineConfig {
         model_path,
         threads,
         host: EngineHost::Thread,
         compute,
     };
-    let (engine, _thread) = match local::start(config, cpu_only, cancel.clone()) {
+    let (engine, _thread) = match local::start(config, cpu_only, gate.clone()) {
         Ok((tx, loaded, thread)) => {
             let ready = FromWorker::Ready {
                 info: loaded.info,
@@ -228,14 +228,11 @@ fn serve() -> u8 {
             return 1;
         }
     };
-    let running = Arc::new(Mutex::new(None::<u64>));
     let (pending_tx, pending_rx) = unbounded();
-    let reader_running = running.clone();
-    let reader_cancel = cancel.clone();
     std::thread::Builder::new()
         .name("utter-engine-input".into())
         .spawn(move || {
-            read_requests(input, engine, pending_tx, reader_running, reader_cancel);
+            read_requests(input, engine, pending_tx, gate);
             // The parent closed the pipe or died: nobody wants the answer.
             std::process::exit(0);
         })
@@ -243,7 +240,7 @@ fn serve() -> u8 {
     let faults = std::env::var("UTTER_ENGINE_FAULT")
         .map(|s| parse_faults(&s))
         .unwrap_or_default();
-    write_replies(&mut out, pending_rx, &running, &cancel, &faults);
+    write_replies(&mut out, pending_rx, &faults);
     0
 }
 
@@ -252,8 +249,7 @@ fn read_requests(
     mut input: impl Read,
     engine: Sender<Request>,
     pending: Sender<Pending>,
-    running: Arc<Mutex<Option<u64>>>,
-    cancel: CancelToken,
+    gate: Arc<RunGate>,
 ) {
     loop {
         let message = match read_frame::<ToWorker>(&mut input) {
@@ -272,9 +268,10 @@ fn read_requests(
                 pcms,
             } => {
                 let (reply, rx) = bounded(1);
-                *running.lock().expect("running") = Some(id);
                 let _ = pending.send(Pending::Batch { id, seq, reply: rx });
+                // The parent's request id names the run: its `Cancel` names it too.
                 Request::Batch {
+                    run: id,
                     pcms,
                     params,
                     reply,
@@ -282,7 +279,6 @@ fn read_requests(
             }
             ToWorker::StreamBegin { id, seq, params } => {
                 let (events, rx) = unbounded();
-                *running.lock().expect("running") = Some(id);
                 let _ = pending.send(Pending::Stream {
                     id,
                     seq,
@@ -294,9 +290,7 @@ fn read_requests(
             ToWorker::StreamFinish => Request::StreamFinish,
             ToWorker::StreamAbort => Request::StreamAbort,
             ToWorker::Cancel { id } => {
-                if *running.lock().expect("running") == Some(id) {
-                    cancel.cancel();
-                }
+                gate.cancel(id);
                 continue;
             }
             ToWorker::Load { .. } | ToWorker::Probe { .. } => continue,
@@ -308,25 +302,12 @@ fn read_requests(
 }
 
 /// Sends each reply as the engine thread produces it, in request order.
-fn write_replies(
-    out: &mut impl Write,
-    pending: Receiver<Pending>,
-    running: &Mutex<Option<u64>>,
-    cancel: &CancelToken,
-    faults: &[(u64, Fault)],
-) {
-    // Clears the running request under the lock that `Cancel` takes, so a
-    // cancel that arrives late cannot hit the next request.
-    let settle = || {
-        *running.lock().expect("running") = None;
-        cancel.reset();
-    };
+fn write_replies(out: &mut impl Write, pending: Receiver<Pending>, faults: &[(u64, Fault)]) {
     for item in pending {
         let sent = match item {
             Pending::Batch { id, seq, reply } => {
                 inject_fault(faults, seq);
                 let result = reply.recv().unwrap_or(Err(EngineError::WorkerGone));
-                settle();
                 write_frame(out, &FromWorker::Reply { id, result })
             }
             Pending::Stream { id, seq, events } => {
@@ -353,7 +334,6 @@ fn write_replies(
                         break;
                     }
                 }
-                settle();
                 sent
             }
         };

@@ -262,12 +262,26 @@ pub fn read_vocabulary(dir: &Path) -> Result<Vec<String>, ConvertError> {
     )))
 }
 
-fn vocabulary_from_tokenizer_json(text: &str) -> Result<Vec<String>, String> {
-    let v: serde_json::Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
+/// What is wrong with a tokenizer.json.
+#[derive(Debug, thiserror::Error)]
+enum TokenizerJsonError {
+    #[error(transparent)]
+    Json(#[from] serde_json::Error),
+    #[error("token `{0}` has a non-integer id")]
+    NonIntegerId(String),
+    #[error("token ids are not contiguous at {0}")]
+    Gap(usize),
+}
+
+fn vocabulary_from_tokenizer_json(text: &str) -> Result<Vec<String>, TokenizerJsonError> {
+    let v: serde_json::Value = serde_json::from_str(text)?;
     let mut by_id: Vec<(u64, String)> = Vec::new();
     if let Some(map) = v.pointer("/model/vocab").and_then(|m| m.as_object()) {
         for (tok, id) in map {
-            by_id.push((id.as_u64().ok_or("non-integer token id")?, tok.clone()));
+            let id = id
+                .as_u64()
+                .ok_or_else(|| TokenizerJsonError::NonIntegerId(tok.clone()))?;
+            by_id.push((id, tok.clone()));
         }
     }
     if let Some(added) = v.get("added_tokens").and_then(|a| a.as_array()) {
@@ -281,7 +295,7 @@ fn vocabulary_from_tokenizer_json(text: &str) -> Result<Vec<String>, String> {
     by_id.dedup_by_key(|(id, _)| *id);
     for (i, (id, _)) in by_id.iter().enumerate() {
         if *id != i as u64 {
-            return Err(format!("token ids are not contiguous at {i}"));
+            return Err(TokenizerJsonError::Gap(i));
         }
     }
     Ok(by_id.into_iter().map(|(_, t)| t).collect())

@@ -206,17 +206,28 @@ pub fn probe(method: OutputMethod, session: &DesktopSession) -> Result<KeyPath, 
     };
     remote_desktop_keyboard()
         .map(|()| KeyPath::RemoteDesktop)
-        .map_err(no_keys)
+        .map_err(|e| no_keys(e.to_string()))
+}
+
+/// Why libei through the RemoteDesktop portal cannot type here.
+#[derive(Debug, thiserror::Error)]
+enum NoRemoteDesktop {
+    #[cfg(all(unix, not(target_os = "macos")))]
+    #[error(transparent)]
+    Portal(#[from] super::portal::PortalError),
+    #[cfg(not(all(unix, not(target_os = "macos"))))]
+    #[error("not on this system")]
+    NotOnThisSystem,
 }
 
 #[cfg(all(unix, not(target_os = "macos")))]
-fn remote_desktop_keyboard() -> Result<(), String> {
-    super::remote_desktop::available().map_err(|e| e.to_string())
+fn remote_desktop_keyboard() -> Result<(), NoRemoteDesktop> {
+    Ok(super::remote_desktop::available()?)
 }
 
 #[cfg(not(all(unix, not(target_os = "macos"))))]
-fn remote_desktop_keyboard() -> Result<(), String> {
-    Err("not on this system".into())
+fn remote_desktop_keyboard() -> Result<(), NoRemoteDesktop> {
+    Err(NoRemoteDesktop::NotOnThisSystem)
 }
 
 /// The sink for `config` in this session, and a notice when it had to fall
