@@ -193,6 +193,9 @@ pub fn run(store: &ModelStore, args: TranscribeArgs) -> Result<ExitCode> {
             },
         );
         print_engine_notices(&engines, &bar);
+        for notice in detector.iter_mut().flat_map(SpeechDetector::notices) {
+            bar.suspend(|| eprintln!("note: {notice}"));
+        }
         bar.finish_and_clear();
         let transcript = match result {
             Ok(t) => t,

@@ -747,6 +747,32 @@ fn an_engine_abort_mid_dictation_is_survived_and_the_whole_text_arrives() {
 }
 
 #[test]
+fn a_voice_detector_crash_mid_dictation_is_survived_and_the_text_delivered() {
+    let _guard = serial();
+    let d = desktop();
+    let tmp = tempfile::tempdir().unwrap();
+    // Call 1 is the fresh stream at the press; 20 is about 2 s into the speech.
+    let dictate = Dictate::start_with_env(
+        d,
+        tmp.path(),
+        &["--output", "stdout"],
+        &[("UTTER_VAD_FAULT", "abort-on-feed:20")],
+    );
+    dictate_clip(d, &dictate, &clip(3));
+    let restarted = dictate.expect("engine_restarted", Duration::from_secs(30));
+    let message = restarted["message"].as_str().unwrap();
+    assert!(
+        message.contains("the voice detector stopped (killed by SIGABRT)"),
+        "{restarted}"
+    );
+    let ev = dictate.expect("text_delivered", Duration::from_secs(30));
+    let text = ev["text"].as_str().unwrap();
+    assert!(word_error_rate(&truth(3), text) <= 0.15, "{text}");
+    assert!(ev["error"].is_null(), "{ev}");
+    dictate.stop();
+}
+
+#[test]
 fn two_engine_crashes_on_one_dictation_are_a_clear_error_and_nothing_is_lost() {
     let _guard = serial();
     let d = desktop();

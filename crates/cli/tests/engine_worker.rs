@@ -198,6 +198,36 @@ fn a_hung_worker_is_stopped_and_the_run_sent_again() {
 }
 
 #[test]
+fn a_voice_detector_abort_mid_file_is_survived_and_the_transcript_is_whole() {
+    let reference = text(&finish(transcribe_long(&[])).stdout);
+    // Call 30 of the detector: a few seconds into the file's decoding.
+    let out = finish(transcribe_long(&[("UTTER_VAD_FAULT", "abort-on-feed:30")]));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("note: the voice detector stopped (killed by SIGABRT) and was restarted"),
+        "the user is told: {stderr}"
+    );
+    // The restarted detector starts a fresh stream, so a cut may move by a
+    // frame or two; the words are the same.
+    let wer = utter_core::text::word_error_rate(&reference, &text(&out.stdout));
+    assert!(wer <= 0.02, "WER {wer} against the undisturbed transcript");
+}
+
+#[test]
+fn a_voice_detector_that_aborts_twice_on_one_chunk_is_a_clear_error() {
+    let out = transcribe_long(&[("UTTER_VAD_FAULT", "abort-on-feed:5,6")])
+        .wait_with_output()
+        .unwrap();
+    let stderr = text(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains("the voice detector") && stderr.contains("SIGABRT"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+#[test]
 fn a_worker_of_another_build_refuses_before_reading_anything() {
     let out = utter()
         .args(["--utter-engine-worker", "utter-engine/0/0.0.0"])

@@ -2,7 +2,8 @@
 //!
 //! Pipeline order (one module per stage): [`audio`] decodes and resamples →
 //! [`vad`] finds speech → [`packing`] packs it for the engine → [`engine`]
-//! transcribes on its own worker thread → [`text`] joins into a
+//! transcribes in a worker process (the voice detector in one of its own;
+//! both in threads for tests) → [`text`] joins into a
 //! [`transcript`] → [`export`] writes it. [`transcribe`] strings these
 //! together for files; [`paths`] knows where files live; [`models`] provisions,
 //! converts and resolves the model files the engine loads. [`dictation`] runs

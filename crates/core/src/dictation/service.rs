@@ -1,8 +1,11 @@
 //! The dictation service: the one thread where key events, control messages,
 //! microphone audio and engine results are serialised, so a press and a
 //! release can never race. It owns the microphone (opened on demand) and the
-//! current [`Dictation`]; keys arrive as [`Control::Key`] messages and text
-//! leaves through a [`TextSink`], so nothing here touches the OS.
+//! dictation in hand, in one `Phase` at a time (Idle → Recording → PostRoll →
+//! Finishing → Idle; a cancel from any of them back to Idle), with the
+//! [`Trigger`] deciding each transition from the control message and the
+//! stage. Keys arrive as [`Control::Key`] messages and text leaves through a
+//! [`TextSink`], so nothing here touches the OS.
 
 use std::collections::VecDeque;
 use std::path::PathBuf;
@@ -23,8 +26,8 @@ use super::events::DictationEvent;
 use super::record_log::{self, RecordingRecord, RecordingStatus};
 use super::session::{post_roll_done, Dictation, DictationConfig, NOT_SAVED};
 use super::strategy::LiveStrategy;
-use super::trigger::{Intent, Trigger};
-use crate::control::{Control, TriggerKey, TriggerMode};
+use super::trigger::{Intent, Stage, Trigger};
+use crate::control::{Control, TriggerMode};
 
 /// Everything the service needs to know, resolved at the edge.
 #[derive(Debug, Clone)]
@@ -154,6 +157,48 @@ const PREROLL_SAMPLES: usize = crate::audio::ms_to_samples(300) as usize;
 /// A dictation this soon after one that ended mid-sentence continues it.
 const CONTINUE_SENTENCE_WITHIN: Duration = Duration::from_secs(60);
 
+/// Where the dictation in hand is; each phase holds what it needs.
+enum Phase {
+    Idle,
+    /// The key is down (or latched, or toggled on): audio goes into the dictation.
+    Recording(Dictation),
+    /// Released at `released`: audio still goes in until the post-roll is over.
+    PostRoll {
+        dictation: Dictation,
+        released: Instant,
+    },
+    /// All audio is in: the engine finishes the text.
+    Finishing(Dictation),
+}
+
+impl Phase {
+    fn dictation(&self) -> Option<&Dictation> {
+        match self {
+            Self::Idle => None,
+            Self::Recording(d) | Self::PostRoll { dictation: d, .. } | Self::Finishing(d) => {
+                Some(d)
+            }
+        }
+    }
+
+    fn dictation_mut(&mut self) -> Option<&mut Dictation> {
+        match self {
+            Self::Idle => None,
+            Self::Recording(d) | Self::PostRoll { dictation: d, .. } | Self::Finishing(d) => {
+                Some(d)
+            }
+        }
+    }
+
+    fn stage(&self) -> Stage {
+        match self {
+            Self::Idle => Stage::Idle,
+            Self::Recording(_) => Stage::Recording,
+            Self::PostRoll { .. } | Self::Finishing(_) => Stage::Finishing,
+        }
+    }
+}
+
 /// The service's state; one handler per kind of input.
 struct Service<E: FnMut(DictationEvent)> {
     config: ServiceConfig,
@@ -164,11 +209,12 @@ struct Service<E: FnMut(DictationEvent)> {
     trigger: Trigger,
     /// How each dictation's speech reaches this engine.
     strategy: LiveStrategy,
-    current: Option<Dictation>,
+    phase: Phase,
     next_id: u64,
     last_text: String,
     /// When `last_text` went out: a dictation soon after it may continue its sentence.
     last_delivered: Option<Instant>,
+    /// Told to shut down: the service ends once the dictation in hand is out.
     shutting_down: bool,
     preroll: VecDeque<f32>,
     level_sent: Instant,
@@ -197,7 +243,7 @@ impl<E: FnMut(DictationEvent)> Service<E> {
             vad,
             io,
             emit,
-            current: None,
+            phase: Phase::Idle,
             next_id: 1,
             last_text: String::new(),
             last_delivered: None,
@@ -208,9 +254,7 @@ impl<E: FnMut(DictationEvent)> Service<E> {
     }
 
     fn recording(&self) -> bool {
-        self.current
-            .as_ref()
-            .is_some_and(|d| d.stopped_at.is_none())
+        matches!(self.phase, Phase::Recording(_))
     }
 
     fn error(&mut self, message: String) {
@@ -243,35 +287,14 @@ impl<E: FnMut(DictationEvent)> Service<E> {
     }
 
     fn on_control(&mut self, control: Control) {
-        let recording = self.recording();
-        // Cancel works until the text is out: while recording, in the
-        // post-roll and while the engine finishes.
-        let in_flight = self.current.is_some();
-        let intent = match control {
-            Control::Key {
-                key: TriggerKey::Cancel,
-                pressed: true,
-            } if in_flight => Some(Intent::Cancel),
-            Control::Key { key, pressed } => self.trigger.on_key(key, pressed, recording),
-            Control::Start if !recording => Some(Intent::Start),
-            Control::Stop if recording => Some(Intent::Stop),
-            Control::Toggle => Some(if recording {
-                Intent::Stop
-            } else {
-                Intent::Start
-            }),
-            Control::Cancel if in_flight => Some(Intent::Cancel),
-            Control::Shutdown => {
-                self.shutting_down = true;
-                recording.then_some(Intent::Stop)
-            }
-            _ => None,
-        };
-        match intent {
+        if control == Control::Shutdown {
+            self.shutting_down = true;
+        }
+        match self.trigger.on_control(control, self.phase.stage()) {
             Some(Intent::Start) => self.start(),
             Some(Intent::Stop) => self.stop(),
             Some(Intent::Latch) => {
-                if let Some(d) = &self.current {
+                if let Some(d) = self.phase.dictation() {
                     let id = d.id;
                     (self.emit)(DictationEvent::Latched { id });
                 }
@@ -288,11 +311,11 @@ impl<E: FnMut(DictationEvent)> Service<E> {
 
     fn on_audio(&mut self, event: CaptureEvent) {
         match event {
-            CaptureEvent::Audio(pcm) => match self.current.as_mut() {
-                Some(d) if !d.audio_done => {
+            CaptureEvent::Audio(pcm) => match &mut self.phase {
+                Phase::Recording(d) | Phase::PostRoll { dictation: d, .. } => {
                     d.push_audio(&pcm, &mut self.vad, &self.engine, &mut self.emit)
                 }
-                _ => {
+                Phase::Idle | Phase::Finishing(_) => {
                     self.preroll.extend(pcm);
                     let excess = self.preroll.len().saturating_sub(PREROLL_SAMPLES);
                     self.preroll.drain(..excess);
@@ -303,15 +326,13 @@ impl<E: FnMut(DictationEvent)> Service<E> {
                 self.io.mic.close();
                 // The dictation keeps what was captured before the device went away.
                 self.stop();
-                if let Some(d) = self.current.as_mut() {
-                    d.finish_audio(&mut self.vad, &self.engine, &mut self.emit);
-                }
+                self.finish_audio();
             }
         }
     }
 
     fn start(&mut self) {
-        if self.current.is_some() || !self.open_mic() {
+        if !matches!(self.phase, Phase::Idle) || !self.open_mic() {
             return;
         }
         // A model unloaded while idle loads while the user speaks.
@@ -350,24 +371,30 @@ impl<E: FnMut(DictationEvent)> Service<E> {
             d.push_audio(&pre, &mut self.vad, &self.engine, &mut self.emit);
         }
         self.next_id += 1;
-        self.current = Some(d);
+        self.phase = Phase::Recording(d);
     }
 
     /// The key was released (or the mic lost): the post-roll starts. The
     /// cancel key stays grabbed until the text is out.
     fn stop(&mut self) {
-        if let Some(d) = self.current.as_mut().filter(|d| d.stopped_at.is_none()) {
-            d.stopped_at = Some(Instant::now());
-            let (id, audio_ms) = (d.id, d.audio_ms());
-            (self.emit)(DictationEvent::RecordingStopped { id, audio_ms });
-        }
+        self.phase = match std::mem::replace(&mut self.phase, Phase::Idle) {
+            Phase::Recording(d) => {
+                let (id, audio_ms) = (d.id, d.audio_ms());
+                (self.emit)(DictationEvent::RecordingStopped { id, audio_ms });
+                Phase::PostRoll {
+                    dictation: d,
+                    released: Instant::now(),
+                }
+            }
+            other => other,
+        };
     }
 
     fn cancel(&mut self) {
-        let Some(mut d) = self.current.take() else {
-            return;
+        let mut d = match std::mem::replace(&mut self.phase, Phase::Idle) {
+            Phase::Idle => return,
+            Phase::Recording(d) | Phase::PostRoll { dictation: d, .. } | Phase::Finishing(d) => d,
         };
-        d.stopped_at = Some(Instant::now());
         d.abort(&self.engine);
         (self.emit)(DictationEvent::Cancelled { id: d.id });
         self.io.keys.set_recording(false);
@@ -394,6 +421,12 @@ impl<E: FnMut(DictationEvent)> Service<E> {
         }
         self.finish_audio_after_post_roll();
         self.on_engine_replies();
+        for message in self.vad.notices() {
+            (self.emit)(DictationEvent::EngineRestarted {
+                on_cpu: false,
+                message,
+            });
+        }
         for notice in self.engine.notices() {
             let message = notice.to_string();
             (self.emit)(match notice {
@@ -411,33 +444,52 @@ impl<E: FnMut(DictationEvent)> Service<E> {
     }
 
     /// Post-roll over (or the user had already stopped speaking, so the
-    /// rest is silence): close the mic (unless always open) and send the tail.
+    /// rest is silence).
     fn finish_audio_after_post_roll(&mut self) {
-        let Some(d) = self.current.as_mut() else {
-            return;
-        };
-        let due = d.stopped_at.is_some_and(|t| {
-            post_roll_done(t.elapsed(), self.config.post_roll, d.hearing_speech())
-        });
-        if d.audio_done || !due {
-            return;
-        }
-        if !self.config.always_open_mic {
-            for pcm in self.io.mic.close() {
-                d.push_audio(&pcm, &mut self.vad, &self.engine, &mut self.emit);
+        if let Phase::PostRoll {
+            dictation,
+            released,
+        } = &self.phase
+        {
+            if post_roll_done(
+                released.elapsed(),
+                self.config.post_roll,
+                dictation.hearing_speech(),
+            ) {
+                self.finish_audio();
             }
         }
-        d.finish_audio(&mut self.vad, &self.engine, &mut self.emit);
     }
 
+    /// PostRoll → Finishing: close the mic (unless always open) and send the tail.
+    fn finish_audio(&mut self) {
+        let mut dictation = match std::mem::replace(&mut self.phase, Phase::Idle) {
+            Phase::PostRoll { dictation, .. } => dictation,
+            other => {
+                self.phase = other; // nothing is being recorded
+                return;
+            }
+        };
+        if !self.config.always_open_mic {
+            for pcm in self.io.mic.close() {
+                dictation.push_audio(&pcm, &mut self.vad, &self.engine, &mut self.emit);
+            }
+        }
+        dictation.finish_audio(&mut self.vad, &self.engine, &mut self.emit);
+        self.phase = Phase::Finishing(dictation);
+    }
+
+    /// Engine replies in any phase (eager runs go on while the user speaks);
+    /// Finishing → Idle once the text is complete.
     fn on_engine_replies(&mut self) {
-        let done = match self.current.as_mut() {
+        let done = match self.phase.dictation_mut() {
             Some(d) => d.poll(&self.engine, &mut self.emit),
             None => false,
         };
-        if done {
-            let d = self.current.take().expect("current");
-            self.deliver(d);
+        if done && matches!(self.phase, Phase::Finishing(_)) {
+            if let Phase::Finishing(d) = std::mem::replace(&mut self.phase, Phase::Idle) {
+                self.deliver(d);
+            }
         }
     }
 
@@ -498,7 +550,7 @@ impl<E: FnMut(DictationEvent)> Service<E> {
     }
 
     fn finished(&self) -> bool {
-        self.shutting_down && self.current.is_none()
+        self.shutting_down && matches!(self.phase, Phase::Idle)
     }
 }
 
@@ -517,10 +569,9 @@ pub fn run(
         let mut closed = false;
         let audio = service.io.mic.events();
         // Busy only while a dictation is in flight; idle, wake rarely (CPU ≈ 0).
-        let idle = if service.current.is_some() {
-            Duration::from_millis(10)
-        } else {
-            Duration::from_secs(1)
+        let idle = match service.phase {
+            Phase::Idle => Duration::from_secs(1),
+            _ => Duration::from_millis(10),
         };
         select! {
             recv(control) -> msg => match msg {

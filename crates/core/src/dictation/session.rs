@@ -4,7 +4,7 @@
 //! only the tail is left to transcribe.
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::audio::wav::WavRecorder;
 use crate::engine::{Engine, RunParams};
@@ -67,10 +67,8 @@ pub struct Dictation {
     tally: Tally,
     /// Cancelled: no new engine work, only the run in flight is drained.
     aborted: bool,
-    /// When the user released the key.
-    pub stopped_at: Option<Instant>,
     /// All audio is in; only engine work may remain.
-    pub audio_done: bool,
+    audio_done: bool,
 }
 
 impl Dictation {
@@ -103,7 +101,6 @@ impl Dictation {
             spans: Vec::new(),
             tally: Tally::default(),
             aborted: false,
-            stopped_at: None,
             audio_done: false,
         }
     }

@@ -1,7 +1,18 @@
-//! Turning hotkey presses into dictation intents, per trigger mode. Pure: the
-//! service feeds key events and the current state, and acts on the intent.
+//! Turning control messages (hotkeys, `utter ptt`, the UI) into dictation
+//! intents, per trigger mode. Pure: the service feeds each message with its
+//! current [`Stage`], and acts on the intent.
 
-use crate::control::{TriggerKey, TriggerMode};
+use crate::control::{Control, TriggerKey, TriggerMode};
+
+/// What the service is doing, as far as the trigger is concerned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stage {
+    Idle,
+    /// The hotkey is held (or latched, or toggled on).
+    Recording,
+    /// Released: the post-roll runs or the engine finishes the text.
+    Finishing,
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Intent {
@@ -28,10 +39,30 @@ impl Trigger {
         }
     }
 
-    /// Maps a key event to an intent, given whether a dictation is recording.
-    pub fn on_key(&mut self, key: TriggerKey, pressed: bool, recording: bool) -> Option<Intent> {
+    /// What `control` means in `stage` (`Shutdown` stops a recording; the
+    /// service itself ends once the text is out).
+    pub fn on_control(&mut self, control: Control, stage: Stage) -> Option<Intent> {
+        let recording = stage == Stage::Recording;
+        let intent = match control {
+            Control::Key { key, pressed } => return self.on_key(key, pressed, stage),
+            Control::Start => (stage == Stage::Idle).then_some(Intent::Start),
+            Control::Stop | Control::Shutdown => recording.then_some(Intent::Stop),
+            Control::Toggle => Some(match recording {
+                true => Intent::Stop,
+                false => Intent::Start,
+            }),
+            Control::Cancel => (stage != Stage::Idle).then_some(Intent::Cancel),
+        };
+        self.settle(intent)
+    }
+
+    /// Maps a key event to an intent in `stage`.
+    pub fn on_key(&mut self, key: TriggerKey, pressed: bool, stage: Stage) -> Option<Intent> {
+        let recording = stage == Stage::Recording;
         let intent = match (key, pressed) {
-            (TriggerKey::Cancel, true) if recording => Some(Intent::Cancel),
+            // Cancel works until the text is out: while recording, in the
+            // post-roll and while the engine finishes.
+            (TriggerKey::Cancel, true) if stage != Stage::Idle => Some(Intent::Cancel),
             (TriggerKey::PasteLast, true) if !recording => Some(Intent::PasteLast),
             (TriggerKey::Latch, true) if recording && self.mode == TriggerMode::PushToTalk => {
                 self.latched = true;
@@ -49,6 +80,11 @@ impl Trigger {
             },
             _ => None,
         };
+        self.settle(intent)
+    }
+
+    /// A latch lasts one dictation.
+    fn settle(&mut self, intent: Option<Intent>) -> Option<Intent> {
         if matches!(intent, Some(Intent::Stop | Intent::Cancel | Intent::Start)) {
             self.latched = false;
         }
@@ -59,43 +95,77 @@ impl Trigger {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use Stage::{Finishing, Idle, Recording};
     use TriggerKey::*;
 
     #[test]
     fn push_to_talk_starts_on_press_and_stops_on_release() {
         let mut t = Trigger::new(TriggerMode::PushToTalk);
-        assert_eq!(t.on_key(Main, true, false), Some(Intent::Start));
-        assert_eq!(t.on_key(Main, false, true), Some(Intent::Stop));
-        assert_eq!(t.on_key(Main, false, false), None);
+        assert_eq!(t.on_key(Main, true, Idle), Some(Intent::Start));
+        assert_eq!(t.on_key(Main, false, Recording), Some(Intent::Stop));
+        assert_eq!(t.on_key(Main, false, Idle), None);
     }
 
     #[test]
     fn hold_then_latch_keeps_recording_until_the_next_press() {
         let mut t = Trigger::new(TriggerMode::PushToTalk);
-        t.on_key(Main, true, false);
-        assert_eq!(t.on_key(Latch, true, true), Some(Intent::Latch));
-        assert_eq!(t.on_key(Main, false, true), None, "release no longer stops");
-        assert_eq!(t.on_key(Main, true, true), Some(Intent::Stop));
-        assert_eq!(t.on_key(Main, false, false), None);
+        t.on_key(Main, true, Idle);
+        assert_eq!(t.on_key(Latch, true, Recording), Some(Intent::Latch));
+        assert_eq!(
+            t.on_key(Main, false, Recording),
+            None,
+            "release no longer stops"
+        );
+        assert_eq!(t.on_key(Main, true, Recording), Some(Intent::Stop));
+        assert_eq!(t.on_key(Main, false, Idle), None);
         // The next dictation is plain push-to-talk again.
-        assert_eq!(t.on_key(Main, true, false), Some(Intent::Start));
-        assert_eq!(t.on_key(Main, false, true), Some(Intent::Stop));
+        assert_eq!(t.on_key(Main, true, Idle), Some(Intent::Start));
+        assert_eq!(t.on_key(Main, false, Recording), Some(Intent::Stop));
     }
 
     #[test]
     fn toggle_uses_presses_only() {
         let mut t = Trigger::new(TriggerMode::Toggle);
-        assert_eq!(t.on_key(Main, true, false), Some(Intent::Start));
-        assert_eq!(t.on_key(Main, false, true), None);
-        assert_eq!(t.on_key(Main, true, true), Some(Intent::Stop));
+        assert_eq!(t.on_key(Main, true, Idle), Some(Intent::Start));
+        assert_eq!(t.on_key(Main, false, Recording), None);
+        assert_eq!(t.on_key(Main, true, Recording), Some(Intent::Stop));
     }
 
     #[test]
-    fn cancel_only_while_recording_and_paste_last_only_when_idle() {
+    fn cancel_until_the_text_is_out_and_paste_last_only_when_not_recording() {
         let mut t = Trigger::new(TriggerMode::Toggle);
-        assert_eq!(t.on_key(Cancel, true, false), None);
-        assert_eq!(t.on_key(Cancel, true, true), Some(Intent::Cancel));
-        assert_eq!(t.on_key(PasteLast, true, false), Some(Intent::PasteLast));
-        assert_eq!(t.on_key(PasteLast, true, true), None);
+        assert_eq!(t.on_key(Cancel, true, Idle), None);
+        assert_eq!(t.on_key(Cancel, true, Recording), Some(Intent::Cancel));
+        assert_eq!(t.on_key(Cancel, true, Finishing), Some(Intent::Cancel));
+        assert_eq!(t.on_key(PasteLast, true, Idle), Some(Intent::PasteLast));
+        assert_eq!(t.on_key(PasteLast, true, Recording), None);
+    }
+
+    #[test]
+    fn commands_from_the_ui_and_ptt_follow_the_stage() {
+        let mut t = Trigger::new(TriggerMode::PushToTalk);
+        assert_eq!(t.on_control(Control::Start, Idle), Some(Intent::Start));
+        assert_eq!(t.on_control(Control::Start, Finishing), None, "busy");
+        assert_eq!(t.on_control(Control::Stop, Idle), None);
+        assert_eq!(t.on_control(Control::Stop, Recording), Some(Intent::Stop));
+        assert_eq!(t.on_control(Control::Toggle, Idle), Some(Intent::Start));
+        assert_eq!(t.on_control(Control::Toggle, Recording), Some(Intent::Stop));
+        assert_eq!(t.on_control(Control::Cancel, Idle), None);
+        assert_eq!(
+            t.on_control(Control::Cancel, Finishing),
+            Some(Intent::Cancel)
+        );
+        assert_eq!(
+            t.on_control(Control::Shutdown, Recording),
+            Some(Intent::Stop)
+        );
+        assert_eq!(t.on_control(Control::Shutdown, Finishing), None);
+        let key = |key, pressed| Control::Key { key, pressed };
+        assert_eq!(t.on_control(key(Main, true), Idle), Some(Intent::Start));
+        assert_eq!(
+            t.on_control(key(Latch, true), Recording),
+            Some(Intent::Latch)
+        );
+        assert_eq!(t.on_control(key(Main, false), Recording), None, "latched");
     }
 }

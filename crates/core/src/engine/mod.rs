@@ -17,6 +17,8 @@ pub use local::{fit_vocabulary, VOCABULARY_TOKEN_BUDGET};
 mod protocol;
 mod run;
 mod supervisor;
+mod vad_host;
+mod vad_model;
 pub mod worker;
 
 use std::path::{Path, PathBuf};
@@ -31,6 +33,8 @@ use transcribe_cpp::{Model, Role};
 
 use run::{Canceller, RunGate};
 pub use run::{Run, RunId};
+pub use vad_host::VadHost;
+pub use vad_model::SileroVad;
 
 /// Why the engine could not do what was asked. Worded for the user.
 #[derive(Debug, Clone, thiserror::Error, Serialize, Deserialize)]
@@ -643,36 +647,63 @@ impl Engine {
 #[cfg(test)]
 impl Engine {
     /// An engine whose worker answers each batch buffer with `answer(pcm)`
-    /// (after `delay`), so the dictation service can be tested without a model.
-    pub(crate) fn fake(
+    /// (after `delay`), so the dictation service can be tested without a
+    /// model; when `streaming`, it is a streaming model: each fed chunk
+    /// brings a partial of all the audio so far, the finish its final text.
+    pub(crate) fn fake_with(
         delay: std::time::Duration,
-        answer: impl Fn(&[f32]) -> String + Send + 'static,
+        streaming: bool,
+        answer: impl Fn(&[f32]) -> Result<String, EngineError> + Send + 'static,
     ) -> Self {
         let (tx, rx) = unbounded::<Request>();
         let thread = std::thread::spawn(move || {
+            let mut stream: Option<(Sender<StreamEvent>, Vec<f32>)> = None;
             for request in rx {
-                if let Request::Batch {
-                    pcms,
-                    reply,
-                    params,
-                    ..
-                } = request
-                {
-                    std::thread::sleep(delay);
-                    let utterances = pcms
-                        .iter()
-                        .map(|pcm| {
-                            let text = answer(pcm);
-                            // Like the real engine: only what follows the prefix.
-                            let prefix = params.prefix.as_deref().unwrap_or("");
-                            let text = text.strip_prefix(prefix).unwrap_or(&text).trim();
-                            Utterance {
-                                text: text.to_string(),
+                match request {
+                    Request::Batch {
+                        pcms,
+                        reply,
+                        params,
+                        ..
+                    } => {
+                        std::thread::sleep(delay);
+                        let utterances = pcms
+                            .iter()
+                            .map(|pcm| {
+                                let text = answer(pcm)?;
+                                // Like the real engine: only what follows the prefix.
+                                let prefix = params.prefix.as_deref().unwrap_or("");
+                                let text = text.strip_prefix(prefix).unwrap_or(&text).trim();
+                                Ok(Utterance {
+                                    text: text.to_string(),
+                                    ..Default::default()
+                                })
+                            })
+                            .collect();
+                        let _ = reply.send(utterances);
+                    }
+                    Request::StreamBegin { events, .. } => stream = Some((events, Vec::new())),
+                    Request::StreamFeed(pcm) => {
+                        if let Some((events, heard)) = stream.as_mut() {
+                            heard.extend(pcm);
+                            let _ = events.send(StreamEvent::Partial {
+                                committed: String::new(),
+                                tentative: answer(heard).unwrap_or_default(),
+                            });
+                        }
+                    }
+                    Request::StreamFinish => {
+                        if let Some((events, heard)) = stream.take() {
+                            std::thread::sleep(delay);
+                            let text = answer(&heard).map(|text| Utterance {
+                                text,
                                 ..Default::default()
-                            }
-                        })
-                        .collect();
-                    let _ = reply.send(Ok(utterances));
+                            });
+                            let _ = events.send(StreamEvent::Final(text));
+                        }
+                    }
+                    Request::StreamAbort => stream = None,
+                    Request::Cancel(_) | Request::CancelThrough(_) | Request::Prewarm => {}
                 }
             }
         });
@@ -687,7 +718,7 @@ impl Engine {
                 is_speech: true,
                 languages: vec!["en".into()],
                 detects_language: false,
-                streaming: false,
+                streaming,
                 translates: false,
                 takes_vocabulary: false,
                 takes_prompt: false,

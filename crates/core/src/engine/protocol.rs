@@ -43,6 +43,20 @@ pub enum ToWorker {
     Probe {
         model_path: PathBuf,
     },
+    /// Instead of `Load`: serve the voice detector in `model_path`.
+    LoadVad {
+        model_path: PathBuf,
+    },
+    /// Score 16 kHz audio; `seq` counts the detector's calls over the
+    /// parent's life (fault injection).
+    VadFeed {
+        seq: u64,
+        pcm: Vec<f32>,
+    },
+    /// Score the partial last frame and start a fresh stream.
+    VadFlush {
+        seq: u64,
+    },
 }
 
 /// Worker → parent.
@@ -67,6 +81,10 @@ pub enum FromWorker {
         id: u64,
         result: Result<Utterance, EngineError>,
     },
+    /// The voice detector is loaded.
+    VadReady,
+    /// One speech probability per completed 32 ms frame.
+    VadScores(Result<Vec<f32>, EngineError>),
 }
 
 /// A frame longer than this is a corrupt stream, not a message (an hour of

@@ -75,16 +75,20 @@ pub(super) fn start(
 
 /// A started worker process: its stdin, and the frames from its stdout
 /// (`None` once it closed).
-struct Spawned {
-    child: Child,
-    stdin: ChildStdin,
-    frames: Receiver<Option<FromWorker>>,
+/// A worker process just started: its pipes, frames read on a thread.
+pub(super) struct Spawned {
+    pub child: Child,
+    pub stdin: ChildStdin,
+    /// `None` at the end of its output (it exited or died).
+    pub frames: Receiver<Option<FromWorker>>,
 }
 
-fn spawn_process(exe: &Path) -> std::io::Result<Spawned> {
+/// Starts `exe` as a worker: `role` is [`WORKER_ARG`] for the speech
+/// engine, [`super::worker::VAD_WORKER_ARG`] for the voice detector.
+pub(super) fn spawn_process(exe: &Path, role: &str) -> std::io::Result<Spawned> {
     let mut command = Command::new(exe);
     command
-        .args([WORKER_ARG, BUILD])
+        .args([role, BUILD])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit());
@@ -138,7 +142,7 @@ pub(super) fn probe_in_worker(exe: &Path, model_path: &Path) -> Result<ModelInfo
         mut child,
         mut stdin,
         frames,
-    } = spawn_process(exe).map_err(|e| {
+    } = spawn_process(exe, WORKER_ARG).map_err(|e| {
         failed(format!(
             "cannot start the engine worker {}: {e}",
             exe.display()
@@ -360,7 +364,7 @@ impl Supervisor {
             mut child,
             mut stdin,
             frames,
-        } = spawn_process(&self.exe).map_err(|e| {
+        } = spawn_process(&self.exe, WORKER_ARG).map_err(|e| {
             StartFailure::Failed(EngineError::Load {
                 path: self.config.model_path.clone(),
                 message: format!("cannot start the engine worker {}: {e}", self.exe.display()),
@@ -744,7 +748,7 @@ impl Supervisor {
 }
 
 /// "killed by SIGABRT", "exited with status 3".
-fn describe_exit(status: ExitStatus) -> String {
+pub(super) fn describe_exit(status: ExitStatus) -> String {
     #[cfg(unix)]
     {
         use std::os::unix::process::ExitStatusExt;

@@ -15,6 +15,9 @@ use super::{local, EngineConfig, EngineError, EngineHost, Request, StreamEvent};
 
 /// The hidden first argument that makes a binary an engine worker.
 pub const WORKER_ARG: &str = "--utter-engine-worker";
+/// The same for the voice detector's worker (its own name, so `ps` and the
+/// tests tell the two apart).
+pub const VAD_WORKER_ARG: &str = "--utter-vad-worker";
 
 /// The second argument: parent and worker must be the same build (frames
 /// are not self-describing), which a binary replaced on disk while Utter
@@ -32,7 +35,11 @@ static THIS_BINARY: OnceLock<PathBuf> = OnceLock::new();
 /// and returns `None`.
 pub fn serve_if_worker() -> Option<u8> {
     let mut args = std::env::args_os().skip(1);
-    if args.next().is_some_and(|a| a == WORKER_ARG) {
+    let role = args.next();
+    if role
+        .as_ref()
+        .is_some_and(|a| a == WORKER_ARG || a == VAD_WORKER_ARG)
+    {
         let parent = args.next().unwrap_or_default();
         if parent != BUILD {
             eprintln!(
@@ -41,7 +48,8 @@ pub fn serve_if_worker() -> Option<u8> {
             );
             return Some(EXIT_OTHER_BUILD as u8);
         }
-        return Some(serve());
+        let vad = role.is_some_and(|a| a == VAD_WORKER_ARG);
+        return Some(serve(if vad { c"utter-vad" } else { c"utter-engine" }));
     }
     if let Some(exe) = running_binary() {
         let _ = THIS_BINARY.set(exe);
@@ -64,23 +72,20 @@ fn running_binary() -> Option<PathBuf> {
     std::env::current_exe().ok()
 }
 
-/// Names this process `utter-engine` for `ps` and `top` (started through
-/// `/proc/self/exe`, it would otherwise show as `exe`).
-fn name_this_process() {
+/// Names this process (`utter-engine`, `utter-vad`) for `ps` and `top`
+/// (started through `/proc/self/exe`, it would otherwise show as `exe`).
+fn name_this_process(name: &std::ffi::CStr) {
     #[cfg(target_os = "linux")]
     // SAFETY: PR_SET_NAME copies at most 16 bytes from a NUL-terminated string.
     unsafe {
-        libc::prctl(
-            libc::PR_SET_NAME,
-            c"utter-engine".as_ptr() as libc::c_ulong,
-            0,
-            0,
-            0,
-        );
+        libc::prctl(libc::PR_SET_NAME, name.as_ptr() as libc::c_ulong, 0, 0, 0);
     }
+    #[cfg(not(target_os = "linux"))]
+    let _ = name;
 }
 
-pub(super) fn this_binary() -> Option<PathBuf> {
+/// This binary, when it can host workers (its `main` called [`serve_if_worker`]).
+pub fn this_binary() -> Option<PathBuf> {
     THIS_BINARY.get().cloned()
 }
 
@@ -91,17 +96,18 @@ enum Fault {
     Hang,
 }
 
-/// `abort-on-run:N[,M...]` or `hang-on-run:N[,M...]`; runs count from 1 over
-/// the parent's life, so a restarted worker does not repeat the fault.
-fn parse_faults(spec: &str) -> Vec<(u64, Fault)> {
+/// `abort-on-run:N[,M...]` or `hang-on-run:N[,M...]` (the voice detector's
+/// `UTTER_VAD_FAULT`: `abort-on-feed:N`, `hang-on-feed:N`); runs count from 1
+/// over the parent's life, so a restarted worker does not repeat the fault.
+fn parse_faults(spec: &str, unit: &str) -> Vec<(u64, Fault)> {
     let mut faults = Vec::new();
     for part in spec.split(';') {
         let Some((kind, runs)) = part.trim().split_once(':') else {
             continue;
         };
-        let fault = match kind {
-            "abort-on-run" => Fault::Abort,
-            "hang-on-run" => Fault::Hang,
+        let fault = match kind.strip_suffix(unit) {
+            Some("abort-on-") => Fault::Abort,
+            Some("hang-on-") => Fault::Hang,
             _ => continue,
         };
         faults.extend(
@@ -116,11 +122,11 @@ fn parse_faults(spec: &str) -> Vec<(u64, Fault)> {
 fn inject_fault(faults: &[(u64, Fault)], seq: u64) {
     match faults.iter().find(|(n, _)| *n == seq).map(|(_, f)| f) {
         Some(Fault::Abort) => {
-            tracing::warn!("UTTER_ENGINE_FAULT: aborting on run {seq}");
+            tracing::warn!("fault injection: aborting on call {seq}");
             std::process::abort();
         }
         Some(Fault::Hang) => {
-            tracing::warn!("UTTER_ENGINE_FAULT: hanging on run {seq}");
+            tracing::warn!("fault injection: hanging on call {seq}");
             loop {
                 std::thread::park();
             }
@@ -177,9 +183,48 @@ enum Pending {
     },
 }
 
-fn serve() -> u8 {
+/// The voice detector's worker: Silero scores each fed chunk, one reply per
+/// request. Its own process, so a ggml abort in it ends only this worker.
+fn serve_vad(model_path: &std::path::Path, mut input: impl Read, mut out: impl Write) -> u8 {
+    let mut detector = match super::vad_model::SileroVad::load(model_path) {
+        Ok(d) => d,
+        Err(e) => {
+            let _ = write_frame(&mut out, &FromWorker::LoadFailed(e));
+            return 1;
+        }
+    };
+    if write_frame(&mut out, &FromWorker::VadReady).is_err() {
+        return 0;
+    }
+    let faults = std::env::var("UTTER_VAD_FAULT")
+        .map(|s| parse_faults(&s, "feed"))
+        .unwrap_or_default();
+    loop {
+        let scores = match read_frame::<ToWorker>(&mut input) {
+            Ok(Some(ToWorker::VadFeed { seq, pcm })) => {
+                inject_fault(&faults, seq);
+                detector.feed(&pcm)
+            }
+            Ok(Some(ToWorker::VadFlush { seq })) => {
+                inject_fault(&faults, seq);
+                detector.flush()
+            }
+            Ok(Some(_)) => continue,
+            Ok(None) => return 0, // the parent closed the pipe
+            Err(e) => {
+                tracing::error!("voice detector worker: unreadable request ({e})");
+                return 2;
+            }
+        };
+        if write_frame(&mut out, &FromWorker::VadScores(scores)).is_err() {
+            return 0;
+        }
+    }
+}
+
+fn serve(name: &std::ffi::CStr) -> u8 {
     init_logging();
-    name_this_process();
+    name_this_process(name);
     // The terminal's Ctrl+C goes to the whole process group; the parent
     // decides what happens to its dictation, and we exit when it closes the pipe.
     #[cfg(unix)]
@@ -196,6 +241,9 @@ fn serve() -> u8 {
             compute,
             cpu_only,
         })) => (model_path, threads, compute, cpu_only),
+        Ok(Some(ToWorker::LoadVad { model_path })) => {
+            return serve_vad(&model_path, input, out);
+        }
         Ok(Some(ToWorker::Probe { model_path })) => {
             let probed = FromWorker::Probed(super::probe_here(&model_path));
             return u8::from(write_frame(&mut out, &probed).is_err());
@@ -238,7 +286,7 @@ fn serve() -> u8 {
         })
         .expect("spawn the worker's input thread");
     let faults = std::env::var("UTTER_ENGINE_FAULT")
-        .map(|s| parse_faults(&s))
+        .map(|s| parse_faults(&s, "run"))
         .unwrap_or_default();
     write_replies(&mut out, pending_rx, &faults);
     0
@@ -293,7 +341,11 @@ fn read_requests(
                 gate.cancel(id);
                 continue;
             }
-            ToWorker::Load { .. } | ToWorker::Probe { .. } => continue,
+            ToWorker::Load { .. }
+            | ToWorker::Probe { .. }
+            | ToWorker::LoadVad { .. }
+            | ToWorker::VadFeed { .. }
+            | ToWorker::VadFlush { .. } => continue,
         };
         if engine.send(request).is_err() {
             return;
@@ -349,12 +401,23 @@ mod tests {
 
     #[test]
     fn fault_specs_name_runs_over_the_parents_life() {
-        assert_eq!(parse_faults("abort-on-run:2"), vec![(2, Fault::Abort)]);
         assert_eq!(
-            parse_faults("abort-on-run:2,3; hang-on-run:5"),
+            parse_faults("abort-on-run:2", "run"),
+            vec![(2, Fault::Abort)]
+        );
+        assert_eq!(
+            parse_faults("abort-on-run:2,3; hang-on-run:5", "run"),
             vec![(2, Fault::Abort), (3, Fault::Abort), (5, Fault::Hang)]
         );
-        assert!(parse_faults("explode:1").is_empty());
-        assert!(parse_faults("").is_empty());
+        assert_eq!(
+            parse_faults("abort-on-feed:7", "feed"),
+            vec![(7, Fault::Abort)]
+        );
+        assert!(
+            parse_faults("abort-on-feed:7", "run").is_empty(),
+            "not the engine's"
+        );
+        assert!(parse_faults("explode:1", "run").is_empty());
+        assert!(parse_faults("", "run").is_empty());
     }
 }

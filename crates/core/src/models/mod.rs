@@ -8,6 +8,7 @@ pub mod defaults;
 pub mod download;
 pub mod import;
 pub mod load;
+pub mod measured;
 pub mod packaged;
 pub mod recommend;
 pub mod store;

@@ -1,5 +1,6 @@
 //! Voice activity detection: the Silero model scores 32 ms frames (run by the
-//! engine), and [`Segmenter`] turns those scores into speech spans online.
+//! engine, in a worker process of its own), and [`Segmenter`] turns those
+//! scores into speech spans online.
 
 mod segmenter;
 
@@ -7,17 +8,18 @@ pub use segmenter::{Segmenter, SegmenterConfig, SpeechSpan, FRAME_SAMPLES};
 
 use std::path::Path;
 
-use transcribe_cpp::{Model, Role, VadSession, VadSessionOptions};
+use crate::engine::{EngineError, SileroVad, VadHost};
 
-use crate::engine::EngineError;
-
-/// A loaded Silero VAD in streaming mode.
+/// A Silero VAD in streaming mode, in its own worker process where this
+/// binary can host one (a crash in it is then survived: see
+/// [`crate::engine::VadHost`]), else in this process.
 pub struct SpeechDetector {
-    session: Scorer,
+    scorer: Scorer,
 }
 
 enum Scorer {
-    Silero(VadSession),
+    Worker(VadHost),
+    InProcess(SileroVad),
     /// Tests of the dictation service: loud frames are speech.
     #[cfg(test)]
     Loudness {
@@ -26,31 +28,44 @@ enum Scorer {
 }
 
 impl SpeechDetector {
+    /// Loads the detector in a worker process when this binary can host
+    /// one, unless `UTTER_ENGINE_IN_PROCESS=1` asks for threads (as it does
+    /// for the engine); in this process otherwise (test binaries, examples).
     pub fn load(path: &Path) -> Result<Self, EngineError> {
-        let load_error = |message: String| EngineError::Load {
-            path: path.to_path_buf(),
-            message,
+        let in_process = std::env::var("UTTER_ENGINE_IN_PROCESS").is_ok_and(|v| v == "1");
+        let scorer = match crate::engine::worker::this_binary() {
+            Some(exe) if !in_process => Scorer::Worker(VadHost::start(&exe, path)?),
+            _ => Scorer::InProcess(SileroVad::load(path)?),
         };
-        let model = Model::load(path).map_err(|e| load_error(e.to_string()))?;
-        if !model.roles().contains(Role::Vad) {
-            return Err(load_error(format!(
-                "`{}` is not a VAD model",
-                model.variant()
-            )));
+        Ok(Self { scorer })
+    }
+
+    /// Whether a crash in the detector is survived (it runs in a worker).
+    pub fn isolated(&self) -> bool {
+        matches!(self.scorer, Scorer::Worker(_))
+    }
+
+    /// Workers restarted after a crash so far.
+    pub fn restarts(&self) -> u32 {
+        match &self.scorer {
+            Scorer::Worker(host) => host.restarts(),
+            _ => 0,
         }
-        let session = model
-            .vad_session_with(&VadSessionOptions { n_threads: 1 })
-            .map_err(|e| load_error(e.to_string()))?;
-        Ok(Self {
-            session: Scorer::Silero(session),
-        })
+    }
+
+    /// Restarts of its worker since the last call, worded for the user.
+    pub fn notices(&mut self) -> Vec<String> {
+        match &mut self.scorer {
+            Scorer::Worker(host) => host.notices(),
+            _ => Vec::new(),
+        }
     }
 
     /// A detector that calls every 32 ms frame with an RMS over 0.05 speech.
     #[cfg(test)]
     pub(crate) fn loudness() -> Self {
         Self {
-            session: Scorer::Loudness {
+            scorer: Scorer::Loudness {
                 pending: Vec::new(),
             },
         }
@@ -58,11 +73,9 @@ impl SpeechDetector {
 
     /// Scores 16 kHz mono audio; returns one speech probability per completed frame.
     pub fn feed(&mut self, pcm: &[f32]) -> Result<Vec<f32>, EngineError> {
-        match &mut self.session {
-            Scorer::Silero(session) => session
-                .stream_feed(pcm)
-                .map(|r| r.probs)
-                .map_err(|e| EngineError::Run(format!("VAD: {e}"))),
+        match &mut self.scorer {
+            Scorer::Worker(host) => host.feed(pcm),
+            Scorer::InProcess(silero) => silero.feed(pcm),
             #[cfg(test)]
             Scorer::Loudness { pending } => {
                 pending.extend_from_slice(pcm);
@@ -77,16 +90,30 @@ impl SpeechDetector {
 
     /// Scores the partial last frame and resets the stream.
     pub fn flush(&mut self) -> Result<Vec<f32>, EngineError> {
-        match &mut self.session {
-            Scorer::Silero(session) => session
-                .stream_flush()
-                .map(|r| r.probs)
-                .map_err(|e| EngineError::Run(format!("VAD: {e}"))),
+        match &mut self.scorer {
+            Scorer::Worker(host) => host.flush(),
+            Scorer::InProcess(silero) => silero.flush(),
             #[cfg(test)]
             Scorer::Loudness { pending } => {
                 let last = (!pending.is_empty()).then(|| loudness(pending));
                 pending.clear();
                 Ok(last.into_iter().collect())
+            }
+        }
+    }
+
+    /// A fresh stream: what was fed before is forgotten.
+    fn reset(&mut self) -> Result<(), EngineError> {
+        match &mut self.scorer {
+            Scorer::Worker(host) => host.flush().map(drop),
+            Scorer::InProcess(silero) => {
+                silero.reset();
+                Ok(())
+            }
+            #[cfg(test)]
+            Scorer::Loudness { pending } => {
+                pending.clear();
+                Ok(())
             }
         }
     }
@@ -97,11 +124,7 @@ impl SpeechDetector {
         pcm: &[f32],
         config: SegmenterConfig,
     ) -> Result<Vec<SpeechSpan>, EngineError> {
-        match &mut self.session {
-            Scorer::Silero(session) => session.stream_reset(),
-            #[cfg(test)]
-            Scorer::Loudness { pending } => pending.clear(),
-        }
+        self.reset()?;
         let mut seg = Segmenter::new(config);
         let mut spans = Vec::new();
         let mut probs = self.feed(pcm)?;

@@ -11,6 +11,8 @@ use crossbeam_channel::{never, unbounded, Receiver, Sender};
 
 use super::*;
 use crate::audio::capture::CaptureError;
+use crate::control::TriggerKey;
+use crate::engine::EngineError;
 use crate::platform::output::{OutputError, OutputMethod};
 
 type Log<T> = Arc<Mutex<Vec<T>>>;
@@ -109,6 +111,11 @@ struct Options {
     sink_fails: bool,
     mic_broken: bool,
     engine_delay: Duration,
+    /// A streaming model (the audio goes to it directly, no VAD).
+    streaming: bool,
+    /// Engine runs (1 = the first) that fail as a crashed worker does.
+    crashing_runs: Vec<usize>,
+    strategy: Option<LiveStrategy>,
 }
 
 /// Like a real engine, the fake hears all of the audio it is given: one word
@@ -136,11 +143,20 @@ fn rig(options: Options) -> Rig {
     config.recordings_dir = dir.path().to_path_buf();
     config.mode = options.mode.unwrap_or(TriggerMode::PushToTalk);
     config.post_roll = options.post_roll.unwrap_or(Duration::ZERO);
+    config.dictation.strategy = options.strategy;
     let runs = Arc::new(AtomicUsize::new(0));
     let counted = runs.clone();
-    let engine = Engine::fake(options.engine_delay, move |pcm| {
-        counted.fetch_add(1, Ordering::SeqCst);
-        fake_words(pcm)
+    let crashing = options.crashing_runs.clone();
+    let streaming = options.streaming;
+    let engine = Engine::fake_with(options.engine_delay, streaming, move |pcm| {
+        if streaming {
+            return Ok(fake_words(pcm)); // partials are not runs
+        }
+        let run = counted.fetch_add(1, Ordering::SeqCst) + 1;
+        match crashing.contains(&run) {
+            true => Err(EngineError::Crashed("SIGABRT".into())),
+            false => Ok(fake_words(pcm)),
+        }
     });
     let (events, grabs, delivered) = (log(), log(), log());
     let (audio, rx) = unbounded();
@@ -222,7 +238,7 @@ impl Rig {
 
     fn settle(&mut self) {
         let deadline = Instant::now() + Duration::from_secs(10);
-        while self.service.current.is_some() {
+        while !matches!(self.service.phase, Phase::Idle) {
             assert!(
                 Instant::now() < deadline,
                 "never finished: {:?}",
@@ -252,6 +268,7 @@ fn record_statuses(dir: &Path) -> Vec<String> {
             out.push(v["status"].as_str().unwrap().to_string());
         }
     }
+    out.sort(); // the directory's order is the file system's
     out
 }
 
@@ -289,7 +306,7 @@ fn press_and_release_races_start_nothing_twice_and_lose_nothing() {
     let mut r = rig(Options::default());
     // A release with no press (the press went to another app) does nothing.
     r.key(TriggerKey::Main, false);
-    assert!(r.service.current.is_none());
+    assert!(matches!(r.service.phase, Phase::Idle));
     // Key auto-repeat: a second press while holding starts nothing new.
     r.key(TriggerKey::Main, true);
     r.key(TriggerKey::Main, true);
@@ -333,11 +350,11 @@ fn cancel_during_the_post_roll_discards_the_text_but_keeps_the_audio() {
     r.hear(tone(900)); // still speaking at release: the post-roll runs
     r.key(TriggerKey::Main, false);
     assert!(
-        !r.service.recording() && r.service.current.is_some(),
+        matches!(r.service.phase, Phase::PostRoll { .. }),
         "in the post-roll"
     );
     r.key(TriggerKey::Cancel, true);
-    assert!(r.service.current.is_none());
+    assert!(matches!(r.service.phase, Phase::Idle));
     r.settle();
     assert!(r.delivered().is_empty());
     assert_eq!(r.record_status(), vec!["cancelled"]);
@@ -425,7 +442,7 @@ fn a_microphone_that_cannot_open_starts_nothing_and_says_why() {
         ..Default::default()
     });
     r.key(TriggerKey::Main, true);
-    assert!(r.service.current.is_none());
+    assert!(matches!(r.service.phase, Phase::Idle));
     assert!(
         r.grabs.lock().unwrap().is_empty(),
         "no keys grabbed for nothing"
@@ -498,4 +515,199 @@ fn speech_after_a_short_pause_is_added_to_the_window_and_run_again() {
     let closed = r.kinds().iter().filter(|k| *k == "segment_closed").count();
     assert_eq!(closed, 1, "a 400 ms pause does not end the segment");
     assert!(r.runs.load(Ordering::SeqCst) >= 2);
+}
+
+#[test]
+fn a_streaming_model_hears_the_audio_itself_and_its_final_text_is_delivered() {
+    let mut r = rig(Options {
+        streaming: true,
+        engine_delay: Duration::from_millis(20),
+        ..Default::default()
+    });
+    r.key(TriggerKey::Main, true);
+    r.hear(tone(700));
+    r.hear(silence(400));
+    r.hear(tone(700));
+    r.key(TriggerKey::Main, false);
+    r.settle();
+    assert_eq!(r.delivered(), vec!["one two".to_string()]);
+    let kinds = r.kinds();
+    assert!(kinds.contains(&"partial_text".to_string()), "{kinds:?}");
+    assert!(
+        !kinds.contains(&"segment_closed".to_string()),
+        "no VAD segments for a stream: {kinds:?}"
+    );
+    assert_eq!(r.record_status(), vec!["delivered"]);
+}
+
+#[test]
+fn a_streaming_dictation_can_be_cancelled_and_the_next_one_streams_afresh() {
+    let mut r = rig(Options {
+        streaming: true,
+        ..Default::default()
+    });
+    r.key(TriggerKey::Main, true);
+    r.hear(tone(700));
+    r.key(TriggerKey::Cancel, true);
+    assert!(matches!(r.service.phase, Phase::Idle));
+    r.key(TriggerKey::Main, true);
+    r.hear(tone(700));
+    r.key(TriggerKey::Main, false);
+    r.settle();
+    assert_eq!(r.delivered(), vec!["one".to_string()], "only the second");
+    assert_eq!(r.record_status(), vec!["cancelled", "delivered"]);
+}
+
+/// Holds the key over `tone` ms of speech and releases it.
+fn speak(r: &mut Rig, tone_ms: usize) {
+    r.key(TriggerKey::Main, true);
+    r.hear(tone(tone_ms));
+    r.key(TriggerKey::Main, false);
+}
+
+#[test]
+fn a_cancel_in_each_phase_delivers_nothing_keeps_the_audio_and_frees_the_service() {
+    let mut r = rig(Options {
+        post_roll: Some(Duration::from_secs(30)),
+        engine_delay: Duration::from_millis(200),
+        ..Default::default()
+    });
+    // Recording.
+    r.key(TriggerKey::Main, true);
+    r.hear(tone(700));
+    assert!(matches!(r.service.phase, Phase::Recording(_)));
+    r.key(TriggerKey::Cancel, true);
+    assert!(matches!(r.service.phase, Phase::Idle));
+    // Post-roll (still speaking at the release).
+    speak(&mut r, 700);
+    assert!(matches!(r.service.phase, Phase::PostRoll { .. }));
+    r.key(TriggerKey::Cancel, true);
+    assert!(matches!(r.service.phase, Phase::Idle));
+    // Finishing: the user had stopped speaking, the engine is still at work.
+    r.key(TriggerKey::Main, true);
+    r.hear(tone(700));
+    r.hear(silence(400));
+    r.key(TriggerKey::Main, false);
+    assert!(
+        matches!(r.service.phase, Phase::Finishing(_)),
+        "a pause at release: no post-roll to wait for"
+    );
+    r.key(TriggerKey::Cancel, true);
+    assert!(matches!(r.service.phase, Phase::Idle));
+    assert!(r.delivered().is_empty());
+    assert_eq!(
+        r.record_status(),
+        vec!["cancelled", "cancelled", "cancelled"]
+    );
+    assert_eq!(r.kinds().iter().filter(|k| *k == "cancelled").count(), 3);
+    assert!(record_log::unfinished(r.dir.path()).is_empty());
+    // And the next dictation is whole.
+    r.key(TriggerKey::Main, true);
+    r.hear(tone(700));
+    r.hear(silence(400));
+    r.key(TriggerKey::Main, false);
+    r.settle();
+    assert_eq!(r.delivered(), vec!["one".to_string()]);
+}
+
+fn delivered_error(r: &Rig) -> Option<String> {
+    r.events
+        .lock()
+        .unwrap()
+        .iter()
+        .rev()
+        .find_map(|e| match e {
+            DictationEvent::TextDelivered { error, .. } => Some(error.clone()),
+            _ => None,
+        })?
+}
+
+#[test]
+fn an_engine_crash_while_recording_is_reported_and_the_recording_is_kept_for_recovery() {
+    let mut r = rig(Options {
+        crashing_runs: vec![1],
+        ..Default::default()
+    });
+    r.key(TriggerKey::Main, true);
+    r.hear(tone(700));
+    r.hear(silence(900)); // the first run, at the pause: it crashes
+    r.hear(tone(700));
+    r.hear(silence(400));
+    r.key(TriggerKey::Main, false);
+    r.settle();
+    assert_eq!(
+        r.delivered(),
+        vec!["one two".to_string()],
+        "the next run covers the whole window again"
+    );
+    assert!(delivered_error(&r).is_some_and(|e| e.contains("crashed")));
+    assert!(r.record_status().is_empty(), "not marked finished");
+    assert_eq!(record_log::unfinished(r.dir.path()).len(), 1);
+}
+
+#[test]
+fn an_engine_crash_after_the_release_is_reported_and_the_recording_is_kept_for_recovery() {
+    let mut r = rig(Options {
+        crashing_runs: vec![1],
+        ..Default::default()
+    });
+    speak(&mut r, 700); // the only run starts at the release
+    r.settle();
+    assert!(r.delivered().is_empty());
+    assert!(delivered_error(&r).is_some_and(|e| e.contains("crashed")));
+    assert!(r.kinds().contains(&"error".to_string()));
+    assert_eq!(record_log::unfinished(r.dir.path()).len(), 1);
+    // The service carries on.
+    speak(&mut r, 700);
+    r.settle();
+    assert_eq!(r.delivered(), vec!["one".to_string()]);
+}
+
+#[test]
+fn per_span_runs_each_span_once_alone_where_growing_windows_rerun_the_window() {
+    for (strategy, text) in [
+        (LiveStrategy::PerSpan, "one one"),
+        (LiveStrategy::GrowingWindow, "one two"),
+    ] {
+        let mut r = rig(Options {
+            strategy: Some(strategy),
+            ..Default::default()
+        });
+        r.key(TriggerKey::Main, true);
+        r.hear(tone(700));
+        r.hear(silence(900));
+        r.hear(tone(700));
+        r.hear(silence(900));
+        r.key(TriggerKey::Main, false);
+        r.settle();
+        // The fake names each stretch of tone a run hears: a run over one
+        // span hears "one", a run over the window so far "one two".
+        assert_eq!(r.delivered(), vec![text.to_string()], "{strategy}");
+        assert_eq!(
+            r.runs.load(Ordering::SeqCst),
+            2,
+            "{strategy}: one run per pause"
+        );
+    }
+}
+
+#[test]
+fn on_release_runs_once_over_all_the_speech() {
+    let mut r = rig(Options {
+        strategy: Some(LiveStrategy::OnRelease),
+        ..Default::default()
+    });
+    r.key(TriggerKey::Main, true);
+    r.hear(tone(700));
+    r.hear(silence(900));
+    r.hear(tone(700));
+    assert_eq!(
+        r.runs.load(Ordering::SeqCst),
+        0,
+        "nothing while the key is held"
+    );
+    r.key(TriggerKey::Main, false);
+    r.settle();
+    assert_eq!(r.delivered(), vec!["one two".to_string()]);
+    assert_eq!(r.runs.load(Ordering::SeqCst), 1);
 }
