@@ -117,9 +117,21 @@ fn child_running(child: &Child) -> bool {
 #[test]
 fn killing_the_parent_with_sigkill_leaves_no_worker_behind() {
     let mut child = transcribe_long(&[]);
-    let workers = wait_for_workers(&child, 1);
+    let mut workers = wait_for_workers(&child, 1);
     let name = std::fs::read_to_string(format!("/proc/{}/comm", workers[0])).unwrap();
     assert_eq!(name.trim(), "utter-engine", "named for ps and top");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let detectors = loop {
+        let found = common::vad_workers(child.id());
+        if !found.is_empty() || Instant::now() > deadline {
+            break found;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(detectors.len(), 1, "the voice detector has its own worker");
+    let name = std::fs::read_to_string(format!("/proc/{}/comm", detectors[0])).unwrap();
+    assert_eq!(name.trim(), "utter-vad");
+    workers.extend(detectors);
     std::thread::sleep(Duration::from_millis(500)); // mid-run
     child.kill().unwrap(); // SIGKILL: no chance to clean up
     let _ = child.wait();

@@ -37,14 +37,17 @@ pub fn wav_files(dir: &Path) -> Vec<PathBuf> {
 
 /// The engine worker processes `parent` started (they carry the hidden argument).
 pub fn engine_workers(parent: u32) -> Vec<u32> {
+    workers(parent, "--utter-engine-worker")
+}
+
+/// The voice detector's worker processes of `parent`.
+pub fn vad_workers(parent: u32) -> Vec<u32> {
+    workers(parent, "--utter-vad-worker")
+}
+
+fn workers(parent: u32, role: &str) -> Vec<u32> {
     let out = Command::new("pgrep")
-        .args([
-            "-P",
-            &parent.to_string(),
-            "-f",
-            "--",
-            "--utter-engine-worker",
-        ])
+        .args(["-P", &parent.to_string(), "-f", "--", role])
         .output()
         .unwrap();
     String::from_utf8_lossy(&out.stdout)
