@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 /// How the main hotkey starts and stops a dictation. The settings file
 /// spells it `push_to_talk`; the CLI's `--mode` takes `push-to-talk`, as
-/// command lines do ([`crate::settings::parse_cli_value`]).
+/// command lines do (`settings::parse_cli_value`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
 #[ts(export)]

@@ -3,6 +3,6 @@
 /**
  * How the main hotkey starts and stops a dictation. The settings file
  * spells it `push_to_talk`; the CLI's `--mode` takes `push-to-talk`, as
- * command lines do ([`crate::settings::parse_cli_value`]).
+ * command lines do (`settings::parse_cli_value`).
  */
 export type TriggerMode = "push_to_talk" | "toggle";
