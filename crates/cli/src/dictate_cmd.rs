@@ -81,8 +81,9 @@ pub struct DictateArgs {
     #[arg(long, conflicts_with = "live_strategy")]
     no_eager: bool,
     /// How speech reaches the model while you speak: growing-window (each
-    /// pause re-runs the window so far), per-span (each span runs once),
-    /// on-release, native-stream [default: what measured best for the model]
+    /// pause re-runs the window so far), short-window (the same over the last
+    /// few seconds), per-span (each span runs once), on-release, native-stream
+    /// [default: what measured best for the model]
     #[arg(long, value_name = "STRATEGY")]
     live_strategy: Option<LiveStrategy>,
     /// Silence that ends a segment, in ms

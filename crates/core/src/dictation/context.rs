@@ -31,6 +31,8 @@ use crate::text::join_dictation;
 /// The longest window of speech in one engine run (Whisper's window is 30 s;
 /// the margin keeps the pads of the spans inside it).
 pub const WINDOW_MAX_MS: u64 = 28_000;
+/// The longest window of [`SpeechWindows::short`].
+pub const SHORT_WINDOW_MS: u64 = 8_000;
 /// How much committed text goes into the next window's prompt. Whisper takes
 /// up to 224 prompt tokens; the last few sentences are what helps.
 const PROMPT_MAX_CHARS: usize = 600;
@@ -101,6 +103,15 @@ impl SpeechWindows {
             in_flight: None,
             growth: Growth::UpTo(max_samples),
             prefixes: true,
+        }
+    }
+
+    /// Growing windows of at most [`SHORT_WINDOW_MS`], with prefixes where
+    /// `model` takes them.
+    pub fn short(model: &crate::engine::ModelInfo) -> Self {
+        Self {
+            prefixes: model.takes_prefix,
+            ..Self::new(crate::audio::ms_to_samples(SHORT_WINDOW_MS))
         }
     }
 
@@ -526,6 +537,21 @@ mod tests {
             w.text(),
             "The man walked into the room. He sat down at last."
         );
+    }
+
+    #[test]
+    fn short_windows_hold_a_few_seconds_each() {
+        let mut w = SpeechWindows::new(crate::audio::ms_to_samples(SHORT_WINDOW_MS));
+        for k in 0..3 {
+            w.add_span(k * 4 * S, k * 4 * S + 3 * S); // 3 s of speech, 1 s pauses
+        }
+        assert_eq!(
+            w.windows(),
+            2,
+            "0–7 s fit in 8 s; the span ending at 11 s starts the next"
+        );
+        let first = w.next_run().unwrap();
+        assert_eq!((first.start, first.end), (0, 7 * S));
     }
 
     #[test]

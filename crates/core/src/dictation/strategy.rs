@@ -6,7 +6,8 @@
 //! Whisper pads every run to 30 s, so a run over the whole window costs no
 //! more than one over the last span and buys the context; Moonshine's runs
 //! cost what their audio is and it takes no prefix, so re-running a growing
-//! window pays for all of it again at every pause.
+//! window pays for all of it again at every pause: it gets windows of a few
+//! seconds (as cheap as one run per span, and as accurate as whisper tiny.en).
 
 use std::fmt;
 use std::str::FromStr;
@@ -28,6 +29,10 @@ pub enum LiveStrategy {
     /// At each pause the window so far (up to 28 s) runs again, its settled
     /// text as the transcript prefix ([`super::context`]).
     GrowingWindow,
+    /// Growing windows of at most [`super::context::SHORT_WINDOW_MS`]: each pause re-runs
+    /// only the last few seconds, with their context, for a model whose
+    /// runs cost what their audio is.
+    ShortWindow,
     /// Each speech span runs once, alone, when a pause offers it (again only
     /// if the user went on speaking in it); the text before it is the
     /// prompt where the model takes one.
@@ -46,7 +51,7 @@ impl LiveStrategy {
         }
         match model.run_cost {
             RunCost::Padded { .. } => Self::GrowingWindow,
-            RunCost::GrowsWithAudio => Self::PerSpan,
+            RunCost::GrowsWithAudio => Self::ShortWindow,
         }
     }
 
@@ -64,8 +69,9 @@ impl LiveStrategy {
         }
     }
 
-    pub const ALL: [Self; 4] = [
+    pub const ALL: [Self; 5] = [
         Self::GrowingWindow,
+        Self::ShortWindow,
         Self::PerSpan,
         Self::OnRelease,
         Self::NativeStream,
@@ -74,6 +80,7 @@ impl LiveStrategy {
     pub fn as_str(self) -> &'static str {
         match self {
             Self::GrowingWindow => "growing-window",
+            Self::ShortWindow => "short-window",
             Self::PerSpan => "per-span",
             Self::OnRelease => "on-release",
             Self::NativeStream => "native-stream",
@@ -93,7 +100,7 @@ pub enum StrategyError {
         "unknown live strategy `{0}` (one of: growing-window, per-span, on-release, native-stream)"
     )]
     Unknown(String),
-    #[error("`{arch}` has no streaming decoder: choose growing-window, per-span or on-release")]
+    #[error("`{arch}` has no streaming decoder: choose growing-window, short-window, per-span or on-release")]
     NoStreamingDecoder { arch: String },
 }
 
@@ -176,6 +183,10 @@ impl Runs {
         match strategy {
             LiveStrategy::GrowingWindow => Self::Windows {
                 windows: SpeechWindows::for_model(engine.info()),
+                reply: None,
+            },
+            LiveStrategy::ShortWindow => Self::Windows {
+                windows: SpeechWindows::short(engine.info()),
                 reply: None,
             },
             LiveStrategy::PerSpan => Self::Windows {
@@ -470,7 +481,10 @@ mod tests {
             LiveStrategy::for_model(&whisper),
             LiveStrategy::GrowingWindow
         );
-        assert_eq!(LiveStrategy::for_model(&moonshine), LiveStrategy::PerSpan);
+        assert_eq!(
+            LiveStrategy::for_model(&moonshine),
+            LiveStrategy::ShortWindow
+        );
         assert_eq!(
             LiveStrategy::for_model(&streaming),
             LiveStrategy::NativeStream
