@@ -451,24 +451,9 @@ mod tests {
 
     fn model(run_cost: RunCost, streaming: bool) -> ModelInfo {
         ModelInfo {
-            arch: "m".into(),
-            variant: "m".into(),
-            is_vad: false,
-            is_speech: true,
-            languages: vec!["en".into()],
-            detects_language: false,
-            streaming,
-            translates: false,
-            takes_vocabulary: false,
-            takes_prompt: false,
-            takes_prefix: false,
-            timestamps: Default::default(),
-            max_audio_ms: 0,
             run_cost,
-            load_ms: 0.0,
-            backend: "cpu".into(),
-            fallback: None,
-            device: "CPU".into(),
+            streaming,
+            ..ModelInfo::fake()
         }
     }
 

@@ -170,8 +170,6 @@ fn worker(
             Request::StreamFeed(_)
             | Request::StreamFinish
             | Request::StreamAbort
-            | Request::Cancel(_)
-            | Request::CancelThrough(_)
             | Request::Prewarm => {}
         }
     }

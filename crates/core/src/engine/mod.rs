@@ -418,11 +418,6 @@ enum Request {
     StreamFeed(Vec<f32>),
     StreamFinish,
     StreamAbort,
-    /// Cancel this run if it is queued or running (worker process; a
-    /// thread's runs are cancelled through its [`RunGate`]).
-    Cancel(RunId),
-    /// Cancel every run up to this one, queued or running.
-    CancelThrough(RunId),
     /// Load the model now if it was unloaded while idle.
     Prewarm,
 }
@@ -495,8 +490,9 @@ impl EngineConfig {
 /// Handle to the engine. Dropping it stops the engine after queued work.
 pub struct Engine {
     tx: Option<Sender<Request>>,
-    /// The engine thread's gate (`None`: a worker process, cancelled by message).
-    gate: Option<Arc<RunGate>>,
+    /// How runs are cancelled: the engine thread's gate, or a message to
+    /// the worker process's supervisor.
+    canceller: Canceller,
     next_run: AtomicU64,
     info: ModelInfo,
     notices: Receiver<EngineNotice>,
@@ -516,7 +512,7 @@ impl Engine {
                 tell_fallback(&loaded.info, &notice_tx);
                 Ok(Self {
                     tx: Some(tx),
-                    gate: Some(gate),
+                    canceller: Canceller::Gate(gate),
                     next_run: AtomicU64::new(1),
                     info: loaded.info,
                     notices,
@@ -527,7 +523,12 @@ impl Engine {
             EngineHost::Process { exe, idle_unload } => {
                 let (notice_tx, notices) = unbounded();
                 let fell_back = Arc::<AtomicBool>::default();
-                let (tx, info, thread) = supervisor::start(
+                let supervisor::Started {
+                    requests: tx,
+                    cancels,
+                    info,
+                    thread,
+                } = supervisor::start(
                     config,
                     exe,
                     idle_unload,
@@ -537,7 +538,7 @@ impl Engine {
                 tell_fallback(&info, &notice_tx);
                 Ok(Self {
                     tx: Some(tx),
-                    gate: None,
+                    canceller: Canceller::Message(cancels),
                     next_run: AtomicU64::new(1),
                     info,
                     notices,
@@ -587,22 +588,14 @@ impl Engine {
             params,
             reply,
         });
-        let canceller = match (&self.gate, &self.tx) {
-            (Some(gate), _) => Canceller::Gate(gate.clone()),
-            (None, Some(tx)) => Canceller::Message(tx.clone()),
-            (None, None) => Canceller::None,
-        };
-        Run::new(run, rx, canceller)
+        Run::new(run, rx, self.canceller.clone())
     }
 
     /// Cancels every run submitted so far, queued or running (a file's
     /// job is cancelled); runs submitted after this are not touched.
     pub fn cancel_submitted(&self) {
         let last = self.next_run.load(Ordering::Relaxed).saturating_sub(1);
-        match &self.gate {
-            Some(gate) => gate.cancel_through(last),
-            None => self.send(Request::CancelThrough(last)),
-        }
+        self.canceller.cancel_through(last);
     }
 
     /// Transcribes buffers and waits for the result.
@@ -640,6 +633,36 @@ impl Engine {
     fn send(&self, request: Request) {
         if let Some(tx) = &self.tx {
             let _ = tx.send(request);
+        }
+    }
+}
+
+#[cfg(test)]
+impl ModelInfo {
+    /// A Whisper-like speech model for tests: padded 30 s runs, a
+    /// transcript prefix, segment timestamps, English.
+    pub(crate) fn fake() -> Self {
+        Self {
+            arch: "fake".into(),
+            variant: "fake".into(),
+            is_vad: false,
+            is_speech: true,
+            languages: vec!["en".into()],
+            detects_language: false,
+            streaming: false,
+            translates: false,
+            takes_vocabulary: false,
+            takes_prompt: false,
+            takes_prefix: true,
+            timestamps: Timestamps::Segment,
+            max_audio_ms: 0,
+            run_cost: RunCost::Padded {
+                window_ms: WHISPER_WINDOW_MS,
+            },
+            load_ms: 0.0,
+            backend: "cpu".into(),
+            fallback: None,
+            device: "CPU: fake".into(),
         }
     }
 }
@@ -703,35 +726,17 @@ impl Engine {
                         }
                     }
                     Request::StreamAbort => stream = None,
-                    Request::Cancel(_) | Request::CancelThrough(_) | Request::Prewarm => {}
+                    Request::Prewarm => {}
                 }
             }
         });
         Self {
             tx: Some(tx),
-            gate: Some(Arc::default()),
+            canceller: Canceller::Gate(Arc::default()),
             next_run: AtomicU64::new(1),
             info: ModelInfo {
-                arch: "fake".into(),
-                variant: "fake".into(),
-                is_vad: false,
-                is_speech: true,
-                languages: vec!["en".into()],
-                detects_language: false,
                 streaming,
-                translates: false,
-                takes_vocabulary: false,
-                takes_prompt: false,
-                takes_prefix: true,
-                timestamps: Timestamps::Segment,
-                max_audio_ms: 0,
-                run_cost: RunCost::Padded {
-                    window_ms: WHISPER_WINDOW_MS,
-                },
-                load_ms: 0.0,
-                backend: "cpu".into(),
-                fallback: None,
-                device: "CPU: fake".into(),
+                ..ModelInfo::fake()
             },
             notices: crossbeam_channel::never(),
             fell_back: Arc::default(),

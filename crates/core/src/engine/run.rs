@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use crossbeam_channel::{Receiver, Sender, TryRecvError};
 use transcribe_cpp::CancelToken;
 
-use super::{BatchReply, EngineError, Request};
+use super::{BatchReply, EngineError};
 
 /// Names one run of one engine; later runs have larger ids.
 pub type RunId = u64;
@@ -22,13 +22,34 @@ pub struct Run {
 }
 
 /// How a cancel reaches the engine: the thread's gate directly (its thread
-/// is busy computing), a worker process's supervisor by message.
+/// is busy computing), a worker process's supervisor by message. The
+/// supervisor's cancel channel is not its request channel, so a handle kept
+/// after its engine was dropped never keeps the engine alive.
 #[derive(Clone)]
 pub(super) enum Canceller {
     Gate(Arc<RunGate>),
-    Message(Sender<Request>),
-    /// The engine is gone: there is nothing to cancel.
-    None,
+    Message(Sender<CancelRequest>),
+}
+
+/// A cancel for a worker process's supervisor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum CancelRequest {
+    /// This run, if it is queued or running.
+    Run(RunId),
+    /// Every run up to this one, queued or running.
+    Through(RunId),
+}
+
+impl Canceller {
+    /// Cancels every run up to `last`.
+    pub fn cancel_through(&self, last: RunId) {
+        match self {
+            Self::Gate(gate) => gate.cancel_through(last),
+            Self::Message(tx) => {
+                let _ = tx.send(CancelRequest::Through(last));
+            }
+        }
+    }
 }
 
 impl Run {
@@ -40,18 +61,13 @@ impl Run {
         }
     }
 
-    pub fn id(&self) -> RunId {
-        self.id
-    }
-
     /// Stops this run (its reply is then `Cancelled`); no effect once it has finished.
     pub fn cancel(&self) {
         match &self.canceller {
             Canceller::Gate(gate) => gate.cancel(self.id),
             Canceller::Message(tx) => {
-                let _ = tx.send(Request::Cancel(self.id));
+                let _ = tx.send(CancelRequest::Run(self.id));
             }
-            Canceller::None => {}
         }
     }
 

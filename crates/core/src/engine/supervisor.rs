@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{never, select, unbounded, Receiver, RecvTimeoutError, Sender};
 
 use super::protocol::{read_frame, write_frame, FromWorker, ToWorker};
+use super::run::CancelRequest;
 use super::worker::{BUILD, EXIT_OTHER_BUILD, WORKER_ARG};
 use super::{
     BatchReply, Compute, EngineConfig, EngineError, EngineNotice, ModelInfo, Request, RunId,
@@ -43,6 +44,15 @@ fn run_timeout(audio_seconds: f64) -> Duration {
     Duration::from_secs_f64(60.0 + 10.0 * audio_seconds)
 }
 
+/// A started supervisor: where requests and cancels go, the model it
+/// loaded, and its thread.
+pub(super) struct Started {
+    pub requests: Sender<Request>,
+    pub cancels: Sender<CancelRequest>,
+    pub info: ModelInfo,
+    pub thread: JoinHandle<()>,
+}
+
 /// Starts the supervisor and its first worker; returns once the model is loaded.
 pub(super) fn start(
     config: EngineConfig,
@@ -50,7 +60,7 @@ pub(super) fn start(
     idle_unload: Option<Duration>,
     notices: Sender<EngineNotice>,
     fell_back: Arc<AtomicBool>,
-) -> Result<(Sender<Request>, ModelInfo, JoinHandle<()>), EngineError> {
+) -> Result<Started, EngineError> {
     let mut supervisor = Supervisor {
         config,
         exe,
@@ -66,15 +76,19 @@ pub(super) fn start(
     };
     let info = supervisor.ensure_worker()?;
     let (tx, rx) = unbounded();
+    let (cancel_tx, cancels) = unbounded();
     let thread = std::thread::Builder::new()
         .name("utter-engine-supervisor".into())
-        .spawn(move || supervisor.run(rx))
+        .spawn(move || supervisor.run(rx, cancels))
         .map_err(|e| EngineError::Run(format!("cannot start the engine supervisor: {e}")))?;
-    Ok((tx, info, thread))
+    Ok(Started {
+        requests: tx,
+        cancels: cancel_tx,
+        info,
+        thread,
+    })
 }
 
-/// A started worker process: its stdin, and the frames from its stdout
-/// (`None` once it closed).
 /// A worker process just started: its pipes, frames read on a thread.
 pub(super) struct Spawned {
     pub child: Child,
@@ -286,8 +300,11 @@ struct Supervisor {
 }
 
 impl Supervisor {
-    fn run(mut self, requests: Receiver<Request>) {
+    /// Serves `requests` until the engine handle is dropped (the run
+    /// handles hold only `cancels`, so they never keep it going).
+    fn run(mut self, requests: Receiver<Request>, cancels: Receiver<CancelRequest>) {
         let mut requests = requests;
+        let mut cancels = cancels;
         let mut open = true;
         loop {
             self.dispatch();
@@ -307,6 +324,11 @@ impl Supervisor {
                         open = false;
                         requests = never();
                     }
+                },
+                recv(cancels) -> c => match c {
+                    Ok(CancelRequest::Run(run)) => self.cancel(|r| r == run),
+                    Ok(CancelRequest::Through(last)) => self.cancel(|r| r <= last),
+                    Err(_) => cancels = never(),
                 },
                 recv(frames) -> f => match f {
                     Ok(Some(frame)) => self.on_frame(frame),
@@ -563,8 +585,6 @@ impl Supervisor {
                     self.queue.pop_back();
                 }
             }
-            Request::Cancel(run) => self.cancel(|r| r == run),
-            Request::CancelThrough(last) => self.cancel(|r| r <= last),
             Request::Prewarm => {
                 if let Err(e) = self.ensure_worker() {
                     // The request that needs the engine reports it.

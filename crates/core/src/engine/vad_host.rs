@@ -31,7 +31,6 @@ pub struct VadHost {
     model_path: PathBuf,
     /// `None` after a failure, until the next call starts a worker.
     worker: Option<Spawned>,
-    restarts: u32,
     /// Restarts not yet told to the user.
     notices: Vec<String>,
 }
@@ -43,16 +42,10 @@ impl VadHost {
             exe: exe.to_path_buf(),
             model_path: model_path.to_path_buf(),
             worker: None,
-            restarts: 0,
             notices: Vec::new(),
         };
         host.worker = Some(host.spawn()?);
         Ok(host)
-    }
-
-    /// Workers restarted after a crash or a hang so far.
-    pub fn restarts(&self) -> u32 {
-        self.restarts
     }
 
     /// Restarts since the last call, worded for the user.
@@ -114,7 +107,6 @@ impl VadHost {
         for attempt in 0..2 {
             if self.worker.is_none() {
                 self.worker = Some(self.spawn()?);
-                self.restarts += 1;
             }
             let worker = self.worker.as_mut().expect("started");
             let seq = CALLS.fetch_add(1, Ordering::Relaxed) + 1;

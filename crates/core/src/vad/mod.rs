@@ -40,19 +40,6 @@ impl SpeechDetector {
         Ok(Self { scorer })
     }
 
-    /// Whether a crash in the detector is survived (it runs in a worker).
-    pub fn isolated(&self) -> bool {
-        matches!(self.scorer, Scorer::Worker(_))
-    }
-
-    /// Workers restarted after a crash so far.
-    pub fn restarts(&self) -> u32 {
-        match &self.scorer {
-            Scorer::Worker(host) => host.restarts(),
-            _ => 0,
-        }
-    }
-
     /// Restarts of its worker since the last call, worded for the user.
     pub fn notices(&mut self) -> Vec<String> {
         match &mut self.scorer {
