@@ -720,56 +720,46 @@ fn dictate_clip(d: &Desktop, dictate: &Dictate, clip: &Path) {
     d.xdotool(&["keyup", HOTKEY]);
 }
 
-#[test]
-fn an_engine_abort_mid_dictation_is_survived_and_the_whole_text_arrives() {
+/// Dictates clip 3 with `fault` (an environment variable and its value)
+/// injected: the restart is announced with a message containing
+/// `restart_says`, and the whole text arrives. Returns `text_delivered`.
+fn dictation_survives(fault: (&str, &str), restart_says: &str) -> Value {
     let _guard = serial();
     let d = desktop();
     let tmp = tempfile::tempdir().unwrap();
-    let dictate = Dictate::start_with_env(
-        d,
-        tmp.path(),
-        &["--output", "stdout"],
-        &[("UTTER_ENGINE_FAULT", "abort-on-run:1")],
-    );
+    let dictate = Dictate::start_with_env(d, tmp.path(), &["--output", "stdout"], &[fault]);
     dictate_clip(d, &dictate, &clip(3));
     let restarted = dictate.expect("engine_restarted", Duration::from_secs(30));
     assert!(
         restarted["message"]
             .as_str()
             .unwrap()
-            .contains("killed by SIGABRT"),
+            .contains(restart_says),
         "{restarted}"
     );
     let ev = dictate.expect("text_delivered", Duration::from_secs(30));
     let text = ev["text"].as_str().unwrap();
     assert!(word_error_rate(&truth(3), text) <= 0.15, "{text}");
     dictate.stop();
+    ev
+}
+
+#[test]
+fn an_engine_abort_mid_dictation_is_survived_and_the_whole_text_arrives() {
+    dictation_survives(
+        ("UTTER_ENGINE_FAULT", "abort-on-run:1"),
+        "killed by SIGABRT",
+    );
 }
 
 #[test]
 fn a_voice_detector_crash_mid_dictation_is_survived_and_the_text_delivered() {
-    let _guard = serial();
-    let d = desktop();
-    let tmp = tempfile::tempdir().unwrap();
     // Call 1 is the fresh stream at the press; 20 is about 2 s into the speech.
-    let dictate = Dictate::start_with_env(
-        d,
-        tmp.path(),
-        &["--output", "stdout"],
-        &[("UTTER_VAD_FAULT", "abort-on-feed:20")],
+    let ev = dictation_survives(
+        ("UTTER_VAD_FAULT", "abort-on-feed:20"),
+        "the voice detector stopped (killed by SIGABRT)",
     );
-    dictate_clip(d, &dictate, &clip(3));
-    let restarted = dictate.expect("engine_restarted", Duration::from_secs(30));
-    let message = restarted["message"].as_str().unwrap();
-    assert!(
-        message.contains("the voice detector stopped (killed by SIGABRT)"),
-        "{restarted}"
-    );
-    let ev = dictate.expect("text_delivered", Duration::from_secs(30));
-    let text = ev["text"].as_str().unwrap();
-    assert!(word_error_rate(&truth(3), text) <= 0.15, "{text}");
     assert!(ev["error"].is_null(), "{ev}");
-    dictate.stop();
 }
 
 #[test]
