@@ -15,9 +15,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
+use utter_convert::ggml::{GgmlTensor, GgmlType};
+use utter_convert::gguf::{GgufFile, Value};
 use utter_core::engine::{Engine, EngineConfig, RunCost, RunParams, Timestamps};
-use utter_core::models::convert::ggml::{GgmlTensor, GgmlType};
-use utter_core::models::convert::gguf::{GgufFile, Value};
 
 const LIBRIVOX: &str = "/usr/share/pocketsphinx/test/data/librivox";
 const CLIP: &str =

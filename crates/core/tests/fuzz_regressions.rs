@@ -1,10 +1,9 @@
 //! Inputs the fuzzers (`scripts/fuzz.sh`, `fuzz/fuzz_targets/`) found, kept
 //! in the normal suite so their fixes stay fixed. Each must be a clean
-//! error: no panic, no abort, no runaway allocation.
+//! error: no panic, no abort, no runaway allocation. (The model converters'
+//! are in crates/convert/tests/fuzz_regressions.rs.)
 
 use std::path::PathBuf;
-
-use utter_core::models::convert::ct2::Ct2Model;
 
 fn found(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -23,17 +22,4 @@ fn a_flac_comment_that_claims_gigabytes_is_a_decode_error() {
         "{err}"
     );
     assert_eq!(utter_core::audio::probe_duration_secs(&path), None);
-}
-
-/// A tensor shape whose element count overflows.
-#[test]
-fn a_ct2_shape_that_overflows_is_a_format_error() {
-    let bytes = std::fs::read(found("ct2-shape-overflows.bin")).unwrap();
-    let Err(err) = Ct2Model::parse(&bytes) else {
-        panic!("parsed");
-    };
-    assert!(
-        err.to_string().contains("more than fits in memory"),
-        "{err}"
-    );
 }

@@ -7,9 +7,9 @@ use std::io::{BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
+use utter_convert::quant::Quant;
+use utter_convert::{moonshine, silero, whisper_bin, ConvertError};
 
-use super::convert::quant::Quant;
-use super::convert::{moonshine, silero, whisper_bin, ConvertError};
 use super::store::{ModelEntry, ModelKind, ModelStore};
 use super::ModelError;
 use crate::engine;
@@ -62,7 +62,7 @@ impl ImportSource {
             .to_ascii_lowercase();
         if &magic == b"GGUF" {
             Ok(Self::Gguf(path.to_path_buf()))
-        } else if u32::from_le_bytes(magic) == super::convert::ggml::GGML_MAGIC {
+        } else if u32::from_le_bytes(magic) == utter_convert::ggml::GGML_MAGIC {
             Ok(Self::GgmlBin(path.to_path_buf()))
         } else if ext == "safetensors" {
             Ok(Self::SileroSafetensors(path.to_path_buf()))
@@ -346,7 +346,7 @@ mod tests {
 
     #[test]
     fn bad_ort_files_are_refused_with_what_is_wrong_and_nothing_is_left() {
-        use crate::models::convert::ort::tests::ort_file;
+        use utter_convert::testing::ort_file;
         let dir = tempfile::tempdir().unwrap();
         let models = dir.path().join("models");
         let store = ModelStore::new(&models);

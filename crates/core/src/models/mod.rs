@@ -3,7 +3,6 @@
 //! what a command asked for (`--model NAME|PATH`) into a file.
 
 pub mod catalog;
-pub mod convert;
 pub mod defaults;
 pub mod download;
 pub mod import;
@@ -13,12 +12,16 @@ pub mod packaged;
 pub mod recommend;
 pub mod store;
 
+/// The format converters, a crate of their own (`utter-convert`), under the
+/// path they always had.
+pub use utter_convert as convert;
+
 pub use catalog::{Catalog, CatalogModel};
-pub use convert::quant::Quant;
 pub use defaults::{install_default, DefaultInstall};
 pub use import::{import, ImportOptions, ImportSource};
 pub use packaged::{install_packaged, PackagedModel};
 pub use store::{Capabilities, ModelEntry, ModelKind, ModelStore, ModelUse};
+pub use utter_convert::quant::Quant;
 
 use std::path::PathBuf;
 
@@ -26,7 +29,7 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 pub enum ModelError {
     #[error(transparent)]
-    Convert(#[from] convert::ConvertError),
+    Convert(#[from] utter_convert::ConvertError),
     #[error("{path}: {source}")]
     Io {
         path: PathBuf,

@@ -1,7 +1,13 @@
-//! Converters from formats other tools ship into formats the engine loads:
-//! CTranslate2 (faster-whisper) Whisper models → whisper.cpp `.bin`,
-//! Silero VAD safetensors → whisper.cpp-style Silero `.bin`, and Moonshine's
-//! ONNX Runtime `.ort` files → a `moonshine` GGUF.
+//! utter-convert: converters from formats other tools ship into formats the
+//! engine loads: CTranslate2 (faster-whisper) Whisper models → whisper.cpp
+//! `.bin`, Silero VAD safetensors → whisper.cpp-style Silero `.bin`, and
+//! Moonshine's ONNX Runtime `.ort` files → a `moonshine` GGUF.
+//!
+//! Pure format code over bytes (a converter may read the files of a model
+//! folder, nothing else): it knows nothing of the models directory, the
+//! engine or the app. `utter-core` imports through it (`models::import`) and
+//! re-exports it as `utter_core::models::convert`; the fuzz targets use it
+//! alone.
 
 pub mod ct2;
 pub mod ggml;
@@ -11,6 +17,8 @@ pub mod moonshine;
 pub mod ort;
 pub mod quant;
 pub mod silero;
+#[cfg(any(test, feature = "test-support"))]
+pub mod testing;
 pub mod vocab;
 pub mod whisper_bin;
 

@@ -481,8 +481,8 @@ fn map_tensors(
 
 #[cfg(test)]
 mod tests {
-    use super::super::ct2::write_ct2;
     use super::*;
+    use crate::ct2::write_ct2;
 
     fn f32_bytes(v: &[f32]) -> Vec<u8> {
         v.iter().flat_map(|x| x.to_le_bytes()).collect()

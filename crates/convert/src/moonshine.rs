@@ -630,7 +630,7 @@ mod tests {
 
     #[test]
     fn an_ort_file_of_another_model_is_refused_by_what_it_lacks() {
-        let file = super::super::ort::tests::ort_file(&[], &[("/x/Add", "Add", &["a", "b"])]);
+        let file = crate::testing::ort_file(&[], &[("/x/Add", "Add", &["a", "b"])]);
         let err = convert(&file, &file, &[]).unwrap_err().to_string();
         assert!(err.contains("no node `/conv1/Conv`"), "{err}");
     }
