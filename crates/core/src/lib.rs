@@ -24,13 +24,16 @@ pub mod packing;
 pub mod panics;
 pub mod paths;
 pub mod platform;
-pub mod postprocess;
 pub mod settings;
 pub mod setup;
 pub mod text;
 pub mod transcribe;
 pub mod transcript;
 pub mod vad;
+
+/// The text rules (the engine's text into the user's), a crate of their own
+/// (`utter-postprocess`), under the path they always had.
+pub use utter_postprocess as postprocess;
 
 /// Routes the engine's native log lines into `log`/`tracing` instead of stderr.
 pub fn quiet_native_logs() {

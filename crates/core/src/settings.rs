@@ -6,13 +6,13 @@ use std::path::{Path, PathBuf};
 
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use utter_postprocess::{TextRules, TextRulesConfig};
 
 use crate::control::TriggerMode;
 use crate::dictation::defaults;
 use crate::engine::Compute;
 use crate::platform::hotkeys::parse_hotkey;
 use crate::platform::output::{OutputConfig, OutputMethod, PasteKeys};
-use crate::postprocess::{TextRules, TextRulesConfig};
 
 /// The schema version this build writes. Older versions are migrated on load.
 pub const SETTINGS_VERSION: u32 = 2;
@@ -423,7 +423,7 @@ mod tests {
             language: "de".parse().unwrap(),
             vocabulary: vec!["Kubernetes".into(), "Anna Åberg".into()],
             text_rules: TextRulesConfig {
-                replacements: vec![crate::postprocess::Replacement {
+                replacements: vec![utter_postprocess::Replacement {
                     heard: "get hub".into(),
                     written: "GitHub".into(),
                     regex: false,

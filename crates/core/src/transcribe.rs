@@ -9,11 +9,12 @@
 
 use std::path::{Path, PathBuf};
 
+use utter_postprocess::TextRules;
+
 use crate::audio::{self, AudioError};
 use crate::engine::{Engine, EngineError, Run, RunParams, Utterance};
 use crate::engine::{ModelInfo, RunCost};
 use crate::packing::{assemble, Packing, Window, WindowPacker};
-use crate::postprocess::TextRules;
 use crate::transcript::FileTranscript;
 use crate::vad::{Segmenter, SegmenterConfig, SpeechDetector};
 

@@ -3,8 +3,9 @@
 
 use std::path::PathBuf;
 
+use utter_postprocess::TextRules;
+
 use crate::engine::TimedText;
-use crate::postprocess::TextRules;
 
 /// The transcript of one file, in file time.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]

@@ -1,7 +1,10 @@
 //! The core's top-level modules import each other in one direction only
 //! (docs/architecture.md): a cycle means two modules that cannot be
 //! understood, tested or moved apart. This reads `use crate::…` paths from
-//! the sources (test code aside) and fails on any cycle, naming it.
+//! the sources (test code aside) and fails on any cycle, naming it. (The
+//! model converters and the text rules are crates of their own,
+//! `utter-convert` and `utter-postprocess`: the compiler keeps those from
+//! importing the core.)
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;

@@ -757,11 +757,11 @@ impl App {
     /// The words of a vocabulary file (the UI adds them to the list).
     pub fn import_vocabulary(&self, path: &Path) -> Result<Vec<String>, AppError> {
         let text = std::fs::read_to_string(path).map_err(AppError::read(path))?;
-        Ok(crate::postprocess::vocabulary::parse(&text))
+        Ok(utter_postprocess::vocabulary::parse(&text))
     }
 
     pub fn export_vocabulary(&self, path: &Path, words: &[String]) -> Result<(), AppError> {
-        std::fs::write(path, crate::postprocess::vocabulary::render(words))
+        std::fs::write(path, utter_postprocess::vocabulary::render(words))
             .map_err(AppError::write(path))
     }
 

@@ -18,8 +18,9 @@ pub mod trigger;
 
 use std::path::Path;
 
+use utter_postprocess::{Processed, TextRules};
+
 use crate::engine::Engine;
-use crate::postprocess::{Processed, TextRules};
 use crate::transcribe::{transcribe_file, FileOptions, Segmentation};
 use crate::transcript::FileTranscript;
 use crate::vad::SpeechDetector;

@@ -12,13 +12,13 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{never, select, Receiver};
+use utter_postprocess::{continues_sentence, Processed, TextRules};
 
 use crate::audio::capture::{Capture, CaptureError, CaptureEvent};
 use crate::audio::wav::WavRecorder;
 use crate::engine::{Engine, EngineNotice};
 use crate::platform::hotkeys::RecordingKeys;
 use crate::platform::output::{OutputConfig, TextSink};
-use crate::postprocess::{continues_sentence, Processed, TextRules};
 use crate::vad::SpeechDetector;
 
 use super::defaults;

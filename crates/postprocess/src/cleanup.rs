@@ -1,7 +1,7 @@
 //! Clean-up: drops fillers ("um", "uh", "er", "ah") and stuttered repeats
 //! ("I, I think" → "I think"). Every other word is left as it is.
 
-use super::tokens::Token;
+use crate::tokens::Token;
 
 const FILLERS: &[&str] = &["um", "umm", "uh", "uhh", "uhm", "er", "erm", "ah"];
 
@@ -80,8 +80,8 @@ pub fn apply(tokens: Vec<Token>) -> Vec<Token> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::tokens::{render, tokenize};
     use super::*;
+    use crate::tokens::{render, tokenize};
 
     fn run(text: &str) -> String {
         render(&apply(tokenize(text)))

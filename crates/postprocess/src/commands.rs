@@ -14,7 +14,7 @@
 //! the command's, and a capital it gave the next word after a mark that does
 //! not end a sentence is lowered.
 
-use super::tokens::Token;
+use crate::tokens::Token;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Mark {
@@ -172,8 +172,8 @@ fn with_pending(
 
 #[cfg(test)]
 mod tests {
-    use super::super::tokens::{render, tokenize};
     use super::*;
+    use crate::tokens::{render, tokenize};
 
     fn run(text: &str) -> String {
         render(&apply(tokenize(text)))
