@@ -58,9 +58,16 @@ seed catalog_and_manifest catalog 0 "$root/crates/core/data/catalog.json"
 [ ! -f "$models/manifest.json" ] || seed catalog_and_manifest manifest 1 "$models/manifest.json"
 
 # Build every target once, then run the binaries: `cargo fuzz run` would
-# rebuild before each target whenever a source changed meanwhile.
+# rebuild before each target whenever a source changed meanwhile. The
+# converters' targets, asked for alone, are built without the core (only
+# utter-convert: no engine, no desktop crates).
 (cd fuzz && if [ $# -eq 0 ]; then cargo +nightly fuzz build; else
-  for t in "${targets[@]}"; do cargo +nightly fuzz build "$t"; done; fi)
+  for t in "${targets[@]}"; do
+    case "$t" in
+      ct2_model | safetensors | ort_model) cargo +nightly fuzz build --no-default-features "$t" ;;
+      *) cargo +nightly fuzz build "$t" ;;
+    esac
+  done; fi)
 bin="$CARGO_TARGET_DIR/x86_64-unknown-linux-gnu/release"
 for t in "${targets[@]}"; do
   mkdir -p "$corpus/$t" "$root/fuzz/artifacts/$t"

@@ -3,7 +3,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use utter_core::models::convert::{ct2::Ct2Model, quant::Quant, whisper_bin};
+use utter_convert::{ct2::Ct2Model, quant::Quant, whisper_bin};
 
 fuzz_target!(|data: &[u8]| {
     if let Ok(model) = Ct2Model::parse(data) {

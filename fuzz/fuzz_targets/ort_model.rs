@@ -3,7 +3,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use utter_core::models::convert::ort::OrtModel;
+use utter_convert::ort::OrtModel;
 
 fuzz_target!(|data: &[u8]| {
     if let Ok(model) = OrtModel::parse(data, "fuzz.ort") {

@@ -2,7 +2,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use utter_core::models::convert::silero;
+use utter_convert::silero;
 
 fuzz_target!(|data: &[u8]| {
     let _ = silero::read_safetensors(data);
