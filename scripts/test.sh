@@ -31,7 +31,8 @@ trap - ERR
 echo "==> the UI's generated types match the Rust types"
 if [ -n "$(git status --porcelain -- ui/src/lib/generated)" ]; then
   git status --short -- ui/src/lib/generated
-  echo "ui/src/lib/generated is stale: run \`cargo test -p utter-core --lib export_bindings\` and commit it" >&2
+  echo "ui/src/lib/generated is stale: run \`cargo test -p utter-core -p utter-convert -p utter-postprocess --lib export_bindings\`" \
+    "(commands.ts: \`cargo test -p utter-app --test command_types\`) and commit it" >&2
   exit 1
 fi
 echo "==> end-to-end tests of the desktop app (Xvfb, PulseAudio, WebDriver)"
