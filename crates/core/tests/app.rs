@@ -3,10 +3,7 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Write};
-use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -18,6 +15,7 @@ use utter_core::models::store::ModelStore;
 use utter_core::platform::MainThread;
 use utter_core::settings::Settings;
 use utter_core::text::word_error_rate;
+use utter_test_support::http::{Reply, Server};
 
 struct Fixture {
     _dir: tempfile::TempDir,
@@ -290,80 +288,16 @@ fn no_installed_model_is_reported_as_such() {
 /// A model server on loopback for the catalog tests: Range-aware, sending
 /// in small pieces with a pause between them (so a download can be paused
 /// mid-file); `/fail/...` sends half a file, then answers 500.
-struct ModelServer {
-    base: String,
-    ranged: Arc<AtomicUsize>,
-}
-
-impl ModelServer {
-    fn start(body: Arc<Vec<u8>>) -> Self {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let base = format!("http://{}", listener.local_addr().unwrap());
-        let ranged = Arc::new(AtomicUsize::new(0));
-        let counter = ranged.clone();
-        std::thread::spawn(move || {
-            for stream in listener.incoming().take(64).flatten() {
-                let (body, counter) = (body.clone(), counter.clone());
-                std::thread::spawn(move || serve_model(stream, &body, &counter));
-            }
-        });
-        Self { base, ranged }
-    }
-}
-
-fn serve_model(stream: TcpStream, body: &[u8], ranged: &AtomicUsize) {
-    let mut reader = BufReader::new(stream.try_clone().unwrap());
-    let mut request = String::new();
-    if reader.read_line(&mut request).is_err() {
-        return;
-    }
-    let path = request.split_whitespace().nth(1).unwrap_or("/").to_string();
-    let mut start = 0;
-    loop {
-        let mut line = String::new();
-        if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
-            break;
+fn model_server(body: &[u8]) -> Server {
+    let body: Arc<[u8]> = body.into();
+    Server::start(move |path| {
+        let reply = Reply::bytes(body.clone()).in_pieces(256 * 1024, Duration::from_millis(4));
+        if path.starts_with("/fail/") {
+            reply.close_halfway().refuse_resume(500)
+        } else {
+            reply
         }
-        if let Some(v) = line.to_ascii_lowercase().strip_prefix("range: bytes=") {
-            start = v.trim().trim_end_matches('-').parse().unwrap_or(0);
-        }
-    }
-    let mut out = stream;
-    let failing = path.starts_with("/fail/");
-    if failing && start > 0 {
-        let _ = write!(
-            out,
-            "HTTP/1.1 500 Internal Server Error\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
-        );
-        return;
-    }
-    if start > 0 {
-        ranged.fetch_add(1, Ordering::SeqCst);
-        let _ = write!(
-            out,
-            "HTTP/1.1 206 Partial Content\r\nContent-Length: {}\r\nContent-Range: bytes {start}-{}/{}\r\nConnection: close\r\n\r\n",
-            body.len() - start,
-            body.len() - 1,
-            body.len()
-        );
-    } else {
-        let _ = write!(
-            out,
-            "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-            body.len()
-        );
-    }
-    let rest = if failing {
-        &body[start..body.len() / 2]
-    } else {
-        &body[start..]
-    };
-    for piece in rest.chunks(256 * 1024) {
-        if out.write_all(piece).is_err() {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(4));
-    }
+    })
 }
 
 fn test_catalog(dir: &Path, base: &str, body: &[u8]) -> PathBuf {
@@ -427,11 +361,11 @@ fn a_catalog_model_downloads_pauses_resumes_installs_and_transcribes() {
     let models = f.paths.cache.join("models");
     let store = ModelStore::new(&models);
     utter_core::models::import(&store, &common::vad_model(), Default::default()).unwrap();
-    let body = Arc::new(std::fs::read(common::speech_model()).unwrap());
-    let server = ModelServer::start(body.clone());
+    let body = std::fs::read(common::speech_model()).unwrap();
+    let server = model_server(&body);
     let paths = Paths {
         models: models.clone(),
-        catalog: Some(test_catalog(f._dir.path(), &server.base, &body)),
+        catalog: Some(test_catalog(f._dir.path(), &server.base(), &body)),
         ..f.paths.clone()
     };
     let (app, rx) = start(&paths);
@@ -488,10 +422,7 @@ fn a_catalog_model_downloads_pauses_resumes_installs_and_transcribes() {
 
     app.download_model("test-tiny").unwrap();
     wait_download(&rx, "test-tiny", |s| *s == DownloadState::Installed);
-    assert!(
-        server.ranged.load(Ordering::SeqCst) >= 1,
-        "the download resumed with Range"
-    );
+    assert!(server.ranged() >= 1, "the download resumed with Range");
     assert!(!models.join("test-tiny.gguf.part").exists());
     let row = app
         .catalog()
