@@ -14,6 +14,13 @@
 //! On Wayland, X11 grabs reach only XWayland windows: we refuse to pretend and
 //! say what works instead (`utter ptt` from compositor key bindings).
 
+// clippy calls these already-`const` initialisers non-const where std has no native
+// thread locals (windows-gnu): rust-lang/rust-clippy#17566.
+#![cfg_attr(
+    all(windows, target_env = "gnu"),
+    allow(clippy::missing_const_for_thread_local)
+)]
+
 use std::cell::RefCell;
 use std::str::FromStr;
 use std::sync::{Mutex, OnceLock};

@@ -38,7 +38,7 @@ pub enum PasteKeys {
     /// Ctrl+V (Cmd+V on macOS).
     #[serde(rename = "ctrl+v")]
     Standard,
-    /// Shift+Insert: X11 terminals.
+    /// Shift+Insert: X11 terminals. Not on macOS (Mac keyboards have no Insert key).
     #[serde(rename = "shift+insert")]
     ShiftInsert,
     /// Ctrl+Shift+V: most Linux terminal emulators.
@@ -132,6 +132,12 @@ pub enum OutputUnavailable {
          clipboard instead, paste it with Ctrl+V"
     )]
     NoWaylandKeys(Box<OutputError>),
+    /// macOS has no Shift+Insert paste: Mac keyboards have no Insert key.
+    #[error(
+        "the paste keys shift+insert do not exist on macOS (Mac keyboards have no Insert key): \
+         choose ctrl+v, which pastes with Cmd+V there"
+    )]
+    NoInsertKey,
 }
 
 /// Where dictated text goes. The dictation service only ever calls this.
@@ -237,6 +243,12 @@ pub fn open_sink(
     env: &OutputEnv,
 ) -> Result<(Box<dyn TextSink>, Option<String>), OutputError> {
     availability(config.method, &env.session)?;
+    if cfg!(target_os = "macos")
+        && config.method == OutputMethod::Paste
+        && config.paste_keys == PasteKeys::ShiftInsert
+    {
+        return Err(OutputUnavailable::NoInsertKey.into());
+    }
     let sink: Result<Box<dyn TextSink>, OutputError> = match config.method {
         OutputMethod::Stdout => Ok(Box::new(StdoutSink::new(config.trailing_space))),
         OutputMethod::Clipboard => Ok(Box::new(ClipboardSink::new(config.trailing_space)?)),
@@ -277,5 +289,32 @@ fn finish(text: &str, trailing_space: bool) -> String {
         format!("{text} ")
     } else {
         text.to_string()
+    }
+}
+
+// Runs in CI's macOS job (`native`); type-checked here by scripts/check-targets.sh.
+#[cfg(all(test, target_os = "macos"))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shift_insert_is_refused_on_macos_before_any_paste() {
+        let config = OutputConfig {
+            paste_keys: PasteKeys::ShiftInsert,
+            ..OutputConfig::default()
+        };
+        let env = OutputEnv {
+            session: DesktopSession::MacOs,
+            main_thread: None,
+        };
+        let err = open_sink(&config, &env).err().expect("refused");
+        assert!(
+            matches!(
+                err,
+                OutputError::Unavailable(OutputUnavailable::NoInsertKey)
+            ),
+            "{err}"
+        );
+        assert!(err.to_string().contains("choose ctrl+v"), "{err}");
     }
 }
