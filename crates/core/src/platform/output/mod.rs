@@ -4,7 +4,7 @@
 //! print it. [`open_sink`] picks the sink that can work in this session and
 //! says so when it has to fall back.
 
-#[cfg(all(unix, not(target_os = "macos")))]
+#[cfg(desktop_linux)]
 pub mod ei_keys;
 mod paste_watch;
 mod sinks;
@@ -104,7 +104,7 @@ pub enum InputError {
     Key(#[from] enigo::InputError),
     #[error("{0}")]
     MainThread(#[from] MainThreadError),
-    #[cfg(all(unix, not(target_os = "macos")))]
+    #[cfg(desktop_linux)]
     #[error("{0}")]
     Libei(#[from] ei_keys::EiError),
     /// Neither way to press keys on Wayland works.
@@ -218,20 +218,20 @@ pub fn probe(method: OutputMethod, session: &DesktopSession) -> Result<KeyPath, 
 /// Why libei through the RemoteDesktop portal cannot type here.
 #[derive(Debug, thiserror::Error)]
 enum NoRemoteDesktop {
-    #[cfg(all(unix, not(target_os = "macos")))]
+    #[cfg(desktop_linux)]
     #[error(transparent)]
     Portal(#[from] super::portal::PortalError),
-    #[cfg(not(all(unix, not(target_os = "macos"))))]
+    #[cfg(not(desktop_linux))]
     #[error("not on this system")]
     NotOnThisSystem,
 }
 
-#[cfg(all(unix, not(target_os = "macos")))]
+#[cfg(desktop_linux)]
 fn remote_desktop_keyboard() -> Result<(), NoRemoteDesktop> {
     Ok(super::remote_desktop::available()?)
 }
 
-#[cfg(not(all(unix, not(target_os = "macos"))))]
+#[cfg(not(desktop_linux))]
 fn remote_desktop_keyboard() -> Result<(), NoRemoteDesktop> {
     Err(NoRemoteDesktop::NotOnThisSystem)
 }

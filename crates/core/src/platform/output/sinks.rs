@@ -105,7 +105,7 @@ impl TextSink for TypeSink {
             // enigo types Unicode text without the layout lookup on every
             // platform, so this may run on the service thread.
             KeySender::Enigo(enigo) => enigo.text(&text).map_err(|e| OutputError::Input(e.into())),
-            #[cfg(all(unix, not(target_os = "macos")))]
+            #[cfg(desktop_linux)]
             KeySender::Libei(keyboard) => keyboard
                 .type_text(&text)
                 .map_err(|e| OutputError::Input(e.into())),
@@ -122,7 +122,7 @@ enum KeySender {
     /// X11 (XTest), a wlroots virtual keyboard, Windows.
     Enigo(Box<Enigo>),
     /// GNOME and KDE on Wayland: libei through the RemoteDesktop portal.
-    #[cfg(all(unix, not(target_os = "macos")))]
+    #[cfg(desktop_linux)]
     Libei(Box<super::ei_keys::EiKeyboard>),
 }
 
@@ -130,7 +130,7 @@ enum KeySender {
 fn keyboard(session: &DesktopSession) -> Result<KeySender, OutputError> {
     match input(session) {
         Ok(enigo) => Ok(KeySender::Enigo(Box::new(enigo))),
-        #[cfg(all(unix, not(target_os = "macos")))]
+        #[cfg(desktop_linux)]
         Err(virtual_keyboard) if session.is_wayland() => {
             match super::ei_keys::EiKeyboard::connect() {
                 Ok(keyboard) => {
@@ -178,7 +178,7 @@ impl PasteSink {
             Some(KeySender::Enigo(enigo)) => {
                 return press(enigo, keys, self.env.session.is_wayland())
             }
-            #[cfg(all(unix, not(target_os = "macos")))]
+            #[cfg(desktop_linux)]
             Some(KeySender::Libei(keyboard)) => {
                 return keyboard
                     .press(keys)
