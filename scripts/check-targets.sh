@@ -28,7 +28,9 @@
 # What this cannot check: the C/C++ and Objective-C code itself (the engine, ring, sqlite:
 # stood in above), and anything that only fails at link time or at run time (a missing
 # system library, a macOS permission, a Windows API misuse that type-checks). Every Rust
-# crate of the workspace is checked for all four targets.
+# crate of the workspace is checked for all four targets. With std built from source,
+# RUSTC_BOOTSTRAP=1 also lets dependencies' build-script probes (anyhow, proc-macro2) find
+# nightly features, so a dependency may take its nightly path here; Utter's code does not.
 #
 # Cost here (2 cores): about 18 min cold (std built from source four times), about a minute
 # warm (67 s for the four after a change to utter-core); the output is kept in ~/.cache/utter/target-foreign, apart from the Linux build's.
