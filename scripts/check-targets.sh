@@ -19,9 +19,9 @@
 #   ~/.cache/utter/foreign-tools and write empty outputs): a C/C++ compiler and archiver
 #   (CC_/CXX_/AR_<target>: ring, objc2-exception-helper), a resource compiler (RC_<target>:
 #   Tauri's Windows icon and manifest), a `cmake` (opusic-sys; told to use Ninja, so that
-#   no Visual Studio is looked for); transcribe-cpp-sys is given
-#   an empty install (TRANSCRIBE_DIR with a manifest that lists no libraries), SQLite is
-#   "found" in an empty folder (LIBSQLITE3_SYS_USE_PKG_CONFIG + SQLITE3_LIB_DIR).
+#   no Visual Studio is looked for); transcribe-cpp-sys is given an empty install
+#   (TRANSCRIBE_DIR with a manifest that lists no libraries); SQLite is "found" in an empty
+#   folder (LIBSQLITE3_SYS_USE_PKG_CONFIG + SQLITE3_LIB_DIR).
 # - windows-gnu's std declares its imports as raw-dylib, so building it needs a GNU
 #   x86_64-w64-mingw32-dlltool: mingw-w64's binutils (installed here through apt when
 #   missing), or else a shim over llvm-dlltool.
@@ -33,7 +33,8 @@
 # nightly features, so a dependency may take its nightly path here; Utter's code does not.
 #
 # Cost here (2 cores): about 18 min cold (std built from source four times), about a minute
-# warm (67 s for the four after a change to utter-core); the output is kept in ~/.cache/utter/target-foreign, apart from the Linux build's.
+# warm (67 s for the four after a change to utter-core); the output is kept in
+# ~/.cache/utter/target-foreign, apart from the Linux build's.
 # It is its own npm script, not part of `npm test` (whose cold run must fit CI's budget);
 # CI runs it as a job of its own (.github/workflows/ci.yml, job `targets`).
 set -euo pipefail
