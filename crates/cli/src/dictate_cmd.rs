@@ -52,7 +52,7 @@ pub struct DictateArgs {
     /// Where the text goes: paste, type, clipboard or stdout
     #[arg(long, default_value = "paste", value_parser = parse_value::<OutputMethod>)]
     output: OutputMethod,
-    /// Paste keystroke: ctrl+v (cmd+v on macOS), shift+insert or ctrl+shift+v (terminals)
+    /// Paste keystroke: ctrl+v (cmd+v on macOS), shift+insert (not on macOS) or ctrl+shift+v (terminals)
     #[arg(long, default_value = "ctrl+v", value_parser = parse_value::<PasteKeys>)]
     paste_keys: PasteKeys,
     /// Leave the dictated text on the clipboard instead of restoring what was there

@@ -2,6 +2,8 @@
 //! PulseAudio virtual microphone fed with real LibriVox speech, xdotool for
 //! the hotkey, and a zenity entry window that receives the pasted text.
 //! The tests share one desktop and run one at a time (hotkeys are global).
+//! Linux only: the desktop is X11 (Xvfb, xdotool, zenity).
+#![cfg(all(unix, not(target_os = "macos")))]
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};

@@ -3,6 +3,13 @@
 //! default "thread panicked" message is replaced by a debug log line while
 //! it is being contained, so the user sees one clean error.
 
+// clippy calls these already-`const` initialisers non-const where std has no native
+// thread locals (windows-gnu): rust-lang/rust-clippy#17566.
+#![cfg_attr(
+    all(windows, target_env = "gnu"),
+    allow(clippy::missing_const_for_thread_local)
+)]
+
 use std::cell::Cell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Once;

@@ -3,7 +3,7 @@
 //! compositor runs at the other end of the RemoteDesktop portal's socket; and
 //! the RemoteDesktop portal client against a fake portal on a private bus. No
 //! GNOME or KDE runs here, so their real dialog and EIS servers are not covered.
-#![cfg(all(unix, not(target_os = "macos")))]
+#![cfg(desktop_linux)]
 
 #[path = "support/fake_portal.rs"]
 mod fake_portal;

@@ -3,7 +3,7 @@
 //! dbus-daemon): the session and the binding go through the portal's
 //! Request/Response dance, and Activated/Deactivated become key presses and
 //! releases for the dictation service.
-#![cfg(all(unix, not(target_os = "macos")))]
+#![cfg(desktop_linux)]
 
 #[path = "support/fake_portal.rs"]
 mod fake_portal;

@@ -110,7 +110,7 @@ pub fn desktop(session: &DesktopSession) -> Vec<Capability> {
 /// (asked without binding anything); elsewhere, the grabs' own check.
 fn hotkey_availability(session: &DesktopSession) -> Result<&'static str, NoHotkeys> {
     match (Hotkeys::availability(session), session) {
-        #[cfg(all(unix, not(target_os = "macos")))]
+        #[cfg(desktop_linux)]
         (Err(NoHotkeys::Wayland { compositor, .. }), DesktopSession::Wayland { .. }) => {
             match super::portal::available() {
                 Ok(()) => Ok(

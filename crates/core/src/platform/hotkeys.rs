@@ -14,6 +14,13 @@
 //! On Wayland, X11 grabs reach only XWayland windows: we refuse to pretend and
 //! say what works instead (`utter ptt` from compositor key bindings).
 
+// clippy calls these already-`const` initialisers non-const where std has no native
+// thread locals (windows-gnu): rust-lang/rust-clippy#17566.
+#![cfg_attr(
+    all(windows, target_env = "gnu"),
+    allow(clippy::missing_const_for_thread_local)
+)]
+
 use std::cell::RefCell;
 use std::str::FromStr;
 use std::sync::{Mutex, OnceLock};
@@ -215,7 +222,7 @@ thread_local! {
     static MANAGER: RefCell<Option<GlobalHotKeyManager>> = const { RefCell::new(None) };
     static REGISTERED: RefCell<Vec<HotKey>> = const { RefCell::new(Vec::new()) };
     /// Linux: our own X connection, open for as long as the manager lives.
-    #[cfg(all(unix, not(target_os = "macos")))]
+    #[cfg(desktop_linux)]
     static X_GUARD: RefCell<Option<x11rb::rust_connection::RustConnection>> =
         const { RefCell::new(None) };
 }
@@ -225,7 +232,7 @@ fn with_manager<R>(f: impl FnOnce(&GlobalHotKeyManager) -> R) -> Result<R, NoHot
     MANAGER.with(|cell| {
         let mut slot = cell.borrow_mut();
         if slot.is_none() {
-            #[cfg(all(unix, not(target_os = "macos")))]
+            #[cfg(desktop_linux)]
             if std::env::var_os("DISPLAY").is_some() {
                 hold_x_connection()?;
             }
@@ -244,7 +251,7 @@ fn with_manager<R>(f: impl FnOnce(&GlobalHotKeyManager) -> R) -> Result<R, NoHot
 /// what it needs (the server, XKB) first, and keep our connection open: an X
 /// server resets when its last client leaves (Xvfb, a bare `startx`), and a
 /// connection attempted during the reset is refused.
-#[cfg(all(unix, not(target_os = "macos")))]
+#[cfg(desktop_linux)]
 fn hold_x_connection() -> Result<(), NoHotkeys> {
     use x11rb::protocol::xkb::ConnectionExt as _;
     let (conn, _) = connect_x_server()?;
@@ -295,7 +302,7 @@ pub struct Hotkeys {
     main: MainThread,
     session: DesktopSession,
     /// Wayland: the shortcut bound through the GlobalShortcuts portal.
-    #[cfg(all(unix, not(target_os = "macos")))]
+    #[cfg(desktop_linux)]
     portal: std::sync::Arc<Mutex<Option<super::portal::PortalShortcut>>>,
 }
 
@@ -304,13 +311,13 @@ impl Hotkeys {
         Self {
             main,
             session: DesktopSession::detect(),
-            #[cfg(all(unix, not(target_os = "macos")))]
+            #[cfg(desktop_linux)]
             portal: Default::default(),
         }
     }
 
     /// Wayland: the hotkey through the GlobalShortcuts portal, or why not.
-    #[cfg(all(unix, not(target_os = "macos")))]
+    #[cfg(desktop_linux)]
     fn bind_portal(
         &self,
         bindings: &Bindings,
@@ -359,7 +366,7 @@ impl Hotkeys {
     /// done it; never call from the main thread.
     pub fn bind(&self, bindings: &Bindings, control: Sender<Control>) -> Result<(), HotkeyError> {
         self.unbind();
-        #[cfg(all(unix, not(target_os = "macos")))]
+        #[cfg(desktop_linux)]
         if self.session.is_wayland() {
             return self.bind_portal(bindings, control);
         }
@@ -400,7 +407,7 @@ impl Hotkeys {
     /// Releases every key this process holds; events stop flowing. Does not
     /// wait for the main thread (it may be waiting for us, at exit).
     pub fn unbind(&self) {
-        #[cfg(all(unix, not(target_os = "macos")))]
+        #[cfg(desktop_linux)]
         self.portal.lock().unwrap_or_else(|e| e.into_inner()).take();
         {
             let mut route = route().lock().unwrap_or_else(|e| e.into_inner());
@@ -464,7 +471,7 @@ impl RecordingKeys for MainThreadGrabs {
     }
 }
 
-#[cfg(all(unix, not(target_os = "macos")))]
+#[cfg(desktop_linux)]
 fn connect_x_server() -> Result<(x11rb::rust_connection::RustConnection, usize), NoHotkeys> {
     x11rb::connect(None).map_err(|source| NoHotkeys::XServer {
         display: std::env::var("DISPLAY").unwrap_or_default(),
@@ -472,12 +479,12 @@ fn connect_x_server() -> Result<(x11rb::rust_connection::RustConnection, usize),
     })
 }
 
-#[cfg(all(unix, not(target_os = "macos")))]
+#[cfg(desktop_linux)]
 fn check_x_server() -> Result<(), NoHotkeys> {
     connect_x_server().map(|_| ())
 }
 
-#[cfg(not(all(unix, not(target_os = "macos"))))]
+#[cfg(not(desktop_linux))]
 fn check_x_server() -> Result<(), NoHotkeys> {
     Ok(())
 }

@@ -13,15 +13,18 @@
 //!   compositors where an app cannot grab keys itself (Wayland).
 //! - [`main_loop`]: the windowless event loop the CLI's main thread runs.
 //! - [`doctor`]: what works in this session, and what to do about what does not.
+//!
+//! The X11/Wayland code (Linux and the other Unix desktops) is selected with
+//! `cfg(desktop_linux)`, which build.rs sets: the condition is written once.
 
 pub mod doctor;
 pub mod hotkeys;
 pub mod main_loop;
 pub mod output;
-#[cfg(all(unix, not(target_os = "macos")))]
+#[cfg(desktop_linux)]
 pub mod portal;
 pub mod ptt;
-#[cfg(all(unix, not(target_os = "macos")))]
+#[cfg(desktop_linux)]
 pub mod remote_desktop;
 pub mod session;
 

@@ -8,6 +8,7 @@
 //! Protocol: one line per connection (`press`), answered by one line (`ok` or
 //! `error: ...`).
 
+#[cfg(unix)]
 use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};

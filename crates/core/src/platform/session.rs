@@ -87,7 +87,7 @@ impl fmt::Display for DesktopSession {
     }
 }
 
-#[cfg(all(test, unix, not(target_os = "macos")))]
+#[cfg(all(test, desktop_linux))]
 mod tests {
     use super::*;
 

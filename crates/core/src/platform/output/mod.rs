@@ -4,7 +4,7 @@
 //! print it. [`open_sink`] picks the sink that can work in this session and
 //! says so when it has to fall back.
 
-#[cfg(all(unix, not(target_os = "macos")))]
+#[cfg(desktop_linux)]
 pub mod ei_keys;
 mod paste_watch;
 mod sinks;
@@ -38,7 +38,7 @@ pub enum PasteKeys {
     /// Ctrl+V (Cmd+V on macOS).
     #[serde(rename = "ctrl+v")]
     Standard,
-    /// Shift+Insert: X11 terminals.
+    /// Shift+Insert: X11 terminals. Not on macOS (Mac keyboards have no Insert key).
     #[serde(rename = "shift+insert")]
     ShiftInsert,
     /// Ctrl+Shift+V: most Linux terminal emulators.
@@ -104,7 +104,7 @@ pub enum InputError {
     Key(#[from] enigo::InputError),
     #[error("{0}")]
     MainThread(#[from] MainThreadError),
-    #[cfg(all(unix, not(target_os = "macos")))]
+    #[cfg(desktop_linux)]
     #[error("{0}")]
     Libei(#[from] ei_keys::EiError),
     /// Neither way to press keys on Wayland works.
@@ -132,6 +132,12 @@ pub enum OutputUnavailable {
          clipboard instead, paste it with Ctrl+V"
     )]
     NoWaylandKeys(Box<OutputError>),
+    /// macOS has no Shift+Insert paste: Mac keyboards have no Insert key.
+    #[error(
+        "the paste keys shift+insert do not exist on macOS (Mac keyboards have no Insert key): \
+         choose ctrl+v, which pastes with Cmd+V there"
+    )]
+    NoInsertKey,
 }
 
 /// Where dictated text goes. The dictation service only ever calls this.
@@ -212,20 +218,20 @@ pub fn probe(method: OutputMethod, session: &DesktopSession) -> Result<KeyPath, 
 /// Why libei through the RemoteDesktop portal cannot type here.
 #[derive(Debug, thiserror::Error)]
 enum NoRemoteDesktop {
-    #[cfg(all(unix, not(target_os = "macos")))]
+    #[cfg(desktop_linux)]
     #[error(transparent)]
     Portal(#[from] super::portal::PortalError),
-    #[cfg(not(all(unix, not(target_os = "macos"))))]
+    #[cfg(not(desktop_linux))]
     #[error("not on this system")]
     NotOnThisSystem,
 }
 
-#[cfg(all(unix, not(target_os = "macos")))]
+#[cfg(desktop_linux)]
 fn remote_desktop_keyboard() -> Result<(), NoRemoteDesktop> {
     Ok(super::remote_desktop::available()?)
 }
 
-#[cfg(not(all(unix, not(target_os = "macos"))))]
+#[cfg(not(desktop_linux))]
 fn remote_desktop_keyboard() -> Result<(), NoRemoteDesktop> {
     Err(NoRemoteDesktop::NotOnThisSystem)
 }
@@ -237,6 +243,12 @@ pub fn open_sink(
     env: &OutputEnv,
 ) -> Result<(Box<dyn TextSink>, Option<String>), OutputError> {
     availability(config.method, &env.session)?;
+    if cfg!(target_os = "macos")
+        && config.method == OutputMethod::Paste
+        && config.paste_keys == PasteKeys::ShiftInsert
+    {
+        return Err(OutputUnavailable::NoInsertKey.into());
+    }
     let sink: Result<Box<dyn TextSink>, OutputError> = match config.method {
         OutputMethod::Stdout => Ok(Box::new(StdoutSink::new(config.trailing_space))),
         OutputMethod::Clipboard => Ok(Box::new(ClipboardSink::new(config.trailing_space)?)),
@@ -277,5 +289,32 @@ fn finish(text: &str, trailing_space: bool) -> String {
         format!("{text} ")
     } else {
         text.to_string()
+    }
+}
+
+// Runs in CI's macOS job (`native`); type-checked here by scripts/check-targets.sh.
+#[cfg(all(test, target_os = "macos"))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shift_insert_is_refused_on_macos_before_any_paste() {
+        let config = OutputConfig {
+            paste_keys: PasteKeys::ShiftInsert,
+            ..OutputConfig::default()
+        };
+        let env = OutputEnv {
+            session: DesktopSession::MacOs,
+            main_thread: None,
+        };
+        let err = open_sink(&config, &env).err().expect("refused");
+        assert!(
+            matches!(
+                err,
+                OutputError::Unavailable(OutputUnavailable::NoInsertKey)
+            ),
+            "{err}"
+        );
+        assert!(err.to_string().contains("choose ctrl+v"), "{err}");
     }
 }

@@ -4,9 +4,7 @@
 use enigo::{Direction, Enigo, Key, Keyboard, Settings};
 
 use super::paste_watch::PasteWatch;
-use super::{
-    finish, InputError, OutputConfig, OutputEnv, OutputError, OutputMethod, PasteKeys, TextSink,
-};
+use super::{finish, OutputConfig, OutputEnv, OutputError, OutputMethod, PasteKeys, TextSink};
 use crate::platform::session::DesktopSession;
 
 fn clipboard() -> Result<arboard::Clipboard, OutputError> {
@@ -107,7 +105,7 @@ impl TextSink for TypeSink {
             // enigo types Unicode text without the layout lookup on every
             // platform, so this may run on the service thread.
             KeySender::Enigo(enigo) => enigo.text(&text).map_err(|e| OutputError::Input(e.into())),
-            #[cfg(all(unix, not(target_os = "macos")))]
+            #[cfg(desktop_linux)]
             KeySender::Libei(keyboard) => keyboard
                 .type_text(&text)
                 .map_err(|e| OutputError::Input(e.into())),
@@ -124,7 +122,7 @@ enum KeySender {
     /// X11 (XTest), a wlroots virtual keyboard, Windows.
     Enigo(Box<Enigo>),
     /// GNOME and KDE on Wayland: libei through the RemoteDesktop portal.
-    #[cfg(all(unix, not(target_os = "macos")))]
+    #[cfg(desktop_linux)]
     Libei(Box<super::ei_keys::EiKeyboard>),
 }
 
@@ -132,14 +130,14 @@ enum KeySender {
 fn keyboard(session: &DesktopSession) -> Result<KeySender, OutputError> {
     match input(session) {
         Ok(enigo) => Ok(KeySender::Enigo(Box::new(enigo))),
-        #[cfg(all(unix, not(target_os = "macos")))]
+        #[cfg(desktop_linux)]
         Err(virtual_keyboard) if session.is_wayland() => {
             match super::ei_keys::EiKeyboard::connect() {
                 Ok(keyboard) => {
                     tracing::info!("key presses go through libei (the RemoteDesktop portal)");
                     Ok(KeySender::Libei(Box::new(keyboard)))
                 }
-                Err(libei) => Err(OutputError::Input(InputError::NoWaylandKeyboard {
+                Err(libei) => Err(OutputError::Input(super::InputError::NoWaylandKeyboard {
                     virtual_keyboard: virtual_keyboard.reason(),
                     libei: libei.to_string(),
                 })),
@@ -180,7 +178,7 @@ impl PasteSink {
             Some(KeySender::Enigo(enigo)) => {
                 return press(enigo, keys, self.env.session.is_wayland())
             }
-            #[cfg(all(unix, not(target_os = "macos")))]
+            #[cfg(desktop_linux)]
             Some(KeySender::Libei(keyboard)) => {
                 return keyboard
                     .press(keys)
@@ -213,7 +211,12 @@ fn press(enigo: &mut Enigo, keys: PasteKeys, wayland: bool) -> Result<(), Output
     };
     let (mods, key): (Vec<Key>, Key) = match keys {
         PasteKeys::Standard => (vec![modifier], Key::Unicode('v')),
+        #[cfg(not(target_os = "macos"))]
         PasteKeys::ShiftInsert => (vec![Key::Shift], Key::Insert),
+        // Mac keyboards have no Insert key (enigo has no Key::Insert there);
+        // `open_sink` refuses these keys on macOS before any paste.
+        #[cfg(target_os = "macos")]
+        PasteKeys::ShiftInsert => return Err(super::OutputUnavailable::NoInsertKey.into()),
         // enigo's Wayland backend looks a character up under the modifiers
         // already held, where Shift makes the V key produce `V`: asking for `v`
         // there remaps another key and the app sees no Ctrl+Shift+V.
@@ -244,28 +247,30 @@ impl TextSink for PasteSink {
         // Restore only after the target app has read our text: restoring on a
         // timer pastes the OLD clipboard when the target is slow (a known
         // failure of other dictation apps).
-        let watch = PasteWatch::serve(&text, &self.env.session);
-        let watch_used = watch.is_some();
-        if watch.is_none() {
-            set_text(&mut self.clipboard, &text)?;
-        }
-        self.press_paste_keys()?;
-        let pressed = std::time::Instant::now();
-        match &watch {
-            Some(w) => {
-                if w.wait_consumed(self.config.paste_timeout) {
-                    tracing::debug!("the paste was read after {:?}", pressed.elapsed());
-                } else {
-                    tracing::warn!("the target app did not read the clipboard in time");
-                }
+        let (restore, watch_used) = {
+            let watch = PasteWatch::serve(&text, &self.env.session);
+            if watch.is_none() {
+                set_text(&mut self.clipboard, &text)?;
             }
-            None => PasteWatch::fallback_wait(&self.env.session),
-        }
-        // Hand the clipboard back: the previous text, or ours if there was none
-        // (so it stays pasteable after our server stops).
-        let restore = previous.as_deref().unwrap_or(&text);
-        set_text(&mut self.clipboard, restore)?;
-        drop(watch);
+            self.press_paste_keys()?;
+            let pressed = std::time::Instant::now();
+            match &watch {
+                Some(w) => {
+                    if w.wait_consumed(self.config.paste_timeout) {
+                        tracing::debug!("the paste was read after {:?}", pressed.elapsed());
+                    } else {
+                        tracing::warn!("the target app did not read the clipboard in time");
+                    }
+                }
+                None => PasteWatch::fallback_wait(&self.env.session),
+            }
+            // Hand the clipboard back: the previous text, or ours if there was none
+            // (so it stays pasteable after our server stops).
+            let restore = previous.as_deref().unwrap_or(&text);
+            set_text(&mut self.clipboard, restore)?;
+            (restore, watch.is_some())
+            // Our clipboard server, if any, stops here.
+        };
         if watch_used {
             // Make sure it stuck (see `PasteWatch::holds`); set it again if not.
             for attempt in 1..=3 {

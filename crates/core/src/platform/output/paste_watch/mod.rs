@@ -18,20 +18,20 @@ use crate::platform::session::DesktopSession;
 
 /// Serves `text` as the clipboard while a paste happens.
 pub struct PasteWatch {
-    #[cfg(all(unix, not(target_os = "macos")))]
+    #[cfg(desktop_linux)]
     server: Server,
 }
 
 /// The thread serving the clipboard for one paste (X11 or Wayland): it says
 /// once when the text was read, and stops when dropped or replaced.
-#[cfg(all(unix, not(target_os = "macos")))]
+#[cfg(desktop_linux)]
 struct Server {
     consumed: crossbeam_channel::Receiver<()>,
     stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
-#[cfg(all(unix, not(target_os = "macos")))]
+#[cfg(desktop_linux)]
 impl Server {
     fn wait_consumed(&self, timeout: Duration) -> bool {
         let deadline = std::time::Instant::now() + timeout;
@@ -43,7 +43,7 @@ impl Server {
     }
 }
 
-#[cfg(all(unix, not(target_os = "macos")))]
+#[cfg(desktop_linux)]
 impl Drop for Server {
     fn drop(&mut self) {
         self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
@@ -55,7 +55,7 @@ impl Drop for Server {
 
 /// Why we could not serve the clipboard ourselves: the paste then sets the
 /// clipboard normally and waits a fixed grace.
-#[cfg(all(unix, not(target_os = "macos")))]
+#[cfg(desktop_linux)]
 #[derive(Debug, thiserror::Error)]
 enum ServeError {
     #[error("cannot connect to the display server: {0}")]
@@ -75,10 +75,10 @@ enum ServeError {
     ThreadEnded,
 }
 
-#[cfg(all(unix, not(target_os = "macos")))]
+#[cfg(desktop_linux)]
 type BoxedError = Box<dyn std::error::Error + Send + Sync>;
 
-#[cfg(all(unix, not(target_os = "macos")))]
+#[cfg(desktop_linux)]
 impl ServeError {
     fn connect(e: impl std::error::Error + Send + Sync + 'static) -> Self {
         Self::Connect(Box::new(e))
@@ -107,7 +107,7 @@ impl PasteWatch {
     /// Takes the clipboard with `text`. Returns `None` when this platform
     /// cannot serve it directly: the caller then sets the clipboard itself.
     pub fn serve(text: &str, session: &DesktopSession) -> Option<Self> {
-        #[cfg(all(unix, not(target_os = "macos")))]
+        #[cfg(desktop_linux)]
         {
             let server = match session {
                 DesktopSession::X11 => x11::start(text),
@@ -125,7 +125,7 @@ impl PasteWatch {
 
     /// Waits until the target has read the text (true) or `timeout` passes (false).
     pub fn wait_consumed(&self, timeout: Duration) -> bool {
-        #[cfg(all(unix, not(target_os = "macos")))]
+        #[cfg(desktop_linux)]
         return self.server.wait_consumed(timeout);
         #[allow(unreachable_code)]
         {
@@ -142,7 +142,7 @@ impl PasteWatch {
     /// empty. Events reach that thread in order, so once it has answered this
     /// read with the text, no stale clear is left to wipe it.
     pub fn holds(session: &DesktopSession, text: &str) -> bool {
-        #[cfg(all(unix, not(target_os = "macos")))]
+        #[cfg(desktop_linux)]
         if *session == DesktopSession::X11 {
             return match x11::read(Duration::from_millis(500)) {
                 Ok(x11::Answer::Text(got)) => got == text,
@@ -174,10 +174,10 @@ impl PasteWatch {
 
 /// After the first read, some apps read again (TARGETS then text, or two
 /// text types); a short grace lets that finish before the clipboard changes.
-#[cfg(all(unix, not(target_os = "macos")))]
+#[cfg(desktop_linux)]
 const SECOND_READ_GRACE: Duration = Duration::from_millis(30);
 
-#[cfg(all(unix, not(target_os = "macos")))]
+#[cfg(desktop_linux)]
 mod wayland;
-#[cfg(all(unix, not(target_os = "macos")))]
+#[cfg(desktop_linux)]
 mod x11;
