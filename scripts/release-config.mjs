@@ -9,6 +9,10 @@
 // - A GPU variant: its own updater feed, so it never updates to a CPU build.
 // - CUDA: the CUDA DLLs in src-tauri/cuda-dlls shipped next to the app.
 // - Vulkan on Linux: the Vulkan loader as a declared dependency of the .deb and .rpm.
+// - CPU_DISPATCH=1 (x86-64 Linux and Windows, built with dynamic-backends): the engine's shared
+//   library and its CPU modules, staged between the compile and the bundling, installed as
+//   resources: next to the .exe on Windows, in /usr/lib/Utter on Linux (the binary's rpath,
+//   src-tauri/build.rs).
 import fs from "node:fs";
 
 const out = process.argv[2];
@@ -33,6 +37,13 @@ if (variant === "cuda") {
   const resources = {};
   for (const dll of fs.readdirSync("src-tauri/cuda-dlls")) resources[`cuda-dlls/${dll}`] = dll;
   cfg.bundle.resources = resources;
+}
+if (env.CPU_DISPATCH === "1") {
+  const target = env.CARGO_TARGET_DIR || "target";
+  cfg.build = {
+    beforeBundleCommand: `bash scripts/stage-engine-libs.sh ${target}/release src-tauri/engine-libs`,
+  };
+  cfg.bundle.resources = { ...(cfg.bundle.resources || {}), "engine-libs/*": "./" };
 }
 if (variant === "vulkan" && os === "linux") {
   const linux = base.bundle.linux;

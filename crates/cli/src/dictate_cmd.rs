@@ -9,19 +9,16 @@ use clap::{Args, ValueEnum};
 use utter_core::control::{Control, TriggerMode};
 use utter_core::dictation::defaults;
 use utter_core::dictation::events::{DictationEvent, Stamped};
-use utter_core::dictation::service::{self, CpalMicrophone, ServiceIo};
 use utter_core::dictation::strategy::LiveStrategy;
 use utter_core::engine::Compute;
-use utter_core::models::load::{EngineOptions, LoadedModels};
+use utter_core::models::load::EngineOptions;
 use utter_core::models::ModelStore;
-use utter_core::platform::hotkeys::{
-    Bindings, HotkeyError, Hotkeys, NoRecordingKeys, RecordingKeys,
-};
-use utter_core::platform::output::{open_sink, OutputEnv, OutputMethod, PasteKeys};
+use utter_core::platform::hotkeys::{Bindings, Hotkeys};
+use utter_core::platform::output::{OutputEnv, OutputMethod, PasteKeys};
 use utter_core::platform::ptt::PttServer;
 use utter_core::platform::{main_loop, MainThread};
 use utter_core::settings::{parse_cli_value, parse_value, Language, Settings};
-use utter_core::setup::{self, SetupError};
+use utter_core::setup::{self, Degraded, SetupError, WireError};
 
 use crate::text_args::TextArgs;
 use crate::{exit, hints};
@@ -95,7 +92,7 @@ pub struct DictateArgs {
     /// Where recordings are kept [default: ~/.local/share/utter/recordings]
     #[arg(long, env = "UTTER_RECORDINGS_DIR")]
     recordings_dir: Option<PathBuf>,
-    /// CPU threads for the engine [default: all cores]
+    /// CPU threads for the engine [default: the cores this process may use]
     #[arg(long, default_value_t = 0)]
     threads: usize,
     /// Where the model runs: auto (a GPU if one can take it, else the CPU), cpu, or a
@@ -113,29 +110,25 @@ pub struct DictateArgs {
 pub fn run(store: &ModelStore, args: DictateArgs) -> Result<ExitCode> {
     // Parse the keys and rules before anything slow, so a typo fails at once.
     let text = (args.text.vocabulary()?, args.text.config()?);
-    let bindings = match Bindings::parse(
+    if let Err(e) = Bindings::parse(
         &args.hotkey,
         &args.latch_key,
         &args.cancel_key,
         args.paste_last_key.as_deref(),
         args.mode,
     ) {
-        Ok(b) => b,
-        Err(e) => {
-            hints::print_error(&e);
-            return Ok(ExitCode::from(exit::USAGE));
-        }
-    };
+        hints::print_error(&e);
+        return Ok(ExitCode::from(exit::USAGE));
+    }
     let store = store.clone();
     // The main thread runs the platform's event loop (hotkeys on Windows and
     // macOS need it); the dictation service runs on a worker thread.
-    main_loop::run(move |main| dictate(&store, args, bindings, text, main))
+    main_loop::run(move |main| dictate(&store, args, text, main))
 }
 
 fn dictate(
     store: &ModelStore,
     args: DictateArgs,
-    bindings: Bindings,
     (vocabulary, text_rules): (Vec<String>, TextRulesConfig),
     main: MainThread,
 ) -> Result<ExitCode> {
@@ -163,7 +156,7 @@ fn dictate(
         .recordings_dir
         .clone()
         .unwrap_or_else(utter_core::paths::recordings_dir);
-    let prepared = match setup::prepare(store, &settings, recordings_dir, engine_options) {
+    let mut prepared = match setup::prepare(store, &settings, recordings_dir, engine_options) {
         Ok(p) => p,
         Err(SetupError::Load(e)) => {
             hints::print_error(&e);
@@ -171,21 +164,12 @@ fn dictate(
         }
         Err(e) => return Err(e.into()),
     };
-    if let Some(e) = prepared.unsupported_language {
+    if let Some(e) = prepared.unsupported_language.take() {
         eprintln!("error: {e}");
         return Ok(ExitCode::from(exit::USAGE));
     }
-    let setup::Prepared {
-        mut config,
-        models:
-            LoadedModels {
-                model_name,
-                engine,
-                mut vad,
-            },
-        ..
-    } = prepared;
     // What the settings file does not hold: the CLI's own flags.
+    let config = &mut prepared.config;
     config.latch_key = args.latch_key;
     config.cancel_key = args.cancel_key;
     config.paste_last_key = args.paste_last_key;
@@ -195,50 +179,57 @@ fn dictate(
         true => Some(LiveStrategy::OnRelease),
         false => args.live_strategy,
     };
-    let strategy = LiveStrategy::resolve(config.dictation.strategy, engine.info())?;
+    let info = prepared.models.engine.info();
+    let strategy = LiveStrategy::resolve(prepared.config.dictation.strategy, info)?;
     tracing::info!("live strategy: {strategy}");
-    let vocabulary_note = (!config.dictation.vocabulary.is_empty()
-        && !engine.info().takes_vocabulary)
-        .then(|| vocabulary_ignored(&model_name));
+    let mut notices: Vec<String> = (!prepared.config.dictation.vocabulary.is_empty()
+        && !info.takes_vocabulary)
+        .then(|| vocabulary_ignored(&prepared.models.model_name))
+        .into_iter()
+        .collect();
 
-    let (control_tx, control_rx) = crossbeam_channel::unbounded();
-    let mut notices: Vec<String> = vocabulary_note.into_iter().collect();
-    // Keys: global hotkeys where the desktop allows them; `utter ptt` always.
+    // `utter ptt` reaches this dictation, whether or not hotkeys work here.
+    let ptt = PttServer::start()
+        .map_err(|e| notices.push(format!("`utter ptt` will not reach this dictation: {e}")))
+        .ok();
     let hotkeys = Hotkeys::new(main.clone());
-    let (keys, how): (Box<dyn RecordingKeys>, String) =
-        match hotkeys.bind(&bindings, control_tx.clone()) {
-            Ok(()) => (
-                hotkeys.recording_keys(&bindings),
-                format!("Hold {} to dictate", config.hotkey),
-            ),
-            Err(HotkeyError::Unavailable(why)) => {
+    let desktop = setup::Desktop {
+        hotkeys: &hotkeys,
+        ptt: ptt.as_ref(),
+        output: OutputEnv::detect(Some(main)),
+    };
+    let (control_tx, control_rx) = crossbeam_channel::unbounded();
+    let output_method = prepared.config.output.method;
+    let wired = match prepared.wire(desktop, control_tx.clone(), control_rx) {
+        Ok(wired) => wired,
+        Err(WireError::Keys(e)) => {
+            hints::print_error(&e);
+            return Ok(ExitCode::from(exit::USAGE));
+        }
+        Err(WireError::Output(e)) => {
+            eprintln!("error: {e}");
+            if output_method != OutputMethod::Stdout {
+                eprintln!("hint: `--output stdout` prints the text instead");
+            }
+            return Ok(ExitCode::from(exit::USAGE));
+        }
+    };
+    let mut how = format!("Hold {} to dictate", wired.config.hotkey);
+    for degraded in &wired.degraded {
+        match degraded {
+            Degraded::NoHotkeys(why) => {
                 notices.push(format!(
                     "global hotkeys are unavailable: {why}; {}",
                     hints::PTT_INSTEAD
                 ));
-                (
-                    Box::new(NoRecordingKeys),
-                    "Run `utter ptt press` / `utter ptt release` (or `toggle`) to dictate".into(),
-                )
+                how = "Run `utter ptt press` / `utter ptt release` (or `toggle`) to dictate".into();
             }
-            Err(e) => {
-                hints::print_error(&e);
-                return Ok(ExitCode::from(exit::USAGE));
-            }
-        };
-    let ptt = match PttServer::start() {
-        Ok(server) => {
-            server.set_target(Some(control_tx.clone()));
-            Some(server)
+            Degraded::Output { message, .. } => notices.push(message.clone()),
         }
-        Err(e) => {
-            notices.push(format!("`utter ptt` will not reach this dictation: {e}"));
-            None
-        }
-    };
+    }
 
     let json = args.events.is_some();
-    let mut emit = move |event: DictationEvent| {
+    let emit = move |event: DictationEvent| {
         if json {
             let stamped = Stamped::from(event);
             out!("{}", serde_json::to_string(&stamped).expect("serialisable"));
@@ -263,44 +254,13 @@ fn dictate(
     for message in notices {
         emit(DictationEvent::Notice { message });
     }
-    let (sink, notice) = match open_sink(&config.output, &OutputEnv::detect(Some(main))) {
-        Ok(s) => s,
-        Err(e) => {
-            hotkeys.unbind();
-            eprintln!("error: {e}");
-            if config.output.method != OutputMethod::Stdout {
-                eprintln!("hint: `--output stdout` prints the text instead");
-            }
-            return Ok(ExitCode::from(exit::USAGE));
-        }
-    };
-    if let Some(message) = notice {
-        emit(DictationEvent::Notice { message });
-    }
 
-    utter_core::dictation::recover_unfinished(
-        &config.recordings_dir,
-        &engine,
-        &mut vad,
-        &model_name,
-        &config.text_rules,
-        &mut emit,
-    );
-
-    let shutdown = control_tx.clone();
+    let shutdown = control_tx;
     ctrlc::set_handler(move || {
         let _ = shutdown.send(Control::Shutdown);
     })
     .context("cannot install the signal handler")?;
-
-    let io = ServiceIo {
-        keys,
-        sink,
-        mic: Box::new(CpalMicrophone::new(config.device.clone())),
-    };
-    drop(control_tx);
-    service::run(config, engine, vad, control_rx, io, emit);
-    hotkeys.unbind();
+    wired.run(emit);
     drop(ptt);
     Ok(ExitCode::SUCCESS)
 }

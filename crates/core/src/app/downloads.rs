@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use super::{lock, service_host, AppError, AppEvent, AppState, Shared};
+use super::{lock, service_host, AppError, AppEvent, Shared};
 use crate::models::download::{DownloadError, DownloadOptions, DownloadProgress};
 use crate::models::recommend::{recommend, Hardware};
 use crate::models::{self, Catalog, CatalogModel, ModelError, ModelUse};
@@ -307,9 +307,7 @@ fn work(shared: &Arc<Shared>) {
             Ok(()) => {
                 set_state(shared, &name, Some(DownloadState::Installed));
                 // The first speech model: dictation can start now.
-                if lock(&shared.status).state == AppState::NoModel {
-                    service_host::restart(shared);
-                }
+                service_host::dictation_model_changed(shared);
             }
             Err(Stopped { downloaded, total }) if !cancel => set_state(
                 shared,
@@ -392,8 +390,6 @@ pub(super) fn use_model(shared: &Arc<Shared>, name: &str, for_: UseFor) -> Resul
     let installed: Vec<String> = shared.store.list()?.into_iter().map(|e| e.name).collect();
     let name = models::packaged::installed_name(name, &installed);
     shared.store.set_default_for(name, use_)?;
-    if for_ != UseFor::Files && shared.settings().model.is_none() {
-        service_host::restart(shared);
-    }
+    service_host::dictation_model_changed(shared);
     Ok(())
 }

@@ -10,7 +10,7 @@ use serde::Serialize;
 
 use super::{lock, AppError, AppEvent, Shared};
 use crate::engine::{Engine, EngineNotice};
-use crate::history::{EntryKind, NewEntry, Segment};
+use crate::history::{EntryKind, EntryRecord, Segment};
 use crate::models::load::{load_models, EngineOptions, LoadError, LoadedModels};
 use crate::models::ModelUse;
 use crate::transcribe::{transcribe_file, FileError, FileOptions, Segmentation};
@@ -320,7 +320,7 @@ fn finish(shared: &Shared, id: u64, result: Result<FileTranscript, AppError>) {
     let job = match result {
         Ok(t) => {
             let segments = segments_of(&t);
-            let entry = shared.add_history(&NewEntry {
+            let record = EntryRecord {
                 kind: EntryKind::File,
                 text: t.text(),
                 created_ms: crate::dictation::record_log::unix_ms() as i64,
@@ -329,10 +329,10 @@ fn finish(shared: &Shared, id: u64, result: Result<FileTranscript, AppError>) {
                 language: t.language.clone(),
                 audio_path: Some(t.file.clone()),
                 source_name: t.file.file_name().map(|n| n.to_string_lossy().into_owned()),
-                segments: segments.clone(),
                 error: None,
                 raw_text: t.raw_text(),
-            });
+            };
+            let entry = shared.add_history(&record, &segments);
             shared.files.update(id, |s| {
                 s.job.state = JobState::Done;
                 s.job.fraction = 1.0;

@@ -21,7 +21,7 @@ pub use files::{FileJob, JobState};
 
 use crate::control::{Control, TriggerMode};
 use crate::dictation::events::Stamped;
-use crate::history::{self, Entry, History, HistoryError};
+use crate::history::{self, Entry, History, HistoryError, Segment};
 use crate::models::load::LoadError;
 use crate::models::store::{ModelEntry, ModelKind, ModelStore, ModelUse};
 use crate::models::{ModelError, Quant};
@@ -44,6 +44,17 @@ pub enum AppState {
     Recording,
     Transcribing,
     Error,
+}
+
+impl AppState {
+    /// What the app shows, from what dictation is doing and whether files are
+    /// being transcribed: file work shows as transcribing while dictation is idle.
+    fn shown(dictation: AppState, files_busy: bool) -> AppState {
+        match dictation {
+            AppState::Idle if files_busy => AppState::Transcribing,
+            state => state,
+        }
+    }
 }
 
 /// Everything the home screen, tray and overlay show.
@@ -245,7 +256,7 @@ struct Shared {
     paths: Paths,
     emit: Emit,
     settings: Mutex<Settings>,
-    status: Mutex<Status>,
+    status: Mutex<StatusCell>,
     history: Mutex<History>,
     store: ModelStore,
     service: service_host::ServiceHost,
@@ -274,6 +285,13 @@ impl Platform {
     }
 }
 
+/// The status as shown, and what dictation is doing, from which
+/// `shown.state` is derived on every change (never stored on its own).
+struct StatusCell {
+    dictation: AppState,
+    shown: Status,
+}
+
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     // A panic elsewhere must not take the whole app down with poisoned locks.
     m.lock().unwrap_or_else(|e| e.into_inner())
@@ -288,30 +306,44 @@ impl Shared {
         lock(&self.settings).clone()
     }
 
-    /// Changes the status and reports it if anything changed.
+    fn status(&self) -> Status {
+        lock(&self.status).shown.clone()
+    }
+
+    /// What dictation is doing (not what is shown: files may be busy too).
+    fn dictation_state(&self) -> AppState {
+        lock(&self.status).dictation
+    }
+
+    /// Changes the status (not its state, which is derived) and reports it
+    /// if anything changed; also called when the file queue moves on.
     fn update_status(&self, change: impl FnOnce(&mut Status)) {
+        self.change_status(None, change);
+    }
+
+    /// Records what dictation is doing now, with other status changes.
+    fn set_dictation_state(&self, state: AppState, change: impl FnOnce(&mut Status)) {
+        self.change_status(Some(state), change);
+    }
+
+    fn change_status(&self, dictation: Option<AppState>, change: impl FnOnce(&mut Status)) {
         let snapshot = {
-            let mut status = lock(&self.status);
-            let before = status.clone();
-            change(&mut status);
-            // File work shows as transcribing while dictation is idle.
-            if status.state == AppState::Idle && self.files.busy() {
-                status.state = AppState::Transcribing;
-            } else if status.state == AppState::Transcribing
-                && !self.files.busy()
-                && !self.service.transcribing()
-            {
-                status.state = AppState::Idle;
+            let mut cell = lock(&self.status);
+            let before = cell.shown.clone();
+            if let Some(state) = dictation {
+                cell.dictation = state;
             }
-            (*status != before).then(|| status.clone())
+            change(&mut cell.shown);
+            cell.shown.state = AppState::shown(cell.dictation, self.files.busy());
+            (cell.shown != before).then(|| cell.shown.clone())
         };
         if let Some(s) = snapshot {
             self.emit(AppEvent::Status(s));
         }
     }
 
-    fn add_history(&self, entry: &history::NewEntry) -> Option<Entry> {
-        match lock(&self.history).add(entry) {
+    fn add_history(&self, entry: &history::EntryRecord, segments: &[Segment]) -> Option<Entry> {
+        match lock(&self.history).add(entry, segments) {
             Ok(e) => {
                 self.emit(AppEvent::HistoryChanged);
                 Some(e)
@@ -382,7 +414,10 @@ impl App {
             paths,
             emit: Box::new(emit),
             settings: Mutex::new(loaded.settings),
-            status: Mutex::new(status),
+            status: Mutex::new(StatusCell {
+                dictation: AppState::Loading,
+                shown: status,
+            }),
             history: Mutex::new(history),
             service: service_host::ServiceHost::default(),
             files: files::FileQueue::default(),
@@ -398,7 +433,7 @@ impl App {
     }
 
     pub fn status(&self) -> Status {
-        lock(&self.shared.status).clone()
+        self.shared.status()
     }
 
     pub fn settings(&self) -> Settings {
@@ -467,7 +502,7 @@ impl App {
                 crate::models::defaults::install_default(&shared.store, &shared.paths.cache, status)
                     .map(|_| "installed".to_string())
             },
-            service_host::restart,
+            service_host::dictation_model_changed,
         )
     }
 
@@ -568,17 +603,15 @@ impl App {
         };
         let entry = crate::models::import(&self.shared.store, path, options)?;
         let default = self.shared.store.default_speech()?.map(|e| e.name);
-        if self.status().state == AppState::NoModel && entry.kind == ModelKind::Speech {
-            service_host::restart(&self.shared);
+        if entry.kind == ModelKind::Speech {
+            service_host::dictation_model_changed(&self.shared);
         }
         Ok(summarize(&entry, default.as_deref()))
     }
 
     pub fn set_default_model(&self, name: &str) -> Result<(), AppError> {
         self.shared.store.set_default(name)?;
-        if self.settings().model.is_none() {
-            service_host::restart(&self.shared);
-        }
+        service_host::dictation_model_changed(&self.shared);
         Ok(())
     }
 
@@ -653,15 +686,15 @@ impl App {
     /// Transcribes an entry's saved audio again (with `model`, or the current one).
     pub fn retry_history(&self, id: i64, model: Option<&str>) -> Result<Entry, AppError> {
         let entry = self.history_entry(id)?;
-        let audio = entry.audio_path.clone().ok_or(AppError::NothingToRetry)?;
+        let audio = entry.record.audio_path.ok_or(AppError::NothingToRetry)?;
         let settings = self.settings();
         let model = model.map(str::to_owned).or(settings.model.clone());
-        let transcript = files::transcribe_once(&self.shared, Path::new(&audio), model.as_deref())?;
+        let transcript = files::transcribe_once(&self.shared, &audio, model.as_deref())?;
         let segments = files::segments_of(&transcript);
-        let (text, raw) = match entry.kind {
+        let (text, raw) = match entry.record.kind {
             history::EntryKind::Dictation => {
                 let rules = settings.text_rules().unwrap_or_default();
-                let p = crate::dictation::recovered(Path::new(&audio), &transcript, &rules);
+                let p = crate::dictation::recovered(&audio, &transcript, &rules);
                 (p.text, p.raw)
             }
             history::EntryKind::File => (transcript.text(), transcript.raw_text()),
@@ -676,7 +709,7 @@ impl App {
     /// The WAV bytes of an entry's audio, for playback in the UI.
     pub fn history_audio(&self, id: i64) -> Result<Vec<u8>, AppError> {
         let entry = self.history_entry(id)?;
-        let path = PathBuf::from(entry.audio_path.ok_or(AppError::AudioDeleted)?);
+        let path = entry.record.audio_path.ok_or(AppError::AudioDeleted)?;
         std::fs::read(&path).map_err(AppError::read(&path))
     }
 
@@ -800,5 +833,20 @@ fn load_error_message(e: &LoadError) -> String {
         format!("{e}; install the default model on the Models page")
     } else {
         e.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::AppState::{self, *};
+
+    #[test]
+    fn file_work_shows_as_transcribing_only_while_dictation_is_idle() {
+        assert_eq!(AppState::shown(Idle, true), Transcribing);
+        assert_eq!(AppState::shown(Idle, false), Idle);
+        for dictation in [Loading, NoModel, Recording, Transcribing, Error] {
+            assert_eq!(AppState::shown(dictation, true), dictation);
+            assert_eq!(AppState::shown(dictation, false), dictation);
+        }
     }
 }

@@ -4,7 +4,6 @@
 
 use std::collections::HashMap;
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
@@ -14,12 +13,10 @@ use super::{load_error_message, lock, sounds, AppEvent, AppState, Shared};
 use crate::control::Control;
 use crate::dictation::events::{DictationEvent, Stamped};
 use crate::dictation::record_log::unix_ms;
-use crate::dictation::service::{self, CpalMicrophone, ServiceConfig, ServiceIo};
-use crate::history::{EntryKind, NewEntry};
+use crate::history::{EntryKind, EntryRecord};
+use crate::models::ModelUse;
 use crate::platform::doctor::{self, Capability};
-use crate::platform::hotkeys::{Bindings, HotkeyError, NoRecordingKeys, RecordingKeys};
-use crate::platform::output::open_sink;
-use crate::setup::{self, SetupError};
+use crate::setup::{self, Degraded, SetupError};
 
 /// Why a dictation command found no dictation to drive.
 #[derive(Debug, thiserror::Error)]
@@ -37,7 +34,6 @@ pub(super) struct ServiceHost {
     /// The running service's control channel (cloned out, never held).
     control: Mutex<Option<Sender<Control>>>,
     supervisor: Mutex<Option<Supervisor>>,
-    transcribing: AtomicBool,
 }
 
 struct Supervisor {
@@ -54,10 +50,6 @@ impl ServiceHost {
     pub fn send(&self, control: Control) -> Result<(), NotRunning> {
         let tx = lock(&self.control).clone().ok_or(NotRunning::NotStarted)?;
         tx.send(control).map_err(|_| NotRunning::Stopped)
-    }
-
-    pub fn transcribing(&self) -> bool {
-        self.transcribing.load(Ordering::SeqCst)
     }
 
     /// Finishes a dictation in progress, then stops the service (app exit).
@@ -84,6 +76,35 @@ pub(super) fn restart(shared: &Arc<Shared>) {
         Supervisor { requests, thread }
     });
     let _ = s.requests.send(Request::Restart);
+}
+
+/// Restarts dictation when the model it would load now is not the one it
+/// runs: the first speech model installed, another default chosen, the
+/// settings' model changed. Every change to the models goes through here,
+/// so none of them guesses on its own.
+pub(super) fn dictation_model_changed(shared: &Arc<Shared>) {
+    let wanted = shared
+        .store
+        .resolve_speech_for(shared.settings().model.as_deref(), ModelUse::Dictation)
+        .ok()
+        .map(|(name, _)| name);
+    let running = match shared.dictation_state() {
+        // Nothing loaded (yet): whatever is wanted now is a change.
+        AppState::Loading | AppState::NoModel => None,
+        // An error after loading (keys, output) keeps the model it loaded;
+        // one while loading has cleared it.
+        AppState::Idle | AppState::Recording | AppState::Transcribing | AppState::Error => {
+            shared.status().model
+        }
+    };
+    if wanted.is_some() && wanted != running {
+        tracing::info!(
+            "dictation model: {} -> {}",
+            running.as_deref().unwrap_or("none"),
+            wanted.as_deref().unwrap_or("none")
+        );
+        restart(shared);
+    }
 }
 
 fn supervise(shared: &Arc<Shared>, requests: Receiver<Request>) {
@@ -115,16 +136,13 @@ fn supervise(shared: &Arc<Shared>, requests: Receiver<Request>) {
 }
 
 fn run(shared: &Arc<Shared>, control: Sender<Control>, control_rx: Receiver<Control>) {
-    shared.update_status(|s| s.state = AppState::Loading);
+    shared.set_dictation_state(AppState::Loading, |_| {});
     let settings = shared.settings();
     let fail = |message: String| {
-        shared.update_status(|s| {
-            s.state = AppState::Error;
-            s.error = Some(message);
-        })
+        shared.set_dictation_state(AppState::Error, |s| s.error = Some(message))
     };
     let recordings = shared.paths.recordings.clone();
-    let prepared = match setup::prepare(
+    let mut prepared = match setup::prepare(
         &shared.store,
         &settings,
         recordings,
@@ -132,22 +150,25 @@ fn run(shared: &Arc<Shared>, control: Sender<Control>, control_rx: Receiver<Cont
     ) {
         Ok(p) => p,
         Err(SetupError::Load(e)) if e.is_missing_model() => {
-            shared.update_status(|s| {
-                s.state = AppState::NoModel;
+            shared.set_dictation_state(AppState::NoModel, |s| s.model = None);
+            return;
+        }
+        Err(e) => {
+            let message = match &e {
+                SetupError::Load(e) => load_error_message(e),
+                e => e.to_string(),
+            };
+            shared.set_dictation_state(AppState::Error, |s| {
                 s.model = None;
+                s.error = Some(message);
             });
             return;
         }
-        Err(SetupError::Load(e)) => return fail(load_error_message(&e)),
-        Err(e) => return fail(e.to_string()),
     };
-    let setup::Prepared {
-        mut config,
-        models: loaded,
-        unsupported_language,
-    } = prepared;
+    let loaded = &prepared.models;
     let info = loaded.engine.info().clone();
-    let language = config.dictation.language.clone();
+    let language = prepared.config.dictation.language.clone();
+    let unsupported_language = prepared.unsupported_language.take();
     shared.update_status(|s| {
         s.model = Some(loaded.model_name.clone());
         s.model_arch = Some(info.arch.clone());
@@ -159,86 +180,40 @@ fn run(shared: &Arc<Shared>, control: Sender<Control>, control_rx: Receiver<Cont
         s.error = unsupported_language.map(|p| format!("{p}; choose another language in Settings"));
     });
     // History owns the audio's retention, not a count.
-    config.keep_recordings = usize::MAX;
-    config.emit_levels = true;
+    prepared.config.keep_recordings = usize::MAX;
+    prepared.config.emit_levels = true;
 
     let platform = &shared.platform;
-    let mut capabilities = doctor::desktop(&platform.session);
-    let keys = match bind_hotkeys(shared, &config, control.clone(), &mut capabilities) {
-        Ok(keys) => keys,
+    let desktop = setup::Desktop {
+        hotkeys: &platform.hotkeys,
+        ptt: platform.ptt.as_ref(),
+        output: platform.output_env(),
+    };
+    let wired = match prepared.wire(desktop, control.clone(), control_rx) {
+        Ok(wired) => wired,
         Err(e) => return fail(e.to_string()),
     };
-    let (sink, notice) = match open_sink(&config.output, &platform.output_env()) {
-        Ok(s) => s,
-        Err(e) => {
-            platform.hotkeys.unbind();
-            return fail(e.to_string());
+    let mut capabilities = doctor::desktop(&platform.session);
+    for degraded in &wired.degraded {
+        match degraded {
+            Degraded::NoHotkeys(why) => set_capability(&mut capabilities, "hotkey", Err(why)),
+            Degraded::Output { method, message } => {
+                set_capability(&mut capabilities, method, Err(message))
+            }
         }
-    };
-    if let Some(notice) = notice {
-        set_capability(&mut capabilities, config.output.method.name(), Err(notice));
-    }
-    if let Some(ptt) = &platform.ptt {
-        ptt.set_target(Some(control.clone()));
     }
     shared.update_status(|s| s.capabilities = capabilities);
     *lock(&shared.service.control) = Some(control);
 
     let mut handler = EventHandler {
         shared: shared.clone(),
-        model: loaded.model_name.clone(),
+        model: wired.models.model_name.clone(),
         language,
         sounds: settings.sounds,
         recordings: HashMap::new(),
     };
-    let mut vad = loaded.vad;
-    crate::dictation::recover_unfinished(
-        &config.recordings_dir,
-        &loaded.engine,
-        &mut vad,
-        &loaded.model_name,
-        &config.text_rules,
-        &mut |e| handler.handle(e),
-    );
-    let io = ServiceIo {
-        keys,
-        sink,
-        mic: Box::new(CpalMicrophone::new(config.device.clone())),
-    };
-    service::run(config, loaded.engine, vad, control_rx, io, |e| {
-        handler.handle(e)
-    });
-    platform.hotkeys.unbind();
-    shared.service.transcribing.store(false, Ordering::SeqCst);
-    shared.update_status(|s| s.state = AppState::Loading);
-}
-
-/// Registers the settings' hotkeys on the main thread. Where this desktop
-/// has no global hotkeys the service still runs (the UI's button and
-/// `utter ptt` drive it) and the capability says why.
-fn bind_hotkeys(
-    shared: &Shared,
-    config: &ServiceConfig,
-    control: Sender<Control>,
-    capabilities: &mut [Capability],
-) -> Result<Box<dyn RecordingKeys>, HotkeyError> {
-    let bindings = Bindings::parse(
-        &config.hotkey,
-        &config.latch_key,
-        &config.cancel_key,
-        config.paste_last_key.as_deref(),
-        config.mode,
-    )?;
-    let hotkeys = &shared.platform.hotkeys;
-    match hotkeys.bind(&bindings, control) {
-        Ok(()) => Ok(hotkeys.recording_keys(&bindings)),
-        Err(HotkeyError::Unavailable(why)) => {
-            tracing::warn!("global hotkeys are unavailable: {why}");
-            set_capability(capabilities, "hotkey", Err(why));
-            Ok(Box::new(NoRecordingKeys))
-        }
-        Err(e) => Err(e),
-    }
+    wired.run(|e| handler.handle(e));
+    shared.set_dictation_state(AppState::Loading, |_| {});
 }
 
 fn set_capability<E: std::fmt::Display>(
@@ -278,7 +253,7 @@ impl EventHandler {
             }
             DictationEvent::Ready { model, mic } => {
                 tracing::info!("dictation ready: model {model}, mic {mic}");
-                shared.update_status(|s| s.state = AppState::Idle)
+                shared.set_dictation_state(AppState::Idle, |_| {})
             }
             DictationEvent::RecordingStarted { id, audio_path } => {
                 if self.sounds {
@@ -290,10 +265,7 @@ impl EventHandler {
                     audio_ms: 0,
                 };
                 self.recordings.insert(*id, recording);
-                shared.update_status(|s| {
-                    s.state = AppState::Recording;
-                    s.error = None;
-                });
+                shared.set_dictation_state(AppState::Recording, |s| s.error = None);
             }
             DictationEvent::RecordingStopped { id, audio_ms } => {
                 if self.sounds {
@@ -302,13 +274,11 @@ impl EventHandler {
                 if let Some(r) = self.recordings.get_mut(id) {
                     r.audio_ms = *audio_ms;
                 }
-                shared.service.transcribing.store(true, Ordering::SeqCst);
-                shared.update_status(|s| s.state = AppState::Transcribing);
+                shared.set_dictation_state(AppState::Transcribing, |_| {});
             }
             DictationEvent::Cancelled { id } => {
                 self.recordings.remove(id);
-                shared.service.transcribing.store(false, Ordering::SeqCst);
-                shared.update_status(|s| s.state = AppState::Idle);
+                shared.set_dictation_state(AppState::Idle, |_| {});
             }
             DictationEvent::TextDelivered {
                 id,
@@ -317,21 +287,19 @@ impl EventHandler {
                 error,
                 ..
             } => {
-                shared.service.transcribing.store(false, Ordering::SeqCst);
                 if let Some(dictation) = self.recordings.remove(id) {
                     // A failed dictation is listed even without text, so
                     // the user sees it and can retry it.
                     if !text.is_empty() || error.is_some() {
-                        let entry = NewEntry {
+                        let record = EntryRecord {
                             raw_text: raw_text.clone(),
                             error: error.clone(),
-                            ..self.entry(text, dictation)
+                            ..self.record(text, dictation)
                         };
-                        self.shared.add_history(&entry);
+                        self.shared.add_history(&record, &[]);
                     }
                 }
-                shared.update_status(|s| {
-                    s.state = AppState::Idle;
+                shared.set_dictation_state(AppState::Idle, |s| {
                     if !text.is_empty() {
                         s.last_text = Some(text.clone());
                     }
@@ -364,8 +332,8 @@ impl EventHandler {
         shared.emit(AppEvent::Dictation(Stamped::from(event)));
     }
 
-    fn entry(&self, text: &str, dictation: Recording) -> NewEntry {
-        NewEntry {
+    fn record(&self, text: &str, dictation: Recording) -> EntryRecord {
+        EntryRecord {
             kind: EntryKind::Dictation,
             text: text.to_string(),
             created_ms: dictation.created_ms,
@@ -374,7 +342,6 @@ impl EventHandler {
             language: self.language.clone(),
             audio_path: Some(dictation.audio_path.into()),
             source_name: None,
-            segments: vec![],
             error: None,
             raw_text: None,
         }
@@ -404,9 +371,9 @@ impl EventHandler {
                         u64::from(r.duration()) * 1000 / u64::from(r.spec().sample_rate.max(1))
                     })
                     .unwrap_or(0);
-                self.shared.add_history(&NewEntry {
+                let record = EntryRecord {
                     raw_text: raw_text.map(str::to_owned),
-                    ..self.entry(
+                    ..self.record(
                         text,
                         Recording {
                             audio_path: audio_path.to_string(),
@@ -414,7 +381,8 @@ impl EventHandler {
                             audio_ms,
                         },
                     )
-                });
+                };
+                self.shared.add_history(&record, &[]);
             }
             Ok(None) => {}
             Err(e) => tracing::warn!("history: {e}"),

@@ -62,6 +62,8 @@ impl<'de> Deserialize<'de> for Compute {
 
 /// The engine's device named `name` (any case), or the names there are.
 pub(super) fn find_device(name: &str) -> Result<transcribe_cpp::Device, Vec<String>> {
+    // Callers load a model next, which loads the backends first anyway.
+    super::backends::ensure_loaded().map_err(|_| vec![])?;
     let devices = transcribe_cpp::devices();
     match devices
         .iter()

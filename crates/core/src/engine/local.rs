@@ -62,6 +62,10 @@ fn load(
         backend: transcribe_cpp::Backend::Cpu,
         ..Default::default()
     };
+    super::backends::ensure_loaded().map_err(|message| EngineError::Load {
+        path: path.to_path_buf(),
+        message,
+    })?;
     let load_on_cpu = || Model::load_with(path, &on_cpu).map_err(load_error);
     match compute {
         _ if cpu_only => Ok((load_on_cpu()?, None)),
@@ -130,8 +134,13 @@ fn worker(
         }));
         return;
     }
+    let threads = match config.threads {
+        0 => super::cpu::engine_threads(),
+        n => n,
+    };
+    tracing::info!("engine threads: {threads}");
     let options = SessionOptions {
-        n_threads: config.threads as i32,
+        n_threads: threads as i32,
         ..Default::default()
     };
     let mut session = match model.session_with(&options) {

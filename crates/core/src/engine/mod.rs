@@ -9,8 +9,11 @@
 //! - `protocol`: the framed messages between supervisor and worker
 //! - `worker`: the worker process's side
 //! - `supervisor`: the parent's side: restart, resubmit, CPU fallback, idle unload
+//! - `cpu`: the CPU's code path and the default thread count
 
+mod backends;
 mod compute;
+pub mod cpu;
 mod local;
 pub use compute::{gpu_backends_built, BadCompute, Compute};
 pub use local::{fit_vocabulary, VOCABULARY_TOKEN_BUDGET};
@@ -163,6 +166,7 @@ impl ModelInfo {
 
 /// The GPU with the most memory that the engine can use: (name, bytes).
 pub fn largest_gpu() -> Option<(String, u64)> {
+    backends::ensure_loaded().ok()?;
     transcribe_cpp::devices()
         .into_iter()
         .filter(|d| {
@@ -189,6 +193,10 @@ pub struct ComputeDevice {
 
 /// Compute devices the engine sees in this build and machine.
 pub fn compute_devices() -> Vec<ComputeDevice> {
+    if let Err(e) = backends::ensure_loaded() {
+        tracing::warn!("{e}");
+        return vec![];
+    }
     transcribe_cpp::devices()
         .into_iter()
         .map(|d| ComputeDevice {
@@ -249,6 +257,10 @@ pub fn probe(path: &Path) -> Result<ModelInfo, EngineError> {
 
 fn probe_here(path: &Path) -> Result<ModelInfo, EngineError> {
     let started = Instant::now();
+    backends::ensure_loaded().map_err(|message| EngineError::Load {
+        path: path.to_path_buf(),
+        message,
+    })?;
     let model = Model::load(path).map_err(|e| EngineError::Load {
         path: path.to_path_buf(),
         message: e.to_string(),

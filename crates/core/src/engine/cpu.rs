@@ -1,0 +1,96 @@
+//! The CPU the engine runs on: which of ggml's x86-64 code paths it can
+//! take, and how many threads to give it.
+
+/// The instruction-set levels ggml's CPU backend is built for on x86-64,
+/// oldest first (ggml's `GGML_CPU_ALL_VARIANTS` builds one module per level
+/// and loads the best the CPU has; a static build has exactly one).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum CpuLevel {
+    /// x86-64 baseline (SSE2).
+    Baseline,
+    Sse42,
+    Avx,
+    /// AVX2 with FMA, F16C and BMI2 (Haswell, 2013, and later).
+    Avx2,
+    Avx512,
+}
+
+impl CpuLevel {
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Baseline => "SSE2",
+            Self::Sse42 => "SSE4.2",
+            Self::Avx => "AVX",
+            Self::Avx2 => "AVX2",
+            Self::Avx512 => "AVX-512",
+        }
+    }
+
+    /// The best level this CPU supports (what a dispatching build loads).
+    pub fn of_this_cpu() -> Self {
+        #[cfg(target_arch = "x86_64")]
+        {
+            use std::arch::is_x86_feature_detected as has;
+            if has!("avx512f") && has!("avx2") && has!("fma") {
+                Self::Avx512
+            } else if has!("avx2") && has!("fma") && has!("f16c") && has!("bmi2") {
+                Self::Avx2
+            } else if has!("avx") {
+                Self::Avx
+            } else if has!("sse4.2") {
+                Self::Sse42
+            } else {
+                Self::Baseline
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        Self::Baseline
+    }
+}
+
+/// One line for `utter doctor`: the code path the engine takes here.
+pub fn describe() -> Result<String, String> {
+    if !cfg!(target_arch = "x86_64") {
+        return Ok(format!("{} (no x86-64 dispatch needed)", std::env::consts::ARCH));
+    }
+    let cpu = CpuLevel::of_this_cpu();
+    let better = match cpu {
+        CpuLevel::Avx512 => String::new(),
+        _ => " (AVX-512 not available)".into(),
+    };
+    if cfg!(feature = "dynamic-backends") {
+        return Ok(format!(
+            "{} path{better}, chosen at start from this build's CPU variants",
+            cpu.name()
+        ));
+    }
+    Ok(format!(
+        "{} available{better}; this build's engine is compiled for one CPU level \
+         (a portable build picks the best at start: --features dynamic-backends)",
+        cpu.name()
+    ))
+}
+
+/// Threads for the engine when the user did not choose: the cores this
+/// process may use, counting its CPU affinity and a cgroup CPU quota (a
+/// container limited to two CPUs on a 32-core host gets two threads, not
+/// 32: ggml's threads spin at each barrier, so one without a core of its own
+/// makes the others wait). transcribe.cpp's own default reads the affinity
+/// only. Other work on the machine is not counted: that needs measuring
+/// under load first (issue 30).
+pub fn engine_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn levels_order_from_oldest_to_newest() {
+        assert!(CpuLevel::Baseline < CpuLevel::Avx && CpuLevel::Avx2 < CpuLevel::Avx512);
+        // Whatever this machine is, doctor names a level.
+        let line = describe().unwrap();
+        assert!(line.contains(CpuLevel::of_this_cpu().name()) || !cfg!(target_arch = "x86_64"));
+    }
+}
