@@ -441,7 +441,9 @@ mod tests {
         let h = History::open(&dir.path().join("h.sqlite3")).unwrap();
         assert_eq!(h.schema_version().unwrap(), SCHEMA_VERSION);
         let a = h.add(&dictation("Hello world", 1000, None), &[]).unwrap();
-        let b = h.add(&dictation("100% sure_thing", 2000, None), &[]).unwrap();
+        let b = h
+            .add(&dictation("100% sure_thing", 2000, None), &[])
+            .unwrap();
         let file = h
             .add(
                 &EntryRecord {
@@ -497,7 +499,10 @@ mod tests {
         assert!(!old_wav.exists() && !old_wav.with_extension("json").exists());
         assert!(new_wav.exists());
         let old = h.get(old.id).unwrap().unwrap();
-        assert_eq!((old.record.text.as_str(), old.record.audio_path), ("old", None));
+        assert_eq!(
+            (old.record.text.as_str(), old.record.audio_path),
+            ("old", None)
+        );
         assert!(h.get(new.id).unwrap().unwrap().record.audio_path.is_some());
         // Deleting an entry takes its audio with it.
         h.delete(new.id).unwrap();
@@ -585,7 +590,10 @@ mod tests {
             .unwrap();
         h.conn.pragma_update(None, "max_page_count", pages).unwrap();
         let big = "word ".repeat(20_000);
-        let err = h.add(&dictation(&big, 2, None), &[]).unwrap_err().to_string();
+        let err = h
+            .add(&dictation(&big, 2, None), &[])
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("full"), "{err}");
         assert_eq!(
             h.list(None, 10, 0).unwrap().len(),
@@ -620,7 +628,8 @@ mod tests {
             return;
         };
         let h = History::open(Path::new(&path)).unwrap();
-        h.add(&dictation("survives the kill", 42, None), &[]).unwrap();
+        h.add(&dictation("survives the kill", 42, None), &[])
+            .unwrap();
         println!("COMMITTED");
         std::thread::sleep(std::time::Duration::from_secs(60));
     }

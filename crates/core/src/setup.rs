@@ -133,7 +133,10 @@ pub enum Degraded {
     NoHotkeys(String),
     /// The output method works another way here (e.g. the text is left on
     /// the clipboard): the method's name and what happens instead.
-    Output { method: &'static str, message: String },
+    Output {
+        method: &'static str,
+        message: String,
+    },
 }
 
 /// A dictation ready to run: keys bound, ptt pointed at it, output open.

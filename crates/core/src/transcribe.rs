@@ -278,7 +278,10 @@ impl FilePipeline<'_> {
         self.batches.submit(&mut self.source.ready, false);
         let mut transcribed_ms = 0;
         while self.batches.too_many() {
-            if let Some(end) = self.batches.collect_oldest(&mut self.transcript, self.rules)? {
+            if let Some(end) = self
+                .batches
+                .collect_oldest(&mut self.transcript, self.rules)?
+            {
                 transcribed_ms = end;
             }
         }
@@ -292,7 +295,10 @@ impl FilePipeline<'_> {
     fn finish(&mut self, on_progress: &mut impl FnMut(Progress)) -> Result<(), EngineError> {
         self.source.finish()?;
         self.batches.submit(&mut self.source.ready, true);
-        while let Some(end) = self.batches.collect_oldest(&mut self.transcript, self.rules)? {
+        while let Some(end) = self
+            .batches
+            .collect_oldest(&mut self.transcript, self.rules)?
+        {
             on_progress(Progress {
                 decoded_ms: self.decoded_ms(),
                 transcribed_ms: end,

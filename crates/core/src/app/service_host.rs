@@ -138,9 +138,8 @@ fn supervise(shared: &Arc<Shared>, requests: Receiver<Request>) {
 fn run(shared: &Arc<Shared>, control: Sender<Control>, control_rx: Receiver<Control>) {
     shared.set_dictation_state(AppState::Loading, |_| {});
     let settings = shared.settings();
-    let fail = |message: String| {
-        shared.set_dictation_state(AppState::Error, |s| s.error = Some(message))
-    };
+    let fail =
+        |message: String| shared.set_dictation_state(AppState::Error, |s| s.error = Some(message));
     let recordings = shared.paths.recordings.clone();
     let mut prepared = match setup::prepare(
         &shared.store,

@@ -51,7 +51,10 @@ impl CpuLevel {
 /// One line for `utter doctor`: the code path the engine takes here.
 pub fn describe() -> Result<String, String> {
     if !cfg!(target_arch = "x86_64") {
-        return Ok(format!("{} (no x86-64 dispatch needed)", std::env::consts::ARCH));
+        return Ok(format!(
+            "{} (no x86-64 dispatch needed)",
+            std::env::consts::ARCH
+        ));
     }
     let cpu = CpuLevel::of_this_cpu();
     let better = match cpu {
