@@ -1,9 +1,9 @@
 //! The portable build (`--features dynamic-backends`) links the engine as a
 //! shared library with its CPU modules beside it. The binary finds them
-//! through its rpath: next to itself (how the portable folder and Windows
-//! ship them), in `../lib/utter` (the .deb/.rpm layout), and where the build
-//! put them (so `cargo run` and the tests work in place). A static build,
-//! the default, needs none of this.
+//! through its rpath: next to itself (the portable folder of
+//! scripts/build-portable.sh), in `../lib/Utter` (where the app's .deb and
+//! .rpm install them), and where the build put them (so `cargo run` and the
+//! tests work in place). A static build, the default, needs none of this.
 
 fn main() {
     println!("cargo:rerun-if-env-changed=DEP_TRANSCRIBE_CPP_RUNTIME_DIR");
@@ -12,7 +12,7 @@ fn main() {
     if !dynamic || os != "linux" {
         return;
     }
-    let mut rpath = String::from("$ORIGIN:$ORIGIN/../lib/utter");
+    let mut rpath = String::from("$ORIGIN:$ORIGIN/../lib/Utter");
     if let Ok(built) = std::env::var("DEP_TRANSCRIBE_CPP_RUNTIME_DIR") {
         rpath.push(':');
         rpath.push_str(&built);
