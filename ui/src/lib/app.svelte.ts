@@ -18,8 +18,9 @@ class AppStore {
 
   /** Loads status and theme and subscribes to shell events; returns the teardown. */
   start(): () => void {
+    const onStatus = on('status', (s) => this.setStatus(s));
     const stop = subscribeAll([
-      on('status', (s) => this.setStatus(s)),
+      onStatus,
       on('level', (l) => (this.level = l.rms)),
       on('install-progress', (p) => this.onInstall(p)),
       on('settings-changed', (s) => applyTheme(s.theme)),
@@ -30,7 +31,13 @@ class AppStore {
         }
       }),
     ]);
-    void this.refresh();
+    // Read the status once the listener is registered (listen resolves later): a change that
+    // came between an earlier read and the registration would never reach the page, which then
+    // stayed on "loading" with the model long loaded.
+    void onStatus.then(
+      () => this.refresh(),
+      () => this.refresh(),
+    );
     api
       .getSettings()
       .then((s) => applyTheme(s.theme))
