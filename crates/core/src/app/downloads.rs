@@ -306,7 +306,7 @@ fn work(shared: &Arc<Shared>) {
         match outcome {
             Ok(()) => {
                 set_state(shared, &name, Some(DownloadState::Installed));
-                // The first speech model: dictation can start now.
+                // A first speech model, or a new default: dictation follows it.
                 service_host::dictation_model_changed(shared);
             }
             Err(Stopped { downloaded, total }) if !cancel => set_state(
