@@ -8,6 +8,7 @@ use std::time::Duration;
 use tauri::ipc::Response;
 use tauri::{AppHandle, Manager, State};
 use tauri_plugin_autostart::ManagerExt;
+use utter_core::app::recent_apps::RecentApp;
 use utter_core::app::{
     App, AppError, CatalogRow, FileJob, ModelSummary, PackagedRow, Status, UseFor,
 };
@@ -58,6 +59,13 @@ pub async fn save_settings(app: AppHandle, settings: Settings) -> Result<Setting
         result.map_err(CommandError::Autostart)?;
     }
     Ok(saved)
+}
+
+/// The apps dictated into lately, newest first, each with the profile it got
+/// (Settings → Apps).
+#[tauri::command]
+pub fn recent_apps(core: State<App>) -> Vec<RecentApp> {
+    core.recent_apps()
 }
 
 #[tauri::command]

@@ -77,6 +77,7 @@ fn main() {
             commands::get_status,
             commands::get_settings,
             commands::save_settings,
+            commands::recent_apps,
             commands::dismiss_notice,
             commands::start_dictation,
             commands::stop_dictation,
