@@ -70,6 +70,59 @@ test('a changed setting persists across a restart', async () => {
   }
 });
 
+test('Settings → Apps lists the built-in terminal profiles, and an edited one is saved and shown after a restart', async () => {
+  const dirs = appDirs(d, 'apps');
+  const BUILT_IN = ['X terminals (Shift+Insert)', 'Terminals (Ctrl+Shift+V)'];
+  const settingsFile = join(dirs.config, 'settings.json');
+  let app = await launch(d, dirs);
+  try {
+    await waitReady(app.browser);
+    await nav(app.browser, 'settings');
+    await (await byTestId(app.browser, 'apps-section')).waitForExist({ timeout: 10000 });
+    assert.deepEqual(await attrs(app.browser, '[data-testid="profile"]', 'data-name'), BUILT_IN);
+    // Nothing dictated yet: no recent apps (the list comes from the shell's recent_apps).
+    assert.deepEqual(await invoke(app.browser, 'recent_apps'), []);
+    assert.ok(await (await byTestId(app.browser, 'recent-empty')).isExisting());
+
+    const terminals = await app.browser.$('[data-testid="profile"][data-index="1"]');
+    await terminals.scrollIntoView();
+    await (await terminals.$('summary')).click();
+    const input = await terminals.$('[data-testid="profile-app-input"]');
+    await input.waitForDisplayed();
+    await input.setValue('cool-retro-term');
+    await (await terminals.$('[data-testid="profile-app-add"]')).click();
+    await (await terminals.$('[data-testid="profile-final-period"]')).selectByAttribute('value', 'off');
+    await (await byTestId(app.browser, 'settings-save')).click();
+    await waitFor('settings.json to hold the edited profile', () => {
+      if (!existsSync(settingsFile)) return false;
+      const profiles = JSON.parse(readFileSync(settingsFile, 'utf8')).profiles ?? [];
+      const edited = profiles[1];
+      return (
+        profiles.map((p) => p.name).join('|') === BUILT_IN.join('|') &&
+        edited.apps.includes('cool-retro-term') &&
+        edited.apps.includes('kitty') &&
+        edited.finalPeriod === false &&
+        edited.pasteKeys === 'ctrl+shift+v'
+      );
+    });
+    assert.equal(JSON.parse(readFileSync(settingsFile, 'utf8')).profiles[0].pasteKeys, 'shift+insert');
+  } finally {
+    await app.close();
+  }
+  app = await launch(d, dirs);
+  try {
+    await nav(app.browser, 'settings');
+    await (await byTestId(app.browser, 'apps-section')).waitForExist({ timeout: 10000 });
+    const summary = await app.browser.$('[data-testid="profile"][data-index="1"] [data-testid="profile-summary"]');
+    await waitFor('the saved profile', async () => /no final period/.test(await summary.getText()));
+    assert.deepEqual(await attrs(app.browser, '[data-testid="profile"]', 'data-name'), BUILT_IN);
+    const shown = (await invoke(app.browser, 'get_settings')).profiles[1];
+    assert.ok(shown.apps.includes('cool-retro-term'), JSON.stringify(shown));
+  } finally {
+    await app.close();
+  }
+});
+
 test('a corrupt settings file: the app starts on defaults and says so', async () => {
   const dirs = appDirs(d, 'corrupt');
   writeFileSync(join(dirs.config, 'settings.json'), '{"hotkey": "ctrl+shift+space", "mode": ');

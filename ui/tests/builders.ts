@@ -1,7 +1,29 @@
 // Test data shared by the unit and page tests: the shell's default settings
 // (as utter-core's Settings::default) and a file job as the shell queues it.
 import { baseName } from '../src/lib/paths';
-import type { FileJob, Settings } from '../src/lib/types';
+import type { FileJob, Profile, Settings } from '../src/lib/types';
+
+/** The built-in terminal profiles (crates/core/src/profiles.rs `builtin()`), as
+ *  the shell sends them: unset overrides and an empty vocabulary left out. */
+export function builtinProfiles(): Profile[] {
+  return [
+    {
+      name: 'X terminals (Shift+Insert)',
+      apps: ['xterm', 'uxterm', '*rxvt*', 'st', 'st-256color', 'mintty'],
+      pasteKeys: 'shift+insert',
+    } as Profile,
+    {
+      name: 'Terminals (Ctrl+Shift+V)',
+      apps: [
+        'gnome-terminal*', 'org.gnome.Terminal', 'org.gnome.Console', 'kgx', 'org.gnome.Ptyxis', 'ptyxis',
+        'konsole', 'org.kde.konsole', 'lxterminal', 'qterminal', 'xfce4-terminal', 'mate-terminal', 'tilix',
+        'com.gexperts.Tilix', 'terminator', 'alacritty', 'kitty', 'foot', 'footclient', 'wezterm*',
+        'org.wezfurlong.wezterm', 'ghostty', 'com.mitchellh.ghostty', 'terminology', 'tabby', 'hyper',
+      ],
+      pasteKeys: 'ctrl+shift+v',
+    } as Profile,
+  ];
+}
 
 export function defaultSettings(): Settings {
   return {
@@ -9,6 +31,7 @@ export function defaultSettings(): Settings {
     hotkey: 'ctrl+shift+space',
     mode: 'push_to_talk',
     inputDevice: null,
+    microphone: 'ready',
     language: 'auto',
     model: null,
     output: 'paste',
@@ -29,6 +52,7 @@ export function defaultSettings(): Settings {
     replacements: [],
     spokenPunctuation: false,
     cleanUp: false,
+    profiles: builtinProfiles(),
   };
 }
 

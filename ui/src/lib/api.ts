@@ -54,6 +54,8 @@ export const api = {
   getStatus: () => call('get_status'),
   getSettings: () => call('get_settings'),
   saveSettings: (settings: Settings) => call('save_settings', { settings }),
+  /** The apps dictated into lately, newest first, with the profile each got. */
+  recentApps: () => call('recent_apps'),
   dismissNotice: () => call('dismiss_notice'),
 
   startDictation: () => call('start_dictation'),

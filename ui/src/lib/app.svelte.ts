@@ -1,7 +1,9 @@
 // App-wide state shared by every page: the shell's Status, the default-model
-// install, the live mic level and the theme. Pages hold their own page state.
+// install, the live mic level, the words so far while speaking and the theme.
+// Pages hold their own page state.
 
 import { api, errorText, on, subscribeAll } from './api';
+import { nextLiveText, type LiveText } from './liveText';
 import { applyTheme } from './theme';
 import type { InstallProgress, Status } from './types';
 
@@ -13,8 +15,8 @@ class AppStore {
   installing = $state(false);
   installError = $state<string | null>(null);
   level = $state(0);
-  /** Streaming models: the text so far while the user speaks. */
-  partial = $state<string | null>(null);
+  /** The words so far while the user speaks: settled and tentative (lib/liveText.ts). */
+  live = $state<LiveText | null>(null);
 
   /** Loads status and theme and subscribes to shell events; returns the teardown. */
   start(): () => void {
@@ -24,12 +26,7 @@ class AppStore {
       on('level', (l) => (this.level = l.rms)),
       on('install-progress', (p) => this.onInstall(p)),
       on('settings-changed', (s) => applyTheme(s.theme)),
-      on('dictation', (d) => {
-        if (d.event === 'partial_text' && typeof d.text === 'string') this.partial = d.text;
-        if (d.event === 'recording_started' || d.event === 'text_delivered' || d.event === 'cancelled') {
-          this.partial = null;
-        }
-      }),
+      on('dictation', (d) => (this.live = nextLiveText(this.live, d))),
     ]);
     // Read the status once the listener is registered (listen resolves later): a change that
     // came between an earlier read and the registration would never reach the page, which then
@@ -57,6 +54,8 @@ class AppStore {
   setStatus(s: Status) {
     this.status = s;
     if (s.state !== 'recording') this.level = 0;
+    // Words belong to a dictation in progress; a missed end event must not leave them up.
+    if (s.state !== 'recording' && s.state !== 'transcribing') this.live = null;
   }
 
   onInstall(p: InstallProgress) {

@@ -2,6 +2,7 @@
 // shell's validation (so mistakes show beside the field at once; the shell
 // still has the last word), the language list, and the sensitivity scale.
 
+import { pasteKeysProblem } from './platform';
 import type { Settings, Status } from './types';
 
 export interface FieldError {
@@ -14,8 +15,9 @@ export const VOCABULARY_MAX = 200;
 
 const HOTKEY_RE = /^((ctrl|shift|alt|super)\+)*[a-z0-9]+$/;
 
-/** The first problem, or null. Ranges follow crates/core/src/settings.rs. */
-export function validateSettings(s: Settings): FieldError | null {
+/** The first problem, or null. Ranges follow crates/core/src/settings.rs; `mac`: the
+ *  app runs on macOS, which has no Shift+Insert. Profiles are checked by lib/profiles.ts. */
+export function validateSettings(s: Settings, mac = false): FieldError | null {
   if (!s.hotkey || !HOTKEY_RE.test(s.hotkey)) {
     return { field: 'hotkey', message: 'Record a shortcut: modifiers plus one key, e.g. Ctrl+Shift+Space.' };
   }
@@ -30,6 +32,11 @@ export function validateSettings(s: Settings): FieldError | null {
   }
   if (!['ctrl+v', 'ctrl+shift+v', 'shift+insert'].includes(s.pasteKeys)) {
     return { field: 'pasteKeys', message: 'Choose a paste keystroke.' };
+  }
+  const keys = pasteKeysProblem(s.pasteKeys, mac);
+  if (keys) return { field: 'pasteKeys', message: keys };
+  if (s.microphone !== 'ready' && s.microphone !== 'on_press') {
+    return { field: 'microphone', message: 'Choose when the microphone is open.' };
   }
   if (!(s.vadThreshold >= 0.05 && s.vadThreshold <= 0.95)) {
     return { field: 'vadThreshold', message: 'Sensitivity is out of range.' };

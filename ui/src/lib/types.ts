@@ -31,6 +31,9 @@ export type { Stamped as DictationEvent } from './generated/Stamped';
 export type { DownloadState } from './generated/DownloadState';
 export type { DownloadUpdate } from './generated/DownloadUpdate';
 export type { CatalogRow } from './generated/CatalogRow';
+export type { MicMode } from './generated/MicMode';
+export type { Profile } from './generated/Profile';
+export type { RecentApp } from './generated/RecentApp';
 
 import type { Quant } from './generated/Quant';
 

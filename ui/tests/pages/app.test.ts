@@ -207,8 +207,8 @@ describe('home', () => {
     await page.waitForFunction(() => document.querySelector('[data-testid=home-state]')?.getAttribute('data-state') === 'recording');
     for (const rms of [0.05, 0.12, 0.2]) await emit(page, 'level', { rms });
     await page.waitForFunction(() => Number(document.querySelector('[data-testid=level-meter]')?.getAttribute('data-lit')) > 10);
-    await emit(page, 'dictation', { event: 'partial_text', id: 1, text: 'Meet me at' });
-    await page.getByTestId('partial-text').waitFor();
+    await emit(page, 'dictation', { event: 'partial_text', id: 1, settled: 'Meet me', tentative: 'at' });
+    await page.getByTestId('live-text').waitFor();
     await shot(page, 'home-recording');
     await page.getByTestId('dictation-toggle').click();
     await waitForCall(page, 'stop_dictation');
@@ -252,7 +252,122 @@ describe('home', () => {
   });
 });
 
+describe('live text', () => {
+  it('shows the words so far on Home while recording: settled as they are, tentative muted and italic', async () => {
+    const f = baseFixture();
+    const { page, problems, close } = await open(h, f);
+    await page.waitForFunction(() => document.querySelector('[data-testid=home-state]')?.textContent === 'Ready');
+    // The status is read only once its listener is in place (no change can fall between).
+    expect(await page.evaluate(() => window.__shell.statusReads)).not.toContain(false);
+    await emit(page, 'status', { ...f.status, state: 'recording' });
+    await emit(page, 'dictation', {
+      event: 'recording_started',
+      id: 4,
+      audio_path: '/rec/4.wav',
+      app: 'XTerm',
+      profile: 'X terminals (Shift+Insert)',
+    });
+    await page.getByTestId('live-app').waitFor();
+    expect(await page.getByTestId('live-app').textContent()).toContain('Into XTerm · profile “X terminals (Shift+Insert)”');
+    expect(await page.getByTestId('live-text').count()).toBe(0);
+
+    await emit(page, 'dictation', { event: 'partial_text', id: 4, settled: 'Meet me at', tentative: 'the stadium' });
+    await page.getByTestId('live-text').waitFor();
+    expect(await page.getByTestId('live-settled').textContent()).toBe('Meet me at');
+    expect(await page.getByTestId('live-tentative').textContent()).toBe('the stadium');
+    expect(await page.getByTestId('live-text').textContent()).toBe('Meet me at the stadium');
+    const style = (id: string) =>
+      page.$eval(`[data-testid=${id}]`, (e) => {
+        const c = getComputedStyle(e);
+        return { italic: c.fontStyle, color: c.color };
+      });
+    const settled = await style('live-settled');
+    const tentative = await style('live-tentative');
+    expect(settled.italic).toBe('normal');
+    expect(tentative.italic).toBe('italic');
+    expect(tentative.color).not.toBe(settled.color);
+
+    // The next run settles more words and changes the tentative ones.
+    await emit(page, 'dictation', { event: 'partial_text', id: 4, settled: 'Meet me at the station', tentative: 'at half' });
+    await page.waitForFunction(() => document.querySelector('[data-testid=live-settled]')?.textContent === 'Meet me at the station');
+    expect(await page.getByTestId('live-tentative').textContent()).toBe('at half');
+    await shot(page, 'home-live-text');
+
+    // They stay while transcribing, and go when the text is delivered.
+    await emit(page, 'status', { ...f.status, state: 'transcribing' });
+    await page.waitForFunction(() => document.querySelector('[data-testid=home-state]')?.getAttribute('data-state') === 'transcribing');
+    expect(await page.getByTestId('live-text').count()).toBe(1);
+    await emit(page, 'dictation', {
+      event: 'text_delivered', id: 4, text: 'Meet me at the station at half past five.', output: 'paste', engine_ms: 80, segments: 1, raw_text: null, error: null,
+    });
+    await page.getByTestId('live-text').waitFor({ state: 'detached' });
+    await emit(page, 'status', { ...f.status, state: 'idle' });
+
+    // A new dictation starts with no words of the last one.
+    await emit(page, 'status', { ...f.status, state: 'recording' });
+    await emit(page, 'dictation', { event: 'recording_started', id: 5, audio_path: '/rec/5.wav' });
+    await page.waitForTimeout(100);
+    expect(await page.getByTestId('live-text').count()).toBe(0);
+    expect(await page.getByTestId('live-app').count()).toBe(0);
+    expect(problems).toEqual([]);
+    await close();
+  });
+});
+
 describe('overlay', () => {
+  it('shows the last two lines of the words so far, the newest at the bottom, without taking focus', async () => {
+    const f = baseFixture();
+    f.status.state = 'recording';
+    const { page, problems, close } = await open(h, f, { path: 'overlay.html', viewport: { width: 400, height: 56 } });
+    await page.waitForFunction(() => document.querySelector('[data-testid=overlay]')?.getAttribute('data-state') === 'recording');
+    expect(await page.evaluate(() => window.__shell.statusReads)).toEqual([true]);
+    expect(await page.getByTestId('overlay-live').count()).toBe(0);
+
+    // The overlay's window may come up after recording_started went: words come all the same.
+    const settled = 'It was the best of times, it was the worst of times, it was the age of wisdom, it was the age of foolishness,';
+    await emit(page, 'dictation', { event: 'partial_text', id: 9, settled, tentative: 'it was the epoch of belief' });
+    await page.getByTestId('overlay-live').waitFor();
+    expect(await page.getByTestId('overlay-live-settled').textContent()).toBe(settled);
+    expect(await page.getByTestId('overlay-live-tentative').textContent()).toBe('it was the epoch of belief');
+    const geometry = await page.evaluate(() => {
+      const box = document.querySelector('[data-testid=overlay-live]')!.getBoundingClientRect();
+      const text = document.querySelector('[data-testid=overlay-live-text]')!.getBoundingClientRect();
+      const charRect = (id: string, at: 'first' | 'last') => {
+        const node = document.querySelector(`[data-testid=${id}]`)!.firstChild as Text;
+        const range = document.createRange();
+        const i = at === 'first' ? 0 : node.length - 1;
+        range.setStart(node, i);
+        range.setEnd(node, i + 1);
+        return range.getBoundingClientRect();
+      };
+      const first = charRect('overlay-live-settled', 'first');
+      const last = charRect('overlay-live-tentative', 'last');
+      const lineHeight = parseFloat(getComputedStyle(document.querySelector('[data-testid=overlay-live]')!).lineHeight);
+      return { box: { top: box.top, bottom: box.bottom, height: box.height }, textHeight: text.height, first: first.bottom, last: last.bottom, lineHeight };
+    });
+    // A box of two lines; the text is longer and ends at its bottom, its start cut off above.
+    expect(geometry.box.height).toBe(2 * geometry.lineHeight);
+    expect(geometry.textHeight).toBeGreaterThan(2 * geometry.lineHeight);
+    expect(geometry.last).toBeLessThanOrEqual(geometry.box.bottom + 0.5);
+    expect(geometry.last).toBeGreaterThan(geometry.box.top + geometry.lineHeight);
+    expect(geometry.first).toBeLessThanOrEqual(geometry.box.top);
+    const italic = await page.$eval('[data-testid=overlay-live-tentative]', (e) => getComputedStyle(e).fontStyle);
+    expect(italic).toBe('italic');
+    await shot(page, 'overlay-live-text');
+
+    // Still there, with the spinner, while transcribing; gone once delivered.
+    await emit(page, 'status', { ...f.status, state: 'transcribing' });
+    await page.waitForFunction(() => document.querySelector('[data-testid=overlay]')?.getAttribute('data-state') === 'transcribing');
+    expect(await page.getByTestId('overlay-live').count()).toBe(1);
+    await shot(page, 'overlay-live-transcribing');
+    await emit(page, 'dictation', { event: 'text_delivered', id: 9, text: settled, output: 'paste', engine_ms: 1, segments: 1, raw_text: null, error: null });
+    await page.getByTestId('overlay-live').waitFor({ state: 'detached' });
+    expect(await page.evaluate(() => document.activeElement === document.body)).toBe(true);
+    expect(await page.locator('button, input, select, a, [tabindex]').count()).toBe(0);
+    expect(problems).toEqual([]);
+    await close();
+  });
+
   it('shows a live level while recording and a spinner while transcribing', async () => {
     const f = baseFixture();
     f.settings.theme = 'dark';

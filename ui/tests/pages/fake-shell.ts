@@ -5,7 +5,19 @@
 
 import { mockIPC, mockWindows } from '@tauri-apps/api/mocks';
 import { emit } from '@tauri-apps/api/event';
-import type { CatalogRow, FileJob, HistoryEntry, Model, PackagedRow, Settings, Status, Device, ComputeDevice, UpdateInfo } from '../../src/lib/types';
+import type {
+  CatalogRow,
+  FileJob,
+  HistoryEntry,
+  Model,
+  PackagedRow,
+  RecentApp,
+  Settings,
+  Status,
+  Device,
+  ComputeDevice,
+  UpdateInfo,
+} from '../../src/lib/types';
 import { baseName } from '../../src/lib/paths';
 import { queuedJob } from '../builders';
 
@@ -21,6 +33,8 @@ export interface Fixture {
   catalog?: CatalogRow[];
   /** The models from the package index (packaged_models). */
   packaged?: PackagedRow[];
+  /** The apps dictated into lately (recent_apps). */
+  recentApps?: RecentApp[];
   /** Commands that reject, with their message. */
   fail?: Record<string, string>;
   /** What the open dialog answers (null = cancelled). */
@@ -39,6 +53,8 @@ declare global {
     __UTTER_FIXTURE__: Fixture;
     __shell: {
       calls: Call[];
+      /** For each get_status: whether the page listened for `status` events by then. */
+      statusReads: boolean[];
       state: Fixture;
       emit: (event: string, payload: unknown) => Promise<void>;
     };
@@ -47,6 +63,8 @@ declare global {
 
 const state: Fixture = window.__UTTER_FIXTURE__;
 const calls: Call[] = [];
+const listening = new Set<string>();
+const statusReads: boolean[] = [];
 let nextJobId = 100;
 
 function wav(): ArrayBuffer {
@@ -77,12 +95,15 @@ function handle(cmd: string, args: Record<string, unknown>): unknown {
   if (fail) throw fail;
   switch (cmd) {
     case 'get_status':
+      statusReads.push(listening.has('status'));
       return state.status;
     case 'get_settings':
       return state.settings;
     case 'save_settings':
       state.settings = args.settings as Settings;
       return state.settings;
+    case 'recent_apps':
+      return state.recentApps ?? [];
     case 'dismiss_notice':
       state.status = { ...state.status, notice: null };
       return null;
@@ -192,4 +213,14 @@ mockIPC(
   { shouldMockEvents: true },
 );
 
-window.__shell = { calls, state, emit: (event, payload) => emit(event, payload) };
+// Note which events the page listens for (the mock answers `listen` itself).
+type Internals = { invoke: (cmd: string, args?: unknown, options?: unknown) => Promise<unknown> };
+const internals = (window as unknown as { __TAURI_INTERNALS__: Internals }).__TAURI_INTERNALS__;
+const mockedInvoke = internals.invoke;
+internals.invoke = (cmd, args, options) => {
+  // The mock registers the listener as it is invoked.
+  if (cmd === 'plugin:event|listen') listening.add((args as { event: string }).event);
+  return mockedInvoke(cmd, args, options);
+};
+
+window.__shell = { calls, statusReads, state, emit: (event, payload) => emit(event, payload) };

@@ -85,6 +85,8 @@ export interface OpenOptions {
   hash?: string;
   colorScheme?: 'light' | 'dark';
   viewport?: { width: number; height: number };
+  /** A script run in the page before the app's own (e.g. to pose as macOS). */
+  init?: string;
 }
 
 export interface Opened {
@@ -102,6 +104,7 @@ export async function open(h: Harness, fixture: Fixture, opts: OpenOptions = {})
   });
   await context.addInitScript({ content: `window.__UTTER_FIXTURE__ = ${JSON.stringify(fixture)};` });
   await context.addInitScript({ path: SHELL_JS });
+  if (opts.init) await context.addInitScript({ content: opts.init });
   await context.addInitScript({
     content: `document.addEventListener('securitypolicyviolation', (e) => console.error('CSP violation: ' + e.violatedDirective + ' ' + e.blockedURI));`,
   });

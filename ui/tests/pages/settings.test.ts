@@ -2,6 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { calls, emit, open, shot, start, waitForCall, type Harness } from './harness';
 import { baseFixture } from './fixture';
+import type { Page } from 'playwright-core';
 import type { Settings } from '../../src/lib/types';
 
 let h: Harness;
@@ -228,6 +229,162 @@ describe('settings', () => {
     await emit(page, 'settings-changed', { ...f.settings, mode: 'toggle', silenceMs: 1200 });
     await page.waitForFunction(() => (document.querySelector('[data-testid=silence-ms]') as HTMLInputElement).value === '1200');
     expect(await page.getByTestId('mode-select').inputValue()).toBe('toggle');
+    await close();
+  });
+});
+
+describe('microphone', () => {
+  it('saves the choice between a ready microphone and one opened at each press', async () => {
+    const f = baseFixture();
+    const { page, problems, close } = await open(h, f, { hash: 'settings' });
+    const ready = page.getByTestId('mic-ready');
+    await ready.waitFor();
+    expect(await ready.isChecked()).toBe(true);
+    const choice = await page.getByTestId('microphone-choice').textContent();
+    expect(choice).toContain('Ready (recommended)');
+    expect(choice).toContain('recording indicator');
+    expect(choice).toContain('can be lost');
+    await page.getByTestId('mic-on-press').check();
+    await shot(page, 'settings-microphone');
+    await page.getByTestId('settings-save').click();
+    const [save] = await waitForCall(page, 'save_settings');
+    // Only the choice changed: the profiles go back as they came.
+    expect(save.args).toEqual({ settings: { ...f.settings, microphone: 'on_press' } });
+    await page.getByTestId('toast').waitFor();
+    expect(await page.getByTestId('mic-on-press').isChecked()).toBe(true);
+    expect(problems).toEqual([]);
+    await close();
+  });
+});
+
+describe('apps', () => {
+  const profile = (page: Page, i: number) => page.locator(`[data-testid=profile][data-index="${i}"]`);
+  const titles = (page: Page) => page.getByTestId('profile-title').allTextContents();
+
+  it('makes a profile from a recent app, edits, reorders and deletes profiles, and saves them', async () => {
+    const f = baseFixture();
+    f.recentApps = [
+      { app: 'Slack', profile: null },
+      { app: 'XTerm', profile: 'X terminals (Shift+Insert)' },
+    ];
+    const { page, problems, close } = await open(h, f, { hash: 'settings' });
+    await page.getByTestId('apps-section').waitFor();
+    expect(await titles(page)).toEqual(['X terminals (Shift+Insert)', 'Terminals (Ctrl+Shift+V)']);
+    expect(await page.getByTestId('profile-summary').first().textContent()).toContain('xterm, uxterm, *rxvt*, st and 2 more · paste with Shift+Insert');
+    const rows = page.getByTestId('recent-app');
+    await rows.first().waitFor();
+    expect(await page.getByTestId('recent-app-name').allTextContents()).toEqual(['Slack', 'XTerm']);
+    expect(await rows.nth(0).getByTestId('recent-profile').textContent()).toContain('no profile');
+    expect(await rows.nth(1).getByTestId('recent-profile').textContent()).toContain('got “X terminals (Shift+Insert)”');
+
+    // One click: a profile for Slack, first in the list, open, scrolled to, its name ready to type over.
+    await rows.nth(0).getByTestId('recent-make').click();
+    await page.waitForFunction(() => document.activeElement?.getAttribute('data-testid') === 'profile-name');
+    expect(await profile(page, 0).getAttribute('data-name')).toBe('Slack');
+    expect(await profile(page, 0).evaluate((e) => (e as HTMLDetailsElement).open)).toBe(true);
+    expect(await profile(page, 0).getByTestId('profile-name').isVisible()).toBe(true);
+    expect(await page.evaluate(() => document.activeElement?.closest('[data-testid=profile]')?.getAttribute('data-index'))).toBe('0');
+    expect(await profile(page, 0).getByTestId('profile-app-item').allTextContents()).toEqual(['Slack']);
+    // Made: the row offers the profile instead of another one.
+    expect(await rows.nth(0).getByTestId('recent-make').count()).toBe(0);
+    await rows.nth(0).getByTestId('recent-show').waitFor();
+    await shot(page, 'settings-apps-made');
+
+    const chat = profile(page, 0);
+    await page.keyboard.type('Chat');
+    await chat.getByTestId('profile-app-input').fill('com.slack.Slack');
+    await chat.getByTestId('profile-app-input').press('Enter');
+    await chat.getByTestId('profile-final-period').selectOption('off');
+    await chat.getByTestId('profile-language').selectOption('de');
+    await chat.getByTestId('profile-vocab-input').fill('Kubernetes');
+    await chat.getByTestId('profile-vocab-add').click();
+    // "Same as settings" names the settings' value.
+    expect(await chat.getByTestId('profile-trailing-space').locator('option').first().textContent()).toBe('Same as settings (on)');
+    expect(await chat.getByTestId('profile-summary').textContent()).toContain('no final period · German (de) · 1 word');
+
+    // A terminal's profile starts from the one it got, so it keeps pasting with Shift+Insert.
+    await rows.nth(1).getByTestId('recent-make').click();
+    await page.waitForFunction(() => document.querySelector('[data-testid=profile][data-index="0"]')?.getAttribute('data-name') === 'XTerm');
+    const xterm = profile(page, 0);
+    expect(await xterm.getByTestId('profile-paste-keys').inputValue()).toBe('shift+insert');
+    await xterm.getByTestId('profile-output').selectOption('type');
+    expect(await xterm.getByTestId('profile-paste-keys').count()).toBe(0);
+    // Chat back to the top.
+    await profile(page, 1).getByTestId('profile-up').click();
+    expect(await titles(page)).toEqual(['Chat', 'XTerm', 'X terminals (Shift+Insert)', 'Terminals (Ctrl+Shift+V)']);
+    // The built-ins are edited and deleted like any other.
+    await profile(page, 3).locator('summary').click();
+    await profile(page, 3).getByTestId('profile-delete').click();
+    await profile(page, 2).locator('summary').click();
+    await profile(page, 2).getByTestId('profile-app-remove').nth(5).click();
+    expect(await titles(page)).toEqual(['Chat', 'XTerm', 'X terminals (Shift+Insert)']);
+    await shot(page, 'settings-apps-edited');
+
+    await page.getByTestId('settings-save').click();
+    const [save] = await waitForCall(page, 'save_settings');
+    expect((save.args.settings as Settings).profiles).toEqual([
+      { name: 'Chat', apps: ['Slack', 'com.slack.Slack'], finalPeriod: false, language: 'de', vocabulary: ['Kubernetes'] },
+      { name: 'XTerm', apps: ['XTerm'], pasteKeys: 'shift+insert', output: 'type' },
+      { name: 'X terminals (Shift+Insert)', apps: ['xterm', 'uxterm', '*rxvt*', 'st', 'st-256color'], pasteKeys: 'shift+insert' },
+    ]);
+    expect(save.args).toEqual({ settings: { ...f.settings, profiles: (save.args.settings as Settings).profiles } });
+    await page.getByTestId('toast').waitFor();
+    expect(await page.getByTestId('settings-save').isDisabled()).toBe(true);
+
+    // A dictation delivered: the list of recent apps is read again.
+    await emit(page, 'dictation', { event: 'text_delivered', id: 2, text: 'Hi', output: 'paste', engine_ms: 1, segments: 1, raw_text: null, error: null });
+    await waitForCall(page, 'recent_apps', 2);
+    expect(problems).toEqual([]);
+    await close();
+  });
+
+  it('shows a profile the shell or the page refuses beside its field, opened', async () => {
+    const f = baseFixture();
+    f.fail = {
+      save_settings: 'invalid setting `profiles`: profile `Terminals (Ctrl+Shift+V)`: `[kitty` is not a valid pattern: unclosed character class',
+    };
+    const { page, problems, close } = await open(h, f, { hash: 'settings' });
+    await page.getByTestId('apps-section').waitFor();
+    expect(await page.getByTestId('recent-empty').textContent()).toContain('Apps you dictate into appear here');
+    await page.getByTestId('mic-on-press').check();
+    await page.getByTestId('settings-save').click();
+    await page.getByTestId('error-profile-1-apps').waitFor();
+    expect(await page.getByTestId('error-profile-1-apps').textContent()).toContain('`[kitty` is not a valid pattern');
+    expect(await profile(page, 1).evaluate((e) => (e as HTMLDetailsElement).open)).toBe(true);
+    expect(await page.getByTestId('settings-error').textContent()).toContain('invalid setting `profiles`');
+    await shot(page, 'settings-apps-rejected');
+
+    // A profile for no app is caught before the shell sees it.
+    await page.getByTestId('profile-add').click();
+    await page.waitForFunction(() => document.activeElement?.getAttribute('data-testid') === 'profile-name');
+    expect(await profile(page, 2).getAttribute('data-name')).toBe('New profile');
+    await page.getByTestId('settings-save').click();
+    await page.getByTestId('error-profile-2-apps').waitFor();
+    expect(await page.getByTestId('error-profile-2-apps').textContent()).toContain('add an app name or pattern');
+    expect(await calls(page, 'save_settings')).toHaveLength(1);
+    expect(problems).toEqual([]);
+    await close();
+  });
+
+  it('offers no Shift+Insert on macOS, and catches a profile that still has it', async () => {
+    const f = baseFixture();
+    const mac = `Object.defineProperty(Navigator.prototype, 'platform', { get: () => 'MacIntel' });`;
+    const { page, close } = await open(h, f, { hash: 'settings', init: mac });
+    const keys = page.getByTestId('paste-keys-select');
+    await keys.waitFor();
+    expect(await keys.locator('option').allTextContents()).toEqual(['Cmd+V', 'Ctrl+Shift+V']);
+    await profile(page, 0).locator('summary').click();
+    const options = await profile(page, 0).getByTestId('profile-paste-keys').locator('option').allTextContents();
+    expect(options).toEqual(['Same as settings (Cmd+V)', 'Cmd+V', 'Ctrl+Shift+V', 'Shift+Insert (not on macOS)']);
+    await page.getByTestId('mic-on-press').check();
+    await page.getByTestId('settings-save').click();
+    await page.getByTestId('error-profile-0-paste-keys').waitFor();
+    expect(await page.getByTestId('error-profile-0-paste-keys').textContent()).toContain('does not exist on macOS');
+    expect(await calls(page, 'save_settings')).toHaveLength(0);
+    await profile(page, 0).getByTestId('profile-paste-keys').selectOption('ctrl+shift+v');
+    await page.getByTestId('settings-save').click();
+    const [save] = await waitForCall(page, 'save_settings');
+    expect((save.args.settings as Settings).profiles[0].pasteKeys).toBe('ctrl+shift+v');
     await close();
   });
 });

@@ -36,6 +36,13 @@ describe('validateSettings (mirror of the shell)', () => {
     expect(validateSettings({ ...defaults, ...change })?.field).toBe(field);
   });
 
+  it('refuses Shift+Insert on macOS only, and an unknown microphone mode', () => {
+    expect(validateSettings({ ...defaults, pasteKeys: 'shift+insert' }, false)).toBeNull();
+    expect(validateSettings({ ...defaults, pasteKeys: 'shift+insert' }, true)?.field).toBe('pasteKeys');
+    expect(validateSettings({ ...defaults, microphone: 'on_press' })).toBeNull();
+    expect(validateSettings({ ...defaults, microphone: 'always' as Settings['microphone'] })?.field).toBe('microphone');
+  });
+
   it('accepts the range edges', () => {
     expect(validateSettings({ ...defaults, silenceMs: 200, keepAudioDays: 0, vadThreshold: 0.1 })).toBeNull();
     expect(validateSettings({ ...defaults, silenceMs: 3000, keepAudioDays: 3650, vadThreshold: 0.9 })).toBeNull();
