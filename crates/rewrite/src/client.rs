@@ -223,10 +223,15 @@ fn fetch(
 /// Reads the events; returns once the answer is complete (and handed on)
 /// or the caller stopped listening.
 fn streamed_answer(response: Response, tx: &Sender<Msg>, timeout: Duration) -> Result<(), Notice> {
+    // A server sending keep-alive comments forever must not hold this thread.
+    let until = Instant::now() + timeout;
     let mut reader = BufReader::new(response);
     let mut line = Vec::new();
     let mut saw_data = false;
     loop {
+        if Instant::now() > until {
+            return Err(timed_out(timeout));
+        }
         line.clear();
         let read = reader
             .read_until(b'\n', &mut line)
@@ -267,10 +272,16 @@ fn streamed_answer(response: Response, tx: &Sender<Msg>, timeout: Duration) -> R
             });
             // Read what is left (`[DONE]`, the closing chunk) so the
             // connection can be reused; the caller is not waiting for it.
-            let _ = std::io::copy(&mut reader.take(BODY_MAX), &mut std::io::sink());
+            drain(reader, until);
             return Ok(());
         }
     }
+}
+
+/// Reads the rest of a body until its end, an error or `until`.
+fn drain(mut reader: impl Read, until: Instant) {
+    let mut buf = [0; 4096];
+    while Instant::now() < until && matches!(reader.read(&mut buf), Ok(n) if n > 0) {}
 }
 
 /// A server that ignored `stream: true` sent one JSON completion.
