@@ -15,11 +15,13 @@ source scripts/gpu.sh
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/utter/target}"
 
 run_packages=(build-essential pkg-config cmake libssl-dev libasound2-dev libxdo-dev libxkbcommon0 python3 python3-pip
+  # the AI rewrite's API keys: the Secret Service is reached through libdbus
+  libdbus-1-dev
   # the desktop app (Tauri 2: WebKitGTK, GTK, tray)
   libwebkit2gtk-4.1-dev libgtk-3-dev libayatana-appindicator3-dev librsvg2-dev libsoup-3.0-dev
   libjavascriptcoregtk-4.1-dev)
 # The desktop tests: an X server (and a headless sway for Wayland, a private D-Bus for the
-# portal test), a PulseAudio virtual
+# portal and keychain tests), a PulseAudio virtual
 # microphone, key presses, a paste target,
 # WebDriver for the real app, Chromium for the UI's page tests.
 test_packages=(sox libsox-fmt-mp3 ffmpeg pocketsphinx-testdata
@@ -27,7 +29,9 @@ test_packages=(sox libsox-fmt-mp3 ffmpeg pocketsphinx-testdata
   asterisk-core-sounds-en-g722 asterisk-core-sounds-fr-g722 asterisk-core-sounds-es-g722
   xvfb xauth x11-utils xdotool xclip zenity
   pulseaudio pulseaudio-utils libasound2-plugins alsa-utils webkit2gtk-driver chromium imagemagick
-  sway foot wl-clipboard grim dbus-daemon)
+  sway foot wl-clipboard grim dbus-daemon
+  # a real Secret Service for the keychain test, in its own private D-Bus session
+  gnome-keyring dbus-bin)
 
 missing=()
 wanted=("${run_packages[@]}")

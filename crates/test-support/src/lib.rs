@@ -3,6 +3,10 @@
 //! any crate's tests can use it.
 //!
 //! - [`http`]: a loopback HTTP server that serves byte ranges and can
-//!   misbehave on purpose, for the model and wheel download tests.
+//!   misbehave on purpose, for the model and wheel download tests; it
+//!   records each request (method, headers, body) and can stream a reply.
+//! - [`chat`]: the replies of an OpenAI-compatible chat-completions server
+//!   (streamed answers, errors, the model list), for the AI rewrite tests.
 
+pub mod chat;
 pub mod http;
