@@ -69,13 +69,13 @@ def cpu_seconds(pid):
 class Dictate:
     """A running `utter dictate` on its own hotkey (and `utter ptt` socket)."""
 
-    def __init__(self, desktop, binary, hotkey, extra, env=None):
+    def __init__(self, desktop, binary, hotkey, extra, env=None, stderr=subprocess.DEVNULL):
         self.desktop, self.hotkey = desktop, hotkey
         self.events = queue.Queue()
         env = dict(desktop.env, UTTER_PTT_SOCKET=os.path.join(desktop.runtime, hotkey + ".sock"), **(env or {}))
         self.p = desktop.spawn([binary, "dictate", "--events", "json", "--output", "stdout", "--hotkey", hotkey,
                                 "--recordings-dir", desktop.path("rec-" + hotkey), *extra],
-                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
+                               stdout=subprocess.PIPE, stderr=stderr, text=True, env=env)
         threading.Thread(target=self._read, daemon=True).start()
         self.wait("ready", 60)
 

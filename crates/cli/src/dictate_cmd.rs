@@ -9,6 +9,7 @@ use clap::{Args, ValueEnum};
 use utter_core::control::{Control, TriggerMode};
 use utter_core::dictation::defaults;
 use utter_core::dictation::events::{DictationEvent, Stamped};
+use utter_core::dictation::service::MicMode;
 use utter_core::dictation::strategy::LiveStrategy;
 use utter_core::engine::Compute;
 use utter_core::models::load::EngineOptions;
@@ -17,6 +18,7 @@ use utter_core::platform::hotkeys::{Bindings, Hotkeys};
 use utter_core::platform::output::{OutputEnv, OutputMethod, PasteKeys};
 use utter_core::platform::ptt::PttServer;
 use utter_core::platform::{main_loop, MainThread};
+use utter_core::profiles::{self, Profile, ProfileSet};
 use utter_core::settings::{parse_cli_value, parse_value, Language, Settings};
 use utter_core::setup::{self, Degraded, SetupError, WireError};
 
@@ -61,9 +63,18 @@ pub struct DictateArgs {
     /// Input device name (see `utter devices`) [default: the system default]
     #[arg(long)]
     device: Option<String>,
-    /// Keep the microphone open between dictations (lower start latency)
+    /// When the microphone is open: ready (from start to exit, so the words said at the
+    /// press are kept, with 300 ms before it; the system's recording indicator stays on) or
+    /// on-press (opened at each press: the first sound of a word said at the press can be lost)
+    #[arg(long, default_value = "ready", value_parser = parse_cli_value::<MicMode>)]
+    mic: MicMode,
+    /// Per-app profiles from this JSON file (a list, as in the settings' `profiles`) instead
+    /// of the built-in ones for terminals
+    #[arg(long, value_name = "FILE", conflicts_with = "no_profiles")]
+    profile_file: Option<PathBuf>,
+    /// No per-app profiles, not even the built-in ones for terminals
     #[arg(long)]
-    always_open_mic: bool,
+    no_profiles: bool,
     /// Installed model name or path [default: the default model]
     #[arg(long, short)]
     model: Option<String>,
@@ -120,16 +131,28 @@ pub fn run(store: &ModelStore, args: DictateArgs) -> Result<ExitCode> {
         hints::print_error(&e);
         return Ok(ExitCode::from(exit::USAGE));
     }
+    let profiles = match (&args.profile_file, args.no_profiles) {
+        (Some(file), _) => match ProfileSet::load(file) {
+            Ok(profiles) => profiles,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return Ok(ExitCode::from(exit::USAGE));
+            }
+        },
+        (None, true) => Vec::new(),
+        (None, false) => profiles::builtin(),
+    };
     let store = store.clone();
     // The main thread runs the platform's event loop (hotkeys on Windows and
     // macOS need it); the dictation service runs on a worker thread.
-    main_loop::run(move |main| dictate(&store, args, text, main))
+    main_loop::run(move |main| dictate(&store, args, text, profiles, main))
 }
 
 fn dictate(
     store: &ModelStore,
     args: DictateArgs,
     (vocabulary, text_rules): (Vec<String>, TextRulesConfig),
+    profiles: Vec<Profile>,
     main: MainThread,
 ) -> Result<ExitCode> {
     let settings = Settings {
@@ -143,6 +166,8 @@ fn dictate(
         restore_clipboard: !args.no_restore_clipboard,
         trailing_space: args.trailing_space,
         silence_ms: args.silence_ms,
+        microphone: args.mic,
+        profiles,
         vocabulary,
         text_rules,
         ..Settings::default()
@@ -173,7 +198,6 @@ fn dictate(
     config.latch_key = args.latch_key;
     config.cancel_key = args.cancel_key;
     config.paste_last_key = args.paste_last_key;
-    config.always_open_mic = args.always_open_mic;
     config.post_roll = Duration::from_millis(args.post_roll_ms);
     config.dictation.strategy = match args.no_eager {
         true => Some(LiveStrategy::OnRelease),

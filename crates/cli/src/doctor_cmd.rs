@@ -7,6 +7,7 @@ use anyhow::Result;
 use utter_core::models::ModelStore;
 use utter_core::platform::doctor::{self, Capability};
 use utter_core::platform::session::DesktopSession;
+use utter_core::profiles::{self, ProfileSet};
 
 use crate::hints;
 
@@ -19,7 +20,11 @@ fn with_hint(e: &(dyn std::error::Error + 'static)) -> String {
 }
 
 pub fn run(store: &ModelStore) -> Result<ExitCode> {
-    let mut list = doctor::desktop(&DesktopSession::detect());
+    let session = DesktopSession::detect();
+    let mut list = doctor::desktop(&session);
+    // `utter dictate`'s default profiles (the terminals' built-in ones).
+    let profiles = ProfileSet::new(&profiles::builtin()).expect("the built-in profiles are valid");
+    list.push(doctor::focus(&session, &profiles));
     for c in list.iter_mut().filter(|c| c.name == "hotkey" && !c.ok) {
         c.detail = format!("{}; {}", c.detail, hints::PTT_INSTEAD);
     }

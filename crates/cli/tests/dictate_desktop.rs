@@ -1469,13 +1469,12 @@ fn on_sway_ptt_dictates_into_a_wayland_app_and_the_clipboard_is_restored() {
         ("PULSE_SERVER", pulse.as_str()),
         ("UTTER_PTT_SOCKET", socket_str.as_str()),
     ];
-    // foot pastes with Ctrl+Shift+V, like most terminals.
-    let dictate = Dictate::start_with_env(
-        d,
-        tmp.path(),
-        &["--output", "paste", "--paste-keys", "ctrl+shift+v"],
-        &env,
-    );
+    // foot pastes with Ctrl+Shift+V, like most terminals: no flag says so,
+    // the built-in terminal profile does, once sway's IPC names foot.
+    let sway_socket = sway_ipc_socket(&s.runtime_dir).expect("sway's IPC socket");
+    let sway_socket = sway_socket.to_string_lossy().into_owned();
+    let env = [env.as_slice(), &[("SWAYSOCK", sway_socket.as_str())]].concat();
+    let dictate = Dictate::start_with_env(d, tmp.path(), &["--output", "paste"], &env);
     let notices: Vec<Value> = dictate
         .seen
         .borrow()
@@ -1499,8 +1498,15 @@ fn on_sway_ptt_dictates_into_a_wayland_app_and_the_clipboard_is_restored() {
             .success();
         assert!(ok, "utter ptt {arg}");
     };
+    s.focus_foot();
     let ev = Take::keys(d, &clip(0), || ptt("press"), || ptt("release")).run(&dictate);
     assert_eq!(ev["output"], "paste");
+    let started = dictate.seen("recording_started").pop().unwrap();
+    assert_eq!(
+        started["app"], "foot",
+        "sway's IPC named the focused app: {started}"
+    );
+    assert_eq!(started["profile"], "Terminals (Ctrl+Shift+V)", "{started}");
     let text = ev["text"].as_str().unwrap().to_string();
     let deadline = Instant::now() + Duration::from_secs(5);
     while s.typed_since(mark).trim() != text && Instant::now() < deadline {
@@ -1940,4 +1946,380 @@ fn on_a_full_disk_dictations_deliver_all_their_text_and_recording_resumes_once_s
         reader.duration() as f64 / 16_000.0
     );
     assert!(wav.with_extension("json").exists(), "marked finished");
+}
+
+// ---- per-app profiles: terminals, languages; the first and last words ----
+
+/// A terminal emulator running a shell that reads one line and writes it
+/// to a file: what the terminal really pasted, as its shell saw it.
+struct Terminal {
+    child: Child,
+    out: PathBuf,
+}
+
+impl Terminal {
+    /// `program` is `xterm` or `lxterminal` (Debian's), titled `title`.
+    fn open(d: &Desktop, program: &str, title: &str) -> Self {
+        let out = d.runtime_dir.join(format!("{title}.out"));
+        let _ = std::fs::remove_file(&out);
+        let script = format!(
+            "IFS= read -r line; printf %s \"$line\" > '{}'",
+            out.display()
+        );
+        let mut cmd = d.cmd(program);
+        match program {
+            // Without xfonts-base xterm has no core fonts: FreeType's monospace.
+            "xterm" => cmd.args(["-fa", "Monospace", "-T", title, "-e", "bash", "-c", &script]),
+            _ => cmd.args(["-t", title, "-e", "bash", "-c", &script]),
+        };
+        let child = cmd
+            .env("NO_AT_BRIDGE", "1")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("{program} is installed (npm test installs it): {e}"));
+        let mut window = String::new();
+        wait_until(
+            &format!("the {program} window"),
+            Duration::from_secs(30),
+            || {
+                let found = d
+                    .cmd("xdotool")
+                    .args(["search", "--name", title])
+                    .output()
+                    .unwrap();
+                window = String::from_utf8_lossy(&found.stdout)
+                    .lines()
+                    .next()
+                    .unwrap_or_default()
+                    .to_string();
+                !window.is_empty()
+            },
+        );
+        std::thread::sleep(Duration::from_millis(800)); // its shell starts
+        d.xdotool(&["windowfocus", "--sync", &window]);
+        Self { child, out }
+    }
+
+    /// Presses Return and returns the line the shell read.
+    fn submit(mut self, d: &Desktop) -> String {
+        d.xdotool(&["key", "Return"]);
+        wait_until("the terminal's line", Duration::from_secs(10), || {
+            self.out.exists()
+        });
+        std::thread::sleep(Duration::from_millis(100));
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        std::fs::read_to_string(&self.out)
+            .unwrap()
+            .trim()
+            .to_string()
+    }
+}
+
+impl Desktop {
+    /// Puts `text` in the PRIMARY selection (as selecting text in an app does).
+    fn set_primary(&self, text: &str) -> ClipboardOwner {
+        use std::io::Write;
+        let mut child = self
+            .cmd("xclip")
+            .args(["-selection", "primary", "-quiet"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(text.as_bytes())
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(200));
+        ClipboardOwner(child)
+    }
+
+    fn primary(&self) -> String {
+        let out = self
+            .cmd("xclip")
+            .args(["-selection", "primary", "-o"])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+}
+
+/// With no flag, each app gets the dictation the way it pastes: xterm
+/// with Shift+Insert (which reads PRIMARY), lxterminal with Ctrl+Shift+V, a
+/// GTK entry with Ctrl+V; the clipboard and PRIMARY are given back each time.
+#[test]
+fn terminals_paste_with_their_own_keys_with_no_flag_and_both_selections_are_restored() {
+    let _guard = serial();
+    let d = desktop();
+    let tmp = tempfile::tempdir().unwrap();
+    let _clipboard = d.set_clipboard("previous clipboard ✓");
+    let _primary = d.set_primary("previous selection ✓");
+    let dictate = Dictate::start(d, tmp.path(), &["--output", "paste"]);
+    let cases = [
+        ("xterm", "X terminals (Shift+Insert)", "XTerm", 0),
+        ("lxterminal", "Terminals (Ctrl+Shift+V)", "Lxterminal", 1),
+        ("zenity", "", "Zenity", 2),
+    ];
+    for (program, profile, app, i) in cases {
+        let title = format!("Dictate-{program}");
+        let received = if program == "zenity" {
+            let target = Target::open(d, &title);
+            Take::hotkey(d, &clip(i)).run(&dictate);
+            target.submit(d)
+        } else {
+            let terminal = Terminal::open(d, program, &title);
+            Take::hotkey(d, &clip(i)).run(&dictate);
+            terminal.submit(d)
+        };
+        let started = dictate.seen("recording_started").pop().unwrap();
+        assert_eq!(started["app"], app, "{started}");
+        match profile {
+            "" => assert!(started["profile"].is_null(), "{started}"),
+            p => assert_eq!(started["profile"], p, "{started}"),
+        }
+        let wer = word_error_rate(&truth(i), &received);
+        assert!(wer <= 0.15, "{program} received (WER {wer}): {received:?}");
+        wait_until("the clipboard back", Duration::from_secs(5), || {
+            d.clipboard() == "previous clipboard ✓"
+        });
+        assert_eq!(
+            d.primary(),
+            "previous selection ✓",
+            "PRIMARY restored after {program}"
+        );
+    }
+    dictate.stop();
+}
+
+/// A profile that dictates Spanish in xterm only: the same Spanish speech
+/// is transcribed as Spanish there and as English (the settings' language)
+/// in another app.
+#[test]
+fn a_profile_language_applies_to_its_app_only() {
+    let _guard = serial();
+    let d = desktop();
+    let tmp = tempfile::tempdir().unwrap();
+    let spanish = d.fixtures.join("spanish.wav");
+    let ok = Command::new("ffmpeg")
+        .args(["-y", "-v", "error", "-f", "g722", "-i"])
+        .arg("/usr/share/asterisk/sounds/es_MX_f_Allison/tt-allbusy.g722")
+        .args(["-ar", "16000", "-ac", "1"])
+        .arg(&spanish)
+        .status()
+        .expect("ffmpeg")
+        .success();
+    assert!(
+        ok,
+        "the Spanish prompt (apt install asterisk-core-sounds-es-g722; npm test does)"
+    );
+    let profiles = tmp.path().join("profiles.json");
+    std::fs::write(
+        &profiles,
+        r#"[{"name": "Spanish in xterm", "apps": ["xterm"], "language": "es"}]"#,
+    )
+    .unwrap();
+    let dictate = Dictate::start(
+        d,
+        tmp.path(),
+        &[
+            "--output",
+            "stdout",
+            "--model",
+            "whisper-base",
+            "--language",
+            "en",
+            "--profile-file",
+            profiles.to_str().unwrap(),
+        ],
+    );
+    let words = |ev: &Value| -> Vec<String> {
+        ev["text"]
+            .as_str()
+            .unwrap()
+            .to_lowercase()
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .map(str::to_string)
+            .collect()
+    };
+    let spanish_words = ["todos", "los", "representantes", "por", "favor", "espere"];
+    let count = |w: &[String]| {
+        spanish_words
+            .iter()
+            .filter(|s| w.iter().any(|x| x == *s))
+            .count()
+    };
+
+    let terminal = Terminal::open(d, "xterm", "Spanish-xterm");
+    let in_xterm = words(&Take::hotkey(d, &spanish).run(&dictate));
+    assert_eq!(
+        dictate.seen("recording_started").pop().unwrap()["profile"],
+        "Spanish in xterm"
+    );
+    drop(terminal);
+    let target = Target::open(d, "English-zenity");
+    let elsewhere = words(&Take::hotkey(d, &spanish).run(&dictate));
+    assert!(dictate.seen("recording_started").pop().unwrap()["profile"].is_null());
+    drop(target);
+    assert!(count(&in_xterm) >= 4, "Spanish in xterm: {in_xterm:?}");
+    assert!(count(&elsewhere) <= 1, "English elsewhere: {elsewhere:?}");
+    dictate.stop();
+}
+
+/// `clip(i)` without its leading and trailing silence, and its first and
+/// last words.
+fn trimmed_clip(d: &Desktop, i: usize) -> (PathBuf, String, String) {
+    let out = d.fixtures.join(format!("trimmed-{i}.wav"));
+    let ok = Command::new("sox")
+        .arg(clip(i))
+        .arg(&out)
+        .args([
+            "silence", "1", "0.02", "1%", "reverse", "silence", "1", "0.02", "1%", "reverse",
+        ])
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "sox trims {}", clip(i).display());
+    let words = plain_words(&truth(i));
+    (out, words[0].clone(), words.last().unwrap().clone())
+}
+
+fn plain_words(text: &str) -> Vec<String> {
+    text.to_lowercase()
+        .split(|c: char| !c.is_alphanumeric() && c != '\'')
+        .filter(|w| !w.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+/// Where speech starts in a recording (the first 10 ms louder than -30 dBFS).
+fn speech_onset_ms(wav: &Path) -> f64 {
+    let mut reader = hound::WavReader::open(wav).unwrap();
+    let samples: Vec<i16> = reader.samples::<i16>().map(Result::unwrap).collect();
+    let frame = 160;
+    let loud = samples
+        .chunks(frame)
+        .position(|c| c.iter().map(|&s| (s as f64).abs()).fold(0.0, f64::max) > 1000.0)
+        .unwrap_or(0);
+    (loud * frame) as f64 / 16.0
+}
+
+/// With the default settings, speech that starts at the instant of the key
+/// press keeps its first word, and speech that ends at the instant of the
+/// release keeps its last word, every time. How close to the press the
+/// speech starts is measured in each recording: the ready microphone keeps
+/// 300 ms from before the press at its start, so the onset's distance from
+/// 300 ms is the speech's start relative to the press.
+#[test]
+fn with_default_settings_the_first_and_last_words_survive_speech_at_the_press_and_release() {
+    let _guard = serial();
+    let d = desktop();
+    let tmp = tempfile::tempdir().unwrap();
+    let dictate = Dictate::start(d, tmp.path(), &["--output", "stdout"]);
+    std::thread::sleep(Duration::from_secs(1)); // the ready mic fills its pre-roll
+    const PRE_ROLL_MS: f64 = 300.0;
+    // Calibrate: how long after paplay starts does its sound reach the mic?
+    let (calibration, ..) = trimmed_clip(d, 0);
+    let started = Instant::now();
+    let player = d
+        .cmd("paplay")
+        .args(["--latency-msec=20", "--device=vmic_sink"])
+        .arg(&calibration)
+        .spawn()
+        .unwrap();
+    let pressed_after = started.elapsed().as_secs_f64() * 1000.0;
+    d.xdotool(&["keydown", HOTKEY]);
+    dictate.expect("recording_started", Duration::from_secs(5));
+    let mut player = player;
+    player.wait().unwrap();
+    d.xdotool(&["keyup", HOTKEY]);
+    dictate.delivered(Duration::from_secs(60));
+    let wav = dictate.seen("recording_started").pop().unwrap()["audio_path"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let latency_ms = (speech_onset_ms(Path::new(&wav)) - PRE_ROLL_MS + pressed_after).max(0.0);
+    eprintln!("paplay → mic: {latency_ms:.0} ms");
+
+    let mut report = Vec::new();
+    for take in 0..10 {
+        let i = take % 5;
+        let (file, first, last) = trimmed_clip(d, i);
+        let mut player = d
+            .cmd("paplay")
+            .args(["--latency-msec=20", "--device=vmic_sink"])
+            .arg(&file)
+            .spawn()
+            .unwrap();
+        // Press when the first sound reaches the microphone.
+        std::thread::sleep(Duration::from_secs_f64(latency_ms / 1000.0));
+        d.xdotool(&["keydown", HOTKEY]);
+        let started = dictate.expect("recording_started", Duration::from_secs(5));
+        player.wait().unwrap();
+        // paplay exits once its last sample has played: release then.
+        d.xdotool(&["keyup", HOTKEY]);
+        let delivered = dictate.delivered(Duration::from_secs(60));
+        let words = plain_words(delivered["text"].as_str().unwrap());
+        let onset =
+            speech_onset_ms(Path::new(started["audio_path"].as_str().unwrap())) - PRE_ROLL_MS;
+        report.push(format!(
+            "take {take}: speech at {onset:+.0} ms from the press: {words:?}"
+        ));
+        assert_eq!(
+            words.first(),
+            Some(&first),
+            "take {take}: the first word\n{}",
+            report.join("\n")
+        );
+        assert_eq!(
+            words.last(),
+            Some(&last),
+            "take {take}: the last word\n{}",
+            report.join("\n")
+        );
+    }
+    eprintln!("{}", report.join("\n"));
+    dictate.stop();
+}
+
+/// While a 25 s dictation is spoken, `partial_text` events come before the
+/// release, and what they call settled is how the final text begins.
+#[test]
+fn live_text_arrives_while_speaking_and_its_settled_words_begin_the_final_text() {
+    let _guard = serial();
+    let d = desktop();
+    let tmp = tempfile::tempdir().unwrap();
+    let dictate = Dictate::start(d, tmp.path(), &["--output", "stdout"]);
+    let delivered = Take::hotkey(d, &d.fixtures.join("speech-25s.wav")).run(&dictate);
+    let stopped_at = dictate.seen("recording_stopped")[0]["t_ms"]
+        .as_f64()
+        .unwrap();
+    let partials = dictate.seen("partial_text");
+    let before_release: Vec<&Value> = partials
+        .iter()
+        .filter(|p| p["t_ms"].as_f64().unwrap() < stopped_at)
+        .collect();
+    assert!(
+        before_release.len() >= 2,
+        "live text while speaking: {partials:?}"
+    );
+    let last = before_release.last().unwrap();
+    assert!(
+        !last["settled"].as_str().unwrap().is_empty(),
+        "some words settled while speaking: {last}"
+    );
+    let final_words = plain_words(delivered["text"].as_str().unwrap());
+    for p in &partials {
+        let settled = plain_words(p["settled"].as_str().unwrap());
+        assert!(
+            final_words.starts_with(&settled),
+            "settled {settled:?} does not begin the final text {final_words:?}"
+        );
+    }
+    dictate.stop();
 }

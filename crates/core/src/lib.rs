@@ -24,6 +24,7 @@ pub mod packing;
 pub mod panics;
 pub mod paths;
 pub mod platform;
+pub mod profiles;
 pub mod settings;
 pub mod setup;
 pub mod text;

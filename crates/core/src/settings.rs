@@ -10,9 +10,11 @@ use utter_postprocess::{TextRules, TextRulesConfig};
 
 use crate::control::TriggerMode;
 use crate::dictation::defaults;
+use crate::dictation::service::MicMode;
 use crate::engine::Compute;
 use crate::platform::hotkeys::parse_hotkey;
 use crate::platform::output::{OutputConfig, OutputMethod, PasteKeys};
+use crate::profiles::{Profile, ProfileSet};
 
 /// The schema version this build writes. Older versions are migrated on load.
 pub const SETTINGS_VERSION: u32 = 2;
@@ -31,6 +33,9 @@ pub struct Settings {
     pub hotkey: String,
     pub mode: TriggerMode,
     pub input_device: Option<String>,
+    /// Ready between dictations (nothing said at the press is lost; the
+    /// system's recording indicator stays on), or opened at each press.
+    pub microphone: MicMode,
     /// `auto` or a language code.
     #[ts(type = "string")]
     pub language: Language,
@@ -61,6 +66,9 @@ pub struct Settings {
     /// Replacements, spoken punctuation, clean-up (version 2).
     #[serde(flatten)]
     pub text_rules: TextRulesConfig,
+    /// Per-app overrides, the first match for the focused app applies
+    /// (the terminals' built-in profiles by default).
+    pub profiles: Vec<Profile>,
 }
 
 impl Default for Settings {
@@ -70,6 +78,7 @@ impl Default for Settings {
             hotkey: defaults::HOTKEY.into(),
             mode: TriggerMode::PushToTalk,
             input_device: None,
+            microphone: MicMode::Ready,
             language: Language::Auto,
             model: None,
             output: OutputMethod::Paste,
@@ -88,6 +97,7 @@ impl Default for Settings {
             theme: Theme::System,
             vocabulary: Vec::new(),
             text_rules: TextRulesConfig::default(),
+            profiles: crate::profiles::builtin(),
         }
     }
 }
@@ -234,6 +244,7 @@ impl Settings {
             ));
         }
         self.text_rules()?;
+        self.profile_set()?;
         if self.input_device.as_deref().is_some_and(str::is_empty) {
             return Err(invalid(
                 "inputDevice",
@@ -247,6 +258,10 @@ impl Settings {
         TextRules::new(&self.text_rules)
             .map(|rules| rules.with_vocabulary(&self.vocabulary))
             .map_err(|e| invalid("replacements", e.to_string()))
+    }
+
+    pub fn profile_set(&self) -> Result<ProfileSet, SettingsError> {
+        ProfileSet::new(&self.profiles).map_err(|e| invalid("profiles", e.to_string()))
     }
 
     /// How long the speech model may sit idle before it is unloaded.

@@ -17,6 +17,7 @@ use crate::dictation::service::{self, CpalMicrophone, ServiceConfig, ServiceIo};
 use crate::engine::UnsupportedLanguage;
 use crate::models::load::{load_models, EngineOptions, LoadError, LoadedModels};
 use crate::models::{ModelStore, ModelUse};
+use crate::platform::focus::SessionFocus;
 use crate::platform::hotkeys::{Bindings, HotkeyError, Hotkeys, NoRecordingKeys, RecordingKeys};
 use crate::platform::output::{open_sink, OutputEnv, OutputError};
 use crate::platform::ptt::PttServer;
@@ -30,6 +31,7 @@ impl ServiceConfig {
         config.hotkey = settings.hotkey.clone();
         config.mode = settings.mode;
         config.device = settings.input_device.clone();
+        config.mic = settings.microphone;
         config.output = settings.output_config();
         config.dictation.vocabulary = settings.vocabulary.clone();
         config.dictation.segmenter.threshold = settings.vad_threshold;
@@ -37,6 +39,7 @@ impl ServiceConfig {
         let rules = settings.text_rules()?;
         let language = settings.engine_language();
         config.text_rules = rules.for_language(language.as_deref());
+        config.profiles = settings.profile_set()?;
         config.dictation.language = language;
         Ok(config)
     }
@@ -198,6 +201,10 @@ impl Prepared {
             keys,
             sink,
             mic: Box::new(CpalMicrophone::new(config.device.clone())),
+            focus: Box::new(SessionFocus::new(
+                desktop.output.session.clone(),
+                desktop.output.main_thread.clone(),
+            )),
         };
         Ok(Wired {
             config,

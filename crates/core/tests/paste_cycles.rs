@@ -252,7 +252,7 @@ fn a_thousand_pastes_insert_the_text_and_always_give_the_clipboard_back() {
     for i in 0..CYCLES {
         let text = format!("dictation {i}: «ünïcode» ✓");
         let started = Instant::now();
-        sink.deliver(&text)
+        sink.deliver(&text, &config.delivery())
             .unwrap_or_else(|e| panic!("cycle {i}: {e}"));
         let returned = Instant::now();
         let got = pasted

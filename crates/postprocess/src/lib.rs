@@ -80,6 +80,19 @@ impl TextRules {
         self
     }
 
+    /// The rules with spoken punctuation ("comma", "new line") on or off
+    /// (a per-app profile's choice).
+    pub fn with_spoken_punctuation(mut self, on: bool) -> Self {
+        self.spoken_punctuation = on;
+        self
+    }
+
+    /// The rules with clean-up (fillers, stutters) on or off.
+    pub fn with_clean_up(mut self, on: bool) -> Self {
+        self.clean_up = on;
+        self
+    }
+
     /// The rules for dictating in `language` (`None`: detected): spoken
     /// commands are English words, so they are off for another language.
     pub fn for_language(mut self, language: Option<&str>) -> Self {

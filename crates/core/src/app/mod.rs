@@ -5,6 +5,7 @@
 
 mod downloads;
 mod files;
+pub mod recent_apps;
 mod service_host;
 
 pub use service_host::NotRunning;
@@ -27,6 +28,7 @@ use crate::models::store::{ModelEntry, ModelKind, ModelStore, ModelUse};
 use crate::models::{ModelError, Quant};
 use crate::paths;
 use crate::platform::doctor::{self, Capability};
+use crate::platform::focus::{FocusProbe, SessionFocus};
 use crate::platform::hotkeys::Hotkeys;
 use crate::platform::output::{open_sink, OutputEnv};
 use crate::platform::ptt::PttServer;
@@ -265,6 +267,7 @@ struct Shared {
     installing: AtomicBool,
     downloads: downloads::Downloads,
     platform: Platform,
+    recent_apps: Mutex<recent_apps::RecentApps>,
 }
 
 /// The app's ends towards the desktop.
@@ -425,11 +428,17 @@ impl App {
             installing: AtomicBool::new(false),
             downloads: downloads::Downloads::default(),
             platform,
+            recent_apps: Mutex::new(Default::default()),
         });
         let app = Self { shared };
         app.apply_retention();
         service_host::restart(&app.shared);
         Ok(app)
+    }
+
+    /// The apps dictated into lately, newest first (Settings → Apps).
+    pub fn recent_apps(&self) -> Vec<recent_apps::RecentApp> {
+        lock(&self.shared.recent_apps).list()
     }
 
     pub fn status(&self) -> Status {
@@ -742,14 +751,24 @@ impl App {
             .map_err(AppError::Clipboard)
     }
 
-    /// Delivers text to the focused app with the configured output method.
+    /// Delivers text to the focused app with the configured output method,
+    /// as that app's profile wants it (a terminal's paste keys).
     pub fn paste_text(&self, text: &str) -> Result<(), AppError> {
-        let config = self.settings().output_config();
+        let settings = self.settings();
+        let config = settings.output_config();
         if text.is_empty() {
             return Ok(());
         }
-        let (mut sink, notice) = open_sink(&config, &self.shared.platform.output_env())?;
-        sink.deliver(text)?;
+        let env = self.shared.platform.output_env();
+        let profile = settings.profile_set().ok().and_then(|profiles| {
+            let app = SessionFocus::new(env.session.clone(), env.main_thread.clone())
+                .focused()
+                .ok()?;
+            profiles.for_app(&app).cloned()
+        });
+        let how = crate::dictation::service::delivery(&config, profile.as_ref());
+        let (mut sink, notice) = open_sink(&config, &env)?;
+        sink.deliver(text, &how)?;
         match notice {
             Some(n) => Err(AppError::FellBack(n)),
             None => Ok(()),

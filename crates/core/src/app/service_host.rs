@@ -254,7 +254,15 @@ impl EventHandler {
                 tracing::info!("dictation ready: model {model}, mic {mic}");
                 shared.set_dictation_state(AppState::Idle, |_| {})
             }
-            DictationEvent::RecordingStarted { id, audio_path } => {
+            DictationEvent::RecordingStarted {
+                id,
+                audio_path,
+                app,
+                profile,
+            } => {
+                if let Some(app) = app {
+                    lock(&shared.recent_apps).note(app, profile.as_deref());
+                }
                 if self.sounds {
                     sounds::play(sounds::Cue::Start);
                 }

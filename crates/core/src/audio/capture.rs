@@ -199,6 +199,9 @@ fn run(
     level: Arc<AtomicU32>,
     stop: Arc<AtomicBool>,
 ) {
+    // From here to the first captured sample is what a word said at the
+    // press loses when the device opens at the press (`MicMode::OnPress`).
+    let opening = Instant::now();
     let device = match pick_device(device_name.as_deref()) {
         Ok(d) => d,
         Err(e) => {
@@ -257,11 +260,12 @@ fn run(
 
     let mut resampler = StreamResampler::new(config.sample_rate);
     let (mut interleaved, mut mono) = (Vec::new(), Vec::new());
-    // Returns whether any audio came.
+    let frames_per_ms = f64::from(config.sample_rate) / 1000.0;
+    // Returns how many frames came.
     let mut drain = |consumer: &mut rtrb::Consumer<f32>, resampler: &mut StreamResampler| {
         let n = consumer.slots() / channels * channels;
         if n == 0 {
-            return false;
+            return 0;
         }
         interleaved.clear();
         if let Ok(chunk) = consumer.read_chunk(n) {
@@ -279,12 +283,22 @@ fn run(
         if !out.is_empty() {
             let _ = events.send(CaptureEvent::Audio(out));
         }
-        true
+        n / channels
     };
     let (mut last_audio, mut heard_any) = (Instant::now(), false);
     while !stop.load(Ordering::Relaxed) {
         std::thread::sleep(Duration::from_millis(10));
-        if drain(&mut consumer, &mut resampler) {
+        let frames = drain(&mut consumer, &mut resampler);
+        if frames > 0 {
+            if !heard_any {
+                // The first chunk's first sample was captured its length ago.
+                let first_sample_ms =
+                    opening.elapsed().as_secs_f64() * 1000.0 - frames as f64 / frames_per_ms;
+                tracing::info!(
+                    first_sample_ms = format!("{first_sample_ms:.1}"),
+                    "microphone: first sample captured after opening"
+                );
+            }
             (last_audio, heard_any) = (Instant::now(), true);
         }
         let limit = if heard_any { STALL } else { FIRST_AUDIO_WITHIN };

@@ -262,6 +262,45 @@ impl SpeechWindows {
     pub fn windows(&self) -> usize {
         self.windows.len()
     }
+
+    /// The text so far as the user may watch it while speaking: `settled`,
+    /// which no later run changes (closed windows whose audio is all in
+    /// the text, and the words the next run of the open window is given as
+    /// its forced prefix), then `tentative`, which the next runs may still
+    /// change. (Only a failed prefixed run, retried without its prefix, can
+    /// still change settled words of its window.)
+    pub fn live_text(&self) -> LiveText {
+        let (mut settled, mut tentative) = (Vec::new(), Vec::new());
+        let last = self.windows.len().saturating_sub(1);
+        let mut open = false;
+        for (i, w) in self.windows.iter().enumerate() {
+            if open {
+                tentative.push(w.text.clone());
+            } else if i < last && w.done_to >= w.end {
+                settled.push(w.text.clone());
+            } else {
+                open = true;
+                let sure = match self.prefixes && !w.plain {
+                    true => settled_word_count(&w.previous, &w.text, REDECODE_WORDS),
+                    false => 0,
+                };
+                let words: Vec<&str> = w.text.split_whitespace().collect();
+                settled.push(words[..sure].join(" "));
+                tentative.push(words[sure..].join(" "));
+            }
+        }
+        LiveText {
+            settled: join_dictation(settled.iter().map(String::as_str)),
+            tentative: join_dictation(tentative.iter().map(String::as_str)),
+        }
+    }
+}
+
+/// A dictation's text while the user speaks ([`SpeechWindows::live_text`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LiveText {
+    pub settled: String,
+    pub tentative: String,
 }
 
 /// The words of `text` that `previous` agrees on, less the last `redecode`
@@ -270,6 +309,17 @@ impl SpeechWindows {
 /// its audio, rather than continuing it from a settled half. `None` when
 /// nothing is left.
 fn settled_words(previous: &str, text: &str, redecode: usize) -> Option<String> {
+    let keep = settled_word_count(previous, text, redecode);
+    (keep > 0).then(|| {
+        text.split_whitespace()
+            .take(keep)
+            .collect::<Vec<_>>()
+            .join(" ")
+    })
+}
+
+/// How many words [`settled_words`] keeps.
+fn settled_word_count(previous: &str, text: &str, redecode: usize) -> usize {
     let words: Vec<&str> = text.split_whitespace().collect();
     let agreed = words
         .iter()
@@ -280,7 +330,7 @@ fn settled_words(previous: &str, text: &str, redecode: usize) -> Option<String> 
     if let Some(last_full_stop) = words[..keep].iter().rposition(|w| ends_sentence(w)) {
         keep = last_full_stop + 1;
     }
-    (keep > 0).then(|| words[..keep].join(" "))
+    keep
 }
 
 fn ends_sentence(word: &str) -> bool {
@@ -324,6 +374,44 @@ mod tests {
         assert_eq!(
             w.text(),
             "The man walked into the big room. He sat down. Then he slept."
+        );
+    }
+
+    #[test]
+    fn live_text_settles_what_the_next_run_takes_as_its_prefix() {
+        let mut w = SpeechWindows::default();
+        assert_eq!(w.live_text(), LiveText::default());
+        w.add_span(0, 3 * S);
+        let _ = w.next_run();
+        w.finished(Ok("The man walked into the big room."));
+        let live = w.live_text();
+        assert_eq!(live.settled, "", "one run: nothing agreed yet");
+        assert_eq!(live.tentative, "The man walked into the big room.");
+        w.add_span(4 * S, 6 * S);
+        let _ = w.next_run();
+        w.finished(Ok("The man walked into the big room. He sat down."));
+        let live = w.live_text();
+        assert_eq!(live.settled, "The man walked into the big");
+        assert_eq!(live.tentative, "room. He sat down.");
+        w.add_span(7 * S, 9 * S);
+        let run = w.next_run().unwrap();
+        assert_eq!(run.prefix.as_deref(), Some(live.settled.as_str()));
+    }
+
+    #[test]
+    fn live_text_of_one_window_a_span_is_settled_up_to_the_open_window() {
+        let mut w = SpeechWindows::per_span();
+        w.add_span(0, 2 * S);
+        let _ = w.next_run();
+        w.finished(Ok("Good morning."));
+        w.add_span(3 * S, 5 * S);
+        let _ = w.next_run();
+        w.finished(Ok("How are you"));
+        let live = w.live_text();
+        assert_eq!(live.settled, "Good morning.", "a closed window is final");
+        assert_eq!(
+            live.tentative, "How are you",
+            "no prefix: the open window may change"
         );
     }
 

@@ -23,6 +23,14 @@ pub enum DictationEvent {
     RecordingStarted {
         id: u64,
         audio_path: String,
+        /// The focused app at the press, where the desktop tells it.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        app: Option<String>,
+        /// The per-app profile this dictation follows.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        profile: Option<String>,
     },
     /// Speech closed by a pause; sent to the engine while the user still talks.
     SegmentClosed {
@@ -37,10 +45,14 @@ pub enum DictationEvent {
         text: String,
         engine_ms: f64,
     },
-    /// Streaming models only: the text so far, while the user speaks.
+    /// The text so far, while the user speaks: after each run made while
+    /// they speak (or a streaming model's partial). `settled` words stay as
+    /// they are; `tentative` ones may still change. The final text, after
+    /// the text rules, comes with `text_delivered`.
     PartialText {
         id: u64,
-        text: String,
+        settled: String,
+        tentative: String,
     },
     /// The user released the key (or pressed stop).
     RecordingStopped {

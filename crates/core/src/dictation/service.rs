@@ -17,8 +17,10 @@ use utter_postprocess::{continues_sentence, Processed, TextRules};
 use crate::audio::capture::{Capture, CaptureError, CaptureEvent};
 use crate::audio::wav::WavRecorder;
 use crate::engine::{Engine, EngineNotice};
+use crate::platform::focus::{FocusError, FocusProbe};
 use crate::platform::hotkeys::RecordingKeys;
-use crate::platform::output::{OutputConfig, TextSink};
+use crate::platform::output::{Delivery, OutputConfig, TextSink};
+use crate::profiles::{Profile, ProfileSet};
 use crate::vad::SpeechDetector;
 
 use super::defaults;
@@ -38,8 +40,9 @@ pub struct ServiceConfig {
     pub cancel_key: String,
     pub paste_last_key: Option<String>,
     pub device: Option<String>,
-    /// Keep the microphone open between dictations (lowest start latency).
-    pub always_open_mic: bool,
+    /// When the microphone is open: ready between dictations (the default:
+    /// nothing at the press is lost), or only while recording.
+    pub mic: MicMode,
     /// Audio kept after the key is released, so the last word is not cut.
     pub post_roll: Duration,
     pub output: OutputConfig,
@@ -50,6 +53,8 @@ pub struct ServiceConfig {
     pub model_name: String,
     /// Replacements, spoken punctuation and clean-up for each dictation.
     pub text_rules: TextRules,
+    /// Per-app overrides, chosen by the app focused at the press.
+    pub profiles: ProfileSet,
     /// Report the mic level (~20 per second) while recording, for level meters.
     pub emit_levels: bool,
 }
@@ -63,7 +68,7 @@ impl ServiceConfig {
             cancel_key: defaults::CANCEL_KEY.into(),
             paste_last_key: None,
             device: None,
-            always_open_mic: false,
+            mic: MicMode::Ready,
             post_roll: Duration::from_millis(defaults::POST_ROLL_MS),
             output: OutputConfig::default(),
             dictation: DictationConfig::defaults(),
@@ -71,8 +76,35 @@ impl ServiceConfig {
             keep_recordings: defaults::KEEP_RECORDINGS,
             model_name,
             text_rules: TextRules::default(),
+            profiles: ProfileSet::default(),
             emit_levels: false,
         }
+    }
+}
+
+/// When the microphone is open.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize, ts_rs::TS,
+)]
+#[serde(rename_all = "snake_case")]
+#[ts(export)]
+pub enum MicMode {
+    /// Open while dictation is on, so the press starts no device: the words
+    /// said at the press are already captured, and the 300 ms before it are
+    /// kept as pre-roll. The system shows its recording indicator the
+    /// whole time (macOS's orange dot, GNOME's microphone icon).
+    #[default]
+    Ready,
+    /// Opened at the press, closed after each dictation: the indicator shows
+    /// only while dictating, but opening the device takes time (tens of ms
+    /// on PulseAudio, more on Windows and macOS) in which the first sound
+    /// of a word said at the press can be lost.
+    OnPress,
+}
+
+impl MicMode {
+    fn keeps_open(self) -> bool {
+        self == Self::Ready
     }
 }
 
@@ -150,9 +182,11 @@ pub struct ServiceIo {
     pub keys: Box<dyn RecordingKeys>,
     pub sink: Box<dyn TextSink>,
     pub mic: Box<dyn Microphone>,
+    /// Which app the user dictates into (for its profile).
+    pub focus: Box<dyn FocusProbe>,
 }
 
-/// With an always-open mic, the moments before the press are kept as pre-roll.
+/// With the mic ready ([`MicMode::Ready`]), the moments before the press are kept as pre-roll.
 const PREROLL_SAMPLES: usize = crate::audio::ms_to_samples(300) as usize;
 /// A dictation this soon after one that ended mid-sentence continues it.
 const CONTINUE_SENTENCE_WITHIN: Duration = Duration::from_secs(60);
@@ -218,6 +252,8 @@ struct Service<E: FnMut(DictationEvent)> {
     shutting_down: bool,
     preroll: VecDeque<f32>,
     level_sent: Instant,
+    /// Told once that profiles cannot switch on this desktop.
+    focus_unsupported_told: bool,
 }
 
 impl<E: FnMut(DictationEvent)> Service<E> {
@@ -250,6 +286,7 @@ impl<E: FnMut(DictationEvent)> Service<E> {
             shutting_down: false,
             preroll: VecDeque::new(),
             level_sent: Instant::now(),
+            focus_unsupported_told: false,
         }
     }
 
@@ -271,7 +308,7 @@ impl<E: FnMut(DictationEvent)> Service<E> {
     }
 
     fn announce_ready(&mut self) {
-        if self.config.always_open_mic {
+        if self.config.mic.keeps_open() {
             self.open_mic();
         }
         let mic = self
@@ -301,7 +338,9 @@ impl<E: FnMut(DictationEvent)> Service<E> {
             }
             Some(Intent::Cancel) => self.cancel(),
             Some(Intent::PasteLast) if !self.last_text.is_empty() => {
-                if let Err(e) = self.io.sink.deliver(&self.last_text) {
+                let (_, profile) = self.focused_profile();
+                let how = delivery(&self.config.output, profile.as_ref());
+                if let Err(e) = self.io.sink.deliver(&self.last_text, &how) {
                     self.error(e.to_string());
                 }
             }
@@ -351,20 +390,25 @@ impl<E: FnMut(DictationEvent)> Service<E> {
                 None
             }
         };
+        let (app, profile) = self.focused_profile();
+        let config = self.dictation_config(profile.as_ref());
         let mut d = Dictation::start(
             self.next_id,
             &path,
             recorder,
-            self.config.dictation.clone(),
+            config,
             self.strategy,
             &mut self.vad,
             &self.engine,
-        );
+        )
+        .with_profile(profile);
         // Grab cancel/latch before announcing, so an immediate press is not lost.
         self.io.keys.set_recording(true);
         (self.emit)(DictationEvent::RecordingStarted {
             id: d.id,
             audio_path: path.display().to_string(),
+            app,
+            profile: d.profile().map(|p| p.name.clone()),
         });
         let pre: Vec<f32> = self.preroll.drain(..).collect();
         if !pre.is_empty() {
@@ -372,6 +416,47 @@ impl<E: FnMut(DictationEvent)> Service<E> {
         }
         self.next_id += 1;
         self.phase = Phase::Recording(d);
+    }
+
+    /// The focused app's name and its profile, asked at the press. Where the
+    /// desktop cannot tell, the user is told once (when they have profiles).
+    fn focused_profile(&mut self) -> (Option<String>, Option<Profile>) {
+        match self.io.focus.focused() {
+            Ok(app) => {
+                let profile = self.config.profiles.for_app(&app).cloned();
+                (Some(app.id), profile)
+            }
+            Err(FocusError::Unsupported(why)) => {
+                if !self.focus_unsupported_told && !self.config.profiles.is_empty() {
+                    self.focus_unsupported_told = true;
+                    (self.emit)(DictationEvent::Notice { message: why });
+                }
+                (None, None)
+            }
+            Err(e) => {
+                tracing::debug!("no focused app: {e}");
+                (None, None)
+            }
+        }
+    }
+
+    /// The dictation's settings with `profile`'s language and words. A
+    /// language the model does not know is said, and the settings' kept.
+    fn dictation_config(&mut self, profile: Option<&Profile>) -> DictationConfig {
+        let mut config = self.config.dictation.clone();
+        let Some(profile) = profile else {
+            return config;
+        };
+        if let Some(language) = &profile.language {
+            match self.engine.info().check_language(language.code()) {
+                Ok(()) => config.language = language.code().map(str::to_owned),
+                Err(e) => self.error(format!("profile `{}`: {e}", profile.name)),
+            }
+        }
+        if !profile.vocabulary.is_empty() {
+            config.vocabulary = profile.vocabulary_before(&config.vocabulary);
+        }
+        config
     }
 
     /// The key was released (or the mic lost): the post-roll starts. The
@@ -399,7 +484,7 @@ impl<E: FnMut(DictationEvent)> Service<E> {
         (self.emit)(DictationEvent::Cancelled { id: d.id });
         self.io.keys.set_recording(false);
         self.write_record(&d, RecordingStatus::Cancelled, String::new());
-        if !self.config.always_open_mic {
+        if !self.config.mic.keeps_open() {
             self.io.mic.close();
         }
         // Nothing to wait for: the cancel reaches only this dictation's
@@ -470,7 +555,7 @@ impl<E: FnMut(DictationEvent)> Service<E> {
                 return;
             }
         };
-        if !self.config.always_open_mic {
+        if !self.config.mic.keeps_open() {
             for pcm in self.io.mic.close() {
                 dictation.push_audio(&pcm, &mut self.vad, &self.engine, &mut self.emit);
             }
@@ -499,7 +584,18 @@ impl<E: FnMut(DictationEvent)> Service<E> {
             .last_delivered
             .is_some_and(|t| t.elapsed() < CONTINUE_SENTENCE_WITHIN)
             && continues_sentence(&self.last_text);
-        let Processed { text, raw } = self.config.text_rules.dictation(&d.text(), continues);
+        let profile = d.profile();
+        let Processed { text, raw } = match profile {
+            Some(p) => p
+                .text_rules(&self.config.text_rules, &self.config.dictation.vocabulary)
+                .dictation(&d.text(), continues),
+            None => self.config.text_rules.dictation(&d.text(), continues),
+        };
+        let text = match profile {
+            Some(p) => p.finish_text(text),
+            None => text,
+        };
+        let how = delivery(&self.config.output, profile);
         let status = if text.is_empty() {
             RecordingStatus::NoSpeech
         } else {
@@ -508,7 +604,7 @@ impl<E: FnMut(DictationEvent)> Service<E> {
         let delivered = if text.is_empty() {
             Ok(())
         } else {
-            self.io.sink.deliver(&text)
+            self.io.sink.deliver(&text, &how)
         };
         if let Err(e) = &delivered {
             self.error(e.to_string());
@@ -523,7 +619,11 @@ impl<E: FnMut(DictationEvent)> Service<E> {
         (self.emit)(DictationEvent::TextDelivered {
             id: d.id,
             text: text.clone(),
-            output: self.io.sink.method().name().to_string(),
+            output: if how.method == self.config.output.method {
+                self.io.sink.method().name().to_string()
+            } else {
+                how.method.name().to_string()
+            },
             engine_ms: d.engine_ms(),
             segments: d.segments(),
             raw_text: raw,
@@ -552,6 +652,17 @@ impl<E: FnMut(DictationEvent)> Service<E> {
     fn finished(&self) -> bool {
         self.shutting_down && matches!(self.phase, Phase::Idle)
     }
+}
+
+/// How text goes out: the output settings with `profile`'s overrides.
+pub fn delivery(output: &OutputConfig, profile: Option<&Profile>) -> Delivery {
+    let mut how = output.delivery();
+    if let Some(p) = profile {
+        how.method = p.output.unwrap_or(how.method);
+        how.paste_keys = p.paste_keys.unwrap_or(how.paste_keys);
+        how.trailing_space = p.trailing_space.unwrap_or(how.trailing_space);
+    }
+    how
 }
 
 /// Runs until `Control::Shutdown` (or the control channel closes).

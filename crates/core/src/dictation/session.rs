@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use crate::audio::wav::WavRecorder;
 use crate::engine::{Engine, RunParams};
+use crate::profiles::Profile;
 use crate::vad::{Segmenter, SegmenterConfig, SpeechDetector, SpeechSpan};
 
 use super::events::DictationEvent;
@@ -65,6 +66,8 @@ pub struct Dictation {
     spans: Vec<SpeechSpan>,
     runs: Runs,
     tally: Tally,
+    /// The focused app's profile at the press, if one matched.
+    profile: Option<Profile>,
     /// Cancelled: no new engine work, only the run in flight is drained.
     aborted: bool,
     /// All audio is in; only engine work may remain.
@@ -100,9 +103,21 @@ impl Dictation {
             audio_path: path.to_path_buf(),
             spans: Vec::new(),
             tally: Tally::default(),
+            profile: None,
             aborted: false,
             audio_done: false,
         }
+    }
+
+    /// The dictation follows `profile` (its settings were already applied
+    /// to the `config` it started with; the text and delivery follow here).
+    pub fn with_profile(mut self, profile: Option<Profile>) -> Self {
+        self.profile = profile;
+        self
+    }
+
+    pub fn profile(&self) -> Option<&Profile> {
+        self.profile.as_ref()
     }
 
     /// Whether the user is still speaking in the latest audio: only then is

@@ -348,6 +348,14 @@ impl Runs {
                         text: u.text,
                         engine_ms: u.engine_ms,
                     });
+                    // What the user sees while speaking: the runs made for
+                    // the final text anyway, so it costs no extra run.
+                    let live = windows.live_text();
+                    emit(DictationEvent::PartialText {
+                        id,
+                        settled: live.settled,
+                        tentative: live.tentative,
+                    });
                 }
                 Err(e) if had_prefix && !cx.aborted => {
                     // Retried without the prefix; the user needs to know only if that fails too.
@@ -416,7 +424,8 @@ fn poll_stream(
                 tentative,
             } => emit(DictationEvent::PartialText {
                 id,
-                text: crate::text::join_dictation([committed.as_str(), tentative.as_str()]),
+                settled: committed,
+                tentative,
             }),
             StreamEvent::Final(result) => {
                 finished = true;

@@ -3,9 +3,11 @@
 
 use serde::Serialize;
 
+use super::focus::{FocusProbe, SessionFocus};
 use super::hotkeys::{Hotkeys, NoHotkeys};
 use super::output::{self, OutputMethod};
 use super::session::DesktopSession;
+use crate::profiles::ProfileSet;
 
 /// One capability: working or not, and why.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
@@ -104,6 +106,26 @@ pub fn desktop(session: &DesktopSession) -> Vec<Capability> {
         ));
     }
     list
+}
+
+/// Which app has the focus now (from a terminal: that terminal) and which
+/// of `profiles` would apply to a dictation into it; where the desktop
+/// cannot tell, why, and that the default settings apply.
+pub fn focus(session: &DesktopSession, profiles: &ProfileSet) -> Capability {
+    let mut probe = SessionFocus::new(session.clone(), None);
+    Capability::new(
+        "focus",
+        probe.focused().map(|app| {
+            let names = match app.aliases.is_empty() {
+                true => app.id.clone(),
+                false => format!("{} ({})", app.id, app.aliases.join(", ")),
+            };
+            match profiles.for_app(&app) {
+                Some(p) => format!("{names} → profile `{}`", p.name),
+                None => format!("{names} → no profile (the settings apply)"),
+            }
+        }),
+    )
 }
 
 /// On Wayland, whether the GlobalShortcuts portal can stand in for the grabs

@@ -9,6 +9,7 @@
 //! - [`portal`] (Linux): push-to-talk through the GlobalShortcuts portal on Wayland.
 //! - [`remote_desktop`] (Linux): the RemoteDesktop portal's libei socket, for
 //!   the paste keystroke on GNOME and KDE Wayland ([`output::ei_keys`]).
+//! - [`focus`]: which app has the keyboard focus (for its per-app profile).
 //! - [`ptt`]: `utter ptt press|release|toggle|cancel` over a local socket, for
 //!   compositors where an app cannot grab keys itself (Wayland).
 //! - [`main_loop`]: the windowless event loop the CLI's main thread runs.
@@ -18,6 +19,7 @@
 //! `cfg(desktop_linux)`, which build.rs sets: the condition is written once.
 
 pub mod doctor;
+pub mod focus;
 pub mod hotkeys;
 pub mod main_loop;
 pub mod output;

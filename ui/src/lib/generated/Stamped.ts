@@ -3,7 +3,15 @@
 /**
  * An event stamped with [`now_ms`].
  */
-export type Stamped = { t_ms: number, } & ({ "event": "ready", model: string, mic: string, } | { "event": "recording_started", id: number, audio_path: string, } | { "event": "segment_closed", id: number, index: number, start_ms: number, end_ms: number, } | { "event": "segment_transcribed", id: number, index: number, text: string, engine_ms: number, } | { "event": "partial_text", id: number, text: string, } | { "event": "recording_stopped", id: number, audio_ms: number, } | { "event": "latched", id: number, } | { "event": "cancelled", id: number, } | { "event": "text_delivered", id: number, text: string, output: string, engine_ms: number, segments: number, 
+export type Stamped = { t_ms: number, } & ({ "event": "ready", model: string, mic: string, } | { "event": "recording_started", id: number, audio_path: string, 
+/**
+ * The focused app at the press, where the desktop tells it.
+ */
+app?: string, 
+/**
+ * The per-app profile this dictation follows.
+ */
+profile?: string, } | { "event": "segment_closed", id: number, index: number, start_ms: number, end_ms: number, } | { "event": "segment_transcribed", id: number, index: number, text: string, engine_ms: number, } | { "event": "partial_text", id: number, settled: string, tentative: string, } | { "event": "recording_stopped", id: number, audio_ms: number, } | { "event": "latched", id: number, } | { "event": "cancelled", id: number, } | { "event": "text_delivered", id: number, text: string, output: string, engine_ms: number, segments: number, 
 /**
  * The engine's text, where replacements, spoken punctuation or
  * clean-up changed it.

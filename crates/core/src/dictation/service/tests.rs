@@ -13,7 +13,8 @@ use super::*;
 use crate::audio::capture::CaptureError;
 use crate::control::TriggerKey;
 use crate::engine::EngineError;
-use crate::platform::output::{OutputError, OutputMethod};
+use crate::platform::focus::FocusedApp;
+use crate::platform::output::{OutputError, OutputMethod, PasteKeys};
 
 type Log<T> = Arc<Mutex<Vec<T>>>;
 
@@ -31,22 +32,34 @@ impl RecordingKeys for FakeKeys {
 
 struct FakeSink {
     delivered: Log<String>,
+    /// How each text was to be delivered.
+    hows: Log<Delivery>,
     fail: bool,
 }
 
 impl TextSink for FakeSink {
-    fn deliver(&mut self, text: &str) -> Result<(), OutputError> {
+    fn deliver(&mut self, text: &str, how: &Delivery) -> Result<(), OutputError> {
         if self.fail {
             return Err(OutputError::Input(
                 enigo::InputError::Simulate("the target app went away").into(),
             ));
         }
         self.delivered.lock().unwrap().push(text.to_string());
+        self.hows.lock().unwrap().push(*how);
         Ok(())
     }
 
     fn method(&self) -> OutputMethod {
         OutputMethod::Paste
+    }
+}
+
+/// The focused app, as the test sets it.
+struct FakeFocus(Arc<Mutex<Result<FocusedApp, FocusError>>>);
+
+impl FocusProbe for FakeFocus {
+    fn focused(&mut self) -> Result<FocusedApp, FocusError> {
+        self.0.lock().unwrap().clone()
     }
 }
 
@@ -97,6 +110,8 @@ struct Rig {
     events: Log<DictationEvent>,
     grabs: Log<bool>,
     delivered: Log<String>,
+    hows: Log<Delivery>,
+    focus: Arc<Mutex<Result<FocusedApp, FocusError>>>,
     audio: Sender<CaptureEvent>,
     opens: Arc<AtomicUsize>,
     /// Engine runs so far.
@@ -116,6 +131,8 @@ struct Options {
     /// Engine runs (1 = the first) that fail as a crashed worker does.
     crashing_runs: Vec<usize>,
     strategy: Option<LiveStrategy>,
+    profiles: Vec<Profile>,
+    mic_ready: bool,
 }
 
 /// Like a real engine, the fake hears all of the audio it is given: one word
@@ -144,6 +161,12 @@ fn rig(options: Options) -> Rig {
     config.mode = options.mode.unwrap_or(TriggerMode::PushToTalk);
     config.post_roll = options.post_roll.unwrap_or(Duration::ZERO);
     config.dictation.strategy = options.strategy;
+    // Most tests watch the mic open and close with each dictation.
+    config.mic = match options.mic_ready {
+        true => MicMode::Ready,
+        false => MicMode::OnPress,
+    };
+    config.profiles = ProfileSet::new(&options.profiles).unwrap();
     let runs = Arc::new(AtomicUsize::new(0));
     let counted = runs.clone();
     let crashing = options.crashing_runs.clone();
@@ -158,15 +181,18 @@ fn rig(options: Options) -> Rig {
             false => Ok(fake_words(pcm)),
         }
     });
-    let (events, grabs, delivered) = (log(), log(), log());
+    let (events, grabs, delivered, hows) = (log(), log(), log(), log());
+    let focus = Arc::new(Mutex::new(Err(FocusError::NoFocus)));
     let (audio, rx) = unbounded();
     let opens = Arc::new(AtomicUsize::new(0));
     let io = ServiceIo {
         keys: Box::new(FakeKeys(grabs.clone())),
         sink: Box::new(FakeSink {
             delivered: delivered.clone(),
+            hows: hows.clone(),
             fail: options.sink_fails,
         }),
+        focus: Box::new(FakeFocus(focus.clone())),
         mic: Box::new(FakeMic {
             rx,
             open: false,
@@ -183,6 +209,8 @@ fn rig(options: Options) -> Rig {
         events,
         grabs,
         delivered,
+        hows,
+        focus,
         audio,
         opens,
         runs,
@@ -718,4 +746,163 @@ fn on_release_runs_once_over_all_the_speech() {
     r.settle();
     assert_eq!(r.delivered(), vec!["one two".to_string()]);
     assert_eq!(r.runs.load(Ordering::SeqCst), 1);
+}
+
+fn dictate_one_two(r: &mut Rig) {
+    r.key(TriggerKey::Main, true);
+    r.hear(tone(600));
+    r.hear(silence(400));
+    r.hear(tone(600));
+    r.key(TriggerKey::Main, false);
+    r.settle();
+}
+
+#[test]
+fn the_profile_of_the_app_focused_at_the_press_shapes_that_dictation_only() {
+    let terminal = Profile {
+        name: "terminal".into(),
+        apps: vec!["*term*".into()],
+        paste_keys: Some(PasteKeys::CtrlShiftV),
+        trailing_space: Some(true),
+        output: Some(OutputMethod::Type),
+        ..Profile::default()
+    };
+    let mut r = rig(Options {
+        profiles: vec![terminal],
+        ..Options::default()
+    });
+    r.service.announce_ready();
+    *r.focus.lock().unwrap() = Ok(FocusedApp::new("Lxterminal", ["lxterminal".to_string()]));
+    r.key(TriggerKey::Main, true);
+    // The focus moves while the user speaks: the press decided.
+    *r.focus.lock().unwrap() = Ok(FocusedApp::new("Zenity", ["zenity".to_string()]));
+    r.hear(tone(600));
+    r.key(TriggerKey::Main, false);
+    r.settle();
+    dictate_one_two(&mut r);
+    let hows = r.hows.lock().unwrap().clone();
+    assert_eq!(
+        hows[0],
+        Delivery {
+            method: OutputMethod::Type,
+            paste_keys: PasteKeys::CtrlShiftV,
+            trailing_space: true
+        }
+    );
+    assert_eq!(hows[1], OutputConfig::default().delivery());
+    let started: Vec<_> = r
+        .events
+        .lock()
+        .unwrap()
+        .iter()
+        .filter_map(|e| match e {
+            DictationEvent::RecordingStarted { app, profile, .. } => {
+                Some((app.clone(), profile.clone()))
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        started,
+        [
+            (Some("Lxterminal".into()), Some("terminal".into())),
+            (Some("Zenity".into()), None)
+        ]
+    );
+    let delivered_output: Vec<_> = r
+        .events
+        .lock()
+        .unwrap()
+        .iter()
+        .filter_map(|e| match e {
+            DictationEvent::TextDelivered { output, .. } => Some(output.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(delivered_output, ["type", "paste"]);
+}
+
+#[test]
+fn a_profile_drops_the_final_period_and_turns_spoken_punctuation_off() {
+    let chat = Profile {
+        name: "chat".into(),
+        apps: vec!["chat".into()],
+        final_period: Some(false),
+        ..Profile::default()
+    };
+    let mut r = rig(Options {
+        profiles: vec![chat],
+        ..Options::default()
+    });
+    r.service.config.text_rules = TextRules::new(&utter_postprocess::TextRulesConfig {
+        replacements: vec![utter_postprocess::Replacement {
+            heard: "two".into(),
+            written: "two.".into(),
+            regex: false,
+        }],
+        ..Default::default()
+    })
+    .unwrap();
+    *r.focus.lock().unwrap() = Ok(FocusedApp::new("chat", []));
+    dictate_one_two(&mut r);
+    *r.focus.lock().unwrap() = Ok(FocusedApp::new("editor", []));
+    dictate_one_two(&mut r);
+    assert_eq!(r.delivered(), ["one two", "one two."]);
+}
+
+#[test]
+fn where_the_desktop_cannot_tell_the_focus_the_user_is_told_once_and_defaults_apply() {
+    let mut r = rig(Options {
+        profiles: crate::profiles::builtin(),
+        ..Options::default()
+    });
+    *r.focus.lock().unwrap() = Err(FocusError::Unsupported("GNOME does not tell".into()));
+    dictate_one_two(&mut r);
+    dictate_one_two(&mut r);
+    let notices: Vec<_> = r
+        .events
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|e| matches!(e, DictationEvent::Notice { .. }))
+        .cloned()
+        .collect();
+    assert_eq!(
+        notices,
+        [DictationEvent::Notice {
+            message: "GNOME does not tell".into()
+        }]
+    );
+    assert_eq!(r.delivered(), ["one two", "one two"]);
+    assert!(r
+        .hows
+        .lock()
+        .unwrap()
+        .iter()
+        .all(|h| *h == OutputConfig::default().delivery()));
+}
+
+#[test]
+fn a_ready_mic_keeps_what_was_said_just_before_the_press_and_stays_open() {
+    let mut r = rig(Options {
+        mic_ready: true,
+        ..Options::default()
+    });
+    r.service.announce_ready();
+    assert!(r.service.io.mic.is_open(), "open before any press");
+    // Speech starts 200 ms before the key goes down (inside the pre-roll).
+    r.hear(silence(1000));
+    r.hear(tone(200));
+    r.key(TriggerKey::Main, true);
+    r.hear(tone(400));
+    r.hear(silence(400));
+    r.hear(tone(600));
+    r.key(TriggerKey::Main, false);
+    r.settle();
+    assert_eq!(r.delivered(), ["one two"]);
+    assert!(
+        r.service.io.mic.is_open(),
+        "still ready after the dictation"
+    );
+    assert_eq!(r.opens.load(Ordering::SeqCst), 1, "opened once");
 }

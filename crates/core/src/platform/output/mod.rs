@@ -46,6 +46,15 @@ pub enum PasteKeys {
     CtrlShiftV,
 }
 
+/// How one text is delivered: the output settings, with the focused app's
+/// profile applied (`crate::profiles`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Delivery {
+    pub method: OutputMethod,
+    pub paste_keys: PasteKeys,
+    pub trailing_space: bool,
+}
+
 #[derive(Debug, Clone)]
 pub struct OutputConfig {
     pub method: OutputMethod,
@@ -64,6 +73,17 @@ impl Default for OutputConfig {
             restore_clipboard: true,
             trailing_space: false,
             paste_timeout: Duration::from_secs(2),
+        }
+    }
+}
+
+impl OutputConfig {
+    /// Delivery as configured, before any profile.
+    pub fn delivery(&self) -> Delivery {
+        Delivery {
+            method: self.method,
+            paste_keys: self.paste_keys,
+            trailing_space: self.trailing_space,
         }
     }
 }
@@ -142,8 +162,9 @@ pub enum OutputUnavailable {
 
 /// Where dictated text goes. The dictation service only ever calls this.
 pub trait TextSink {
-    /// Delivers `text` (never empty) to the user.
-    fn deliver(&mut self, text: &str) -> Result<(), OutputError>;
+    /// Delivers `text` (never empty) to the user as `how` says: the paste
+    /// keys and trailing space always; a [`SinkSet`] also switches method.
+    fn deliver(&mut self, text: &str, how: &Delivery) -> Result<(), OutputError>;
     /// The method actually in use (after any fallback).
     fn method(&self) -> OutputMethod;
 }
@@ -237,8 +258,25 @@ fn remote_desktop_keyboard() -> Result<(), NoRemoteDesktop> {
 }
 
 /// The sink for `config` in this session, and a notice when it had to fall
-/// back to a lesser method (never silently).
+/// back to a lesser method (never silently). The sink also delivers by the
+/// other methods a profile may ask for ([`SinkSet`]).
 pub fn open_sink(
+    config: &OutputConfig,
+    env: &OutputEnv,
+) -> Result<(Box<dyn TextSink>, Option<String>), OutputError> {
+    let (sink, notice) = open_one(config, env)?;
+    let set = SinkSet {
+        config: config.clone(),
+        env: env.clone(),
+        configured: sink,
+        others: Vec::new(),
+    };
+    Ok((Box::new(set), notice))
+}
+
+/// One sink for `config.method`, or the clipboard where key presses are
+/// refused on Wayland (with the notice that says so).
+fn open_one(
     config: &OutputConfig,
     env: &OutputEnv,
 ) -> Result<(Box<dyn TextSink>, Option<String>), OutputError> {
@@ -250,10 +288,9 @@ pub fn open_sink(
         return Err(OutputUnavailable::NoInsertKey.into());
     }
     let sink: Result<Box<dyn TextSink>, OutputError> = match config.method {
-        OutputMethod::Stdout => Ok(Box::new(StdoutSink::new(config.trailing_space))),
-        OutputMethod::Clipboard => Ok(Box::new(ClipboardSink::new(config.trailing_space)?)),
-        OutputMethod::Type => TypeSink::new(config.trailing_space, &env.session)
-            .map(|s| Box::new(s) as Box<dyn TextSink>),
+        OutputMethod::Stdout => Ok(Box::new(StdoutSink)),
+        OutputMethod::Clipboard => Ok(Box::new(ClipboardSink::new()?)),
+        OutputMethod::Type => TypeSink::new(&env.session).map(|s| Box::new(s) as Box<dyn TextSink>),
         OutputMethod::Paste => {
             PasteSink::new(config.clone(), env.clone()).map(|s| Box::new(s) as Box<dyn TextSink>)
         }
@@ -263,12 +300,53 @@ pub fn open_sink(
         Err(e @ OutputError::Input(_)) if env.session.is_wayland() => {
             let why = OutputUnavailable::NoWaylandKeys(Box::new(e));
             let notice = format!("{} output: {why}", config.method.name());
-            Ok((
-                Box::new(ClipboardSink::new(config.trailing_space)?),
-                Some(notice),
-            ))
+            Ok((Box::new(ClipboardSink::new()?), Some(notice)))
         }
         Err(e) => Err(e),
+    }
+}
+
+/// The configured sink, and those a profile asked for, each opened the
+/// first time it is needed and kept (a sink's OS handles live long: on X11
+/// a clipboard's text lives as long as its owner).
+pub struct SinkSet {
+    config: OutputConfig,
+    env: OutputEnv,
+    configured: Box<dyn TextSink>,
+    others: Vec<Box<dyn TextSink>>,
+}
+
+impl SinkSet {
+    fn sink_for(&mut self, method: OutputMethod) -> Result<&mut Box<dyn TextSink>, OutputError> {
+        if method == self.config.method {
+            return Ok(&mut self.configured);
+        }
+        let index = match self.others.iter().position(|s| s.method() == method) {
+            Some(i) => i,
+            None => {
+                let config = OutputConfig {
+                    method,
+                    ..self.config.clone()
+                };
+                let (sink, notice) = open_one(&config, &self.env)?;
+                if let Some(notice) = notice {
+                    tracing::warn!("{notice}");
+                }
+                self.others.push(sink);
+                self.others.len() - 1
+            }
+        };
+        Ok(&mut self.others[index])
+    }
+}
+
+impl TextSink for SinkSet {
+    fn deliver(&mut self, text: &str, how: &Delivery) -> Result<(), OutputError> {
+        self.sink_for(how.method)?.deliver(text, how)
+    }
+
+    fn method(&self) -> OutputMethod {
+        self.configured.method()
     }
 }
 

@@ -3,8 +3,10 @@
 
 use enigo::{Direction, Enigo, Key, Keyboard, Settings};
 
-use super::paste_watch::PasteWatch;
-use super::{finish, OutputConfig, OutputEnv, OutputError, OutputMethod, PasteKeys, TextSink};
+use super::paste_watch::{PasteWatch, Selection, Selections};
+use super::{
+    finish, Delivery, OutputConfig, OutputEnv, OutputError, OutputMethod, PasteKeys, TextSink,
+};
 use crate::platform::session::DesktopSession;
 
 fn clipboard() -> Result<arboard::Clipboard, OutputError> {
@@ -34,21 +36,13 @@ fn set_text(clipboard: &mut arboard::Clipboard, text: &str) -> Result<(), Output
 }
 
 /// Prints each dictation as a line (scripts, `--output stdout`).
-pub struct StdoutSink {
-    trailing_space: bool,
-}
-
-impl StdoutSink {
-    pub fn new(trailing_space: bool) -> Self {
-        Self { trailing_space }
-    }
-}
+pub struct StdoutSink;
 
 impl TextSink for StdoutSink {
-    fn deliver(&mut self, text: &str) -> Result<(), OutputError> {
+    fn deliver(&mut self, text: &str, how: &Delivery) -> Result<(), OutputError> {
         use std::io::Write;
         let mut out = std::io::stdout().lock();
-        let _ = writeln!(out, "{}", finish(text, self.trailing_space));
+        let _ = writeln!(out, "{}", finish(text, how.trailing_space));
         let _ = out.flush();
         Ok(())
     }
@@ -61,21 +55,19 @@ impl TextSink for StdoutSink {
 /// Leaves the text on the clipboard.
 pub struct ClipboardSink {
     clipboard: arboard::Clipboard,
-    trailing_space: bool,
 }
 
 impl ClipboardSink {
-    pub fn new(trailing_space: bool) -> Result<Self, OutputError> {
+    pub fn new() -> Result<Self, OutputError> {
         Ok(Self {
             clipboard: clipboard()?,
-            trailing_space,
         })
     }
 }
 
 impl TextSink for ClipboardSink {
-    fn deliver(&mut self, text: &str) -> Result<(), OutputError> {
-        set_text(&mut self.clipboard, &finish(text, self.trailing_space))
+    fn deliver(&mut self, text: &str, how: &Delivery) -> Result<(), OutputError> {
+        set_text(&mut self.clipboard, &finish(text, how.trailing_space))
     }
 
     fn method(&self) -> OutputMethod {
@@ -86,21 +78,19 @@ impl TextSink for ClipboardSink {
 /// Types the text as key presses (apps that block paste).
 pub struct TypeSink {
     keyboard: KeySender,
-    trailing_space: bool,
 }
 
 impl TypeSink {
-    pub fn new(trailing_space: bool, session: &DesktopSession) -> Result<Self, OutputError> {
+    pub fn new(session: &DesktopSession) -> Result<Self, OutputError> {
         Ok(Self {
             keyboard: keyboard(session)?,
-            trailing_space,
         })
     }
 }
 
 impl TextSink for TypeSink {
-    fn deliver(&mut self, text: &str) -> Result<(), OutputError> {
-        let text = finish(text, self.trailing_space);
+    fn deliver(&mut self, text: &str, how: &Delivery) -> Result<(), OutputError> {
+        let text = finish(text, how.trailing_space);
         match &mut self.keyboard {
             // enigo types Unicode text without the layout lookup on every
             // platform, so this may run on the service thread.
@@ -172,8 +162,7 @@ impl PasteSink {
         })
     }
 
-    fn press_paste_keys(&mut self) -> Result<(), OutputError> {
-        let keys = self.config.paste_keys;
+    fn press_paste_keys(&mut self, keys: PasteKeys) -> Result<(), OutputError> {
         match self.keyboard.as_mut() {
             Some(KeySender::Enigo(enigo)) => {
                 return press(enigo, keys, self.env.session.is_wayland())
@@ -237,22 +226,34 @@ fn press(enigo: &mut Enigo, keys: PasteKeys, wayland: bool) -> Result<(), Output
 }
 
 impl TextSink for PasteSink {
-    fn deliver(&mut self, text: &str) -> Result<(), OutputError> {
-        let text = finish(text, self.config.trailing_space);
+    fn deliver(&mut self, text: &str, how: &Delivery) -> Result<(), OutputError> {
+        let text = finish(text, how.trailing_space);
+        // xterm and rxvt paste the PRIMARY selection on Shift+Insert, other
+        // X11 apps the clipboard: serve both, restore both.
+        let selections = Selections::for_keys(how.paste_keys, &self.env.session);
         let previous = if self.config.restore_clipboard {
-            self.clipboard.get_text().ok()
+            Previous {
+                clipboard: self.clipboard.get_text().ok(),
+                primary: selections
+                    .primary
+                    .then(|| primary::get(&mut self.clipboard))
+                    .flatten(),
+            }
         } else {
-            None
+            Previous::default()
         };
         // Restore only after the target app has read our text: restoring on a
         // timer pastes the OLD clipboard when the target is slow (a known
         // failure of other dictation apps).
-        let (restore, watch_used) = {
-            let watch = PasteWatch::serve(&text, &self.env.session);
+        let watch_used = {
+            let watch = PasteWatch::serve(&text, &self.env.session, selections);
             if watch.is_none() {
                 set_text(&mut self.clipboard, &text)?;
+                if selections.primary {
+                    primary::set(&mut self.clipboard, &text)?;
+                }
             }
-            self.press_paste_keys()?;
+            self.press_paste_keys(how.paste_keys)?;
             let pressed = std::time::Instant::now();
             match &watch {
                 Some(w) => {
@@ -264,23 +265,44 @@ impl TextSink for PasteSink {
                 }
                 None => PasteWatch::fallback_wait(&self.env.session),
             }
-            // Hand the clipboard back: the previous text, or ours if there was none
-            // (so it stays pasteable after our server stops).
-            let restore = previous.as_deref().unwrap_or(&text);
-            set_text(&mut self.clipboard, restore)?;
-            (restore, watch.is_some())
-            // Our clipboard server, if any, stops here.
+            // Hand the selections back: the previous text, or ours if there
+            // was none (so it stays pasteable after our server stops).
+            set_text(
+                &mut self.clipboard,
+                previous.clipboard.as_deref().unwrap_or(&text),
+            )?;
+            if selections.primary {
+                primary::set(
+                    &mut self.clipboard,
+                    previous.primary.as_deref().unwrap_or(&text),
+                )?;
+            }
+            watch.is_some()
+            // Our selection server, if any, stops here.
         };
         if watch_used {
             // Make sure it stuck (see `PasteWatch::holds`); set it again if not.
+            let clipboard = previous.clipboard.as_deref().unwrap_or(&text);
             for attempt in 1..=3 {
-                if PasteWatch::holds(&self.env.session, restore) {
+                if PasteWatch::holds(&self.env.session, Selection::Clipboard, clipboard) {
                     break;
                 }
                 tracing::warn!(
                     "the clipboard did not keep the restored text; setting it again ({attempt})"
                 );
-                set_text(&mut self.clipboard, restore)?;
+                set_text(&mut self.clipboard, clipboard)?;
+            }
+            let primary_text = previous.primary.as_deref().unwrap_or(&text);
+            for attempt in 1..=3 {
+                if !selections.primary
+                    || PasteWatch::holds(&self.env.session, Selection::Primary, primary_text)
+                {
+                    break;
+                }
+                tracing::warn!(
+                    "the primary selection did not keep the restored text; setting it again ({attempt})"
+                );
+                primary::set(&mut self.clipboard, primary_text)?;
             }
         }
         Ok(())
@@ -288,5 +310,48 @@ impl TextSink for PasteSink {
 
     fn method(&self) -> OutputMethod {
         OutputMethod::Paste
+    }
+}
+
+/// What the selections held before a paste.
+#[derive(Default)]
+struct Previous {
+    clipboard: Option<String>,
+    primary: Option<String>,
+}
+
+/// The X11 PRIMARY selection through arboard (Linux only; nothing elsewhere,
+/// where `Selections::primary` is never set).
+mod primary {
+    use super::OutputError;
+
+    #[cfg(desktop_linux)]
+    pub fn get(clipboard: &mut arboard::Clipboard) -> Option<String> {
+        use arboard::{GetExtLinux, LinuxClipboardKind};
+        clipboard
+            .get()
+            .clipboard(LinuxClipboardKind::Primary)
+            .text()
+            .ok()
+    }
+
+    #[cfg(desktop_linux)]
+    pub fn set(clipboard: &mut arboard::Clipboard, text: &str) -> Result<(), OutputError> {
+        use arboard::{LinuxClipboardKind, SetExtLinux};
+        clipboard
+            .set()
+            .clipboard(LinuxClipboardKind::Primary)
+            .text(text.to_string())
+            .map_err(OutputError::Clipboard)
+    }
+
+    #[cfg(not(desktop_linux))]
+    pub fn get(_: &mut arboard::Clipboard) -> Option<String> {
+        None
+    }
+
+    #[cfg(not(desktop_linux))]
+    pub fn set(_: &mut arboard::Clipboard, _: &str) -> Result<(), OutputError> {
+        Ok(())
     }
 }

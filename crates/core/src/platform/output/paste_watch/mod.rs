@@ -14,7 +14,31 @@
 
 use std::time::Duration;
 
+use super::PasteKeys;
 use crate::platform::session::DesktopSession;
+
+/// An X11 selection a paste may read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Selection {
+    Clipboard,
+    /// What xterm and rxvt paste on Shift+Insert (the last text selected).
+    Primary,
+}
+
+/// The selections one paste serves: always the clipboard, and PRIMARY too
+/// where the paste keys may read it (Shift+Insert on X11).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Selections {
+    pub primary: bool,
+}
+
+impl Selections {
+    pub fn for_keys(keys: PasteKeys, session: &DesktopSession) -> Self {
+        Self {
+            primary: keys == PasteKeys::ShiftInsert && *session == DesktopSession::X11,
+        }
+    }
+}
 
 /// Serves `text` as the clipboard while a paste happens.
 pub struct PasteWatch {
@@ -106,11 +130,11 @@ const WAYLAND_GRACE: Duration = Duration::from_millis(1000);
 impl PasteWatch {
     /// Takes the clipboard with `text`. Returns `None` when this platform
     /// cannot serve it directly: the caller then sets the clipboard itself.
-    pub fn serve(text: &str, session: &DesktopSession) -> Option<Self> {
+    pub fn serve(text: &str, session: &DesktopSession, selections: Selections) -> Option<Self> {
         #[cfg(desktop_linux)]
         {
             let server = match session {
-                DesktopSession::X11 => x11::start(text),
+                DesktopSession::X11 => x11::start(text, selections.primary),
                 DesktopSession::Wayland { .. } => wayland::start(text),
                 _ => return None,
             };
@@ -119,7 +143,7 @@ impl PasteWatch {
                 Err(e) => tracing::debug!("no clipboard server ({e}); using a timed paste"),
             }
         }
-        let _ = (text, session);
+        let _ = (text, session, selections);
         None
     }
 
@@ -141,10 +165,10 @@ impl PasteWatch {
     /// after it was given the text back, and the user's clipboard would be
     /// empty. Events reach that thread in order, so once it has answered this
     /// read with the text, no stale clear is left to wipe it.
-    pub fn holds(session: &DesktopSession, text: &str) -> bool {
+    pub fn holds(session: &DesktopSession, selection: Selection, text: &str) -> bool {
         #[cfg(desktop_linux)]
         if *session == DesktopSession::X11 {
-            return match x11::read(Duration::from_millis(500)) {
+            return match x11::read(selection, Duration::from_millis(500)) {
                 Ok(x11::Answer::Text(got)) => got == text,
                 Ok(x11::Answer::Large) => true,
                 Ok(x11::Answer::Nothing) => false,
@@ -154,7 +178,7 @@ impl PasteWatch {
                 }
             };
         }
-        let _ = (session, text);
+        let _ = (session, selection, text);
         true
     }
 

@@ -1,5 +1,5 @@
-//! X11: we own CLIPBOARD ourselves; a `SelectionRequest` for a text target
-//! is the target app reading the paste.
+//! X11: we own CLIPBOARD (and PRIMARY, for Shift+Insert) ourselves; a
+//! `SelectionRequest` for a text target is the target app reading the paste.
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -15,7 +15,7 @@ use x11rb::rust_connection::RustConnection;
 use x11rb::wrapper::ConnectionExt as _;
 use x11rb::CURRENT_TIME;
 
-use super::{ServeError, Server};
+use super::{Selection, ServeError, Server};
 
 /// A connection with a hidden 1×1 window of ours, to own or request selections.
 fn connect_with_window() -> Result<(RustConnection, Window), ServeError> {
@@ -48,11 +48,15 @@ fn intern(conn: &RustConnection, name: &str) -> Result<Atom, ServeError> {
         .atom)
 }
 
-/// Owns CLIPBOARD with our text, on a thread, until another owner takes it.
-pub fn start(text: &str) -> Result<Server, ServeError> {
+/// Owns CLIPBOARD (and PRIMARY with `primary`) with our text, on a thread,
+/// until other owners have taken them all.
+pub fn start(text: &str, primary: bool) -> Result<Server, ServeError> {
     let (conn, win) = connect_with_window()?;
     let atom = |name: &str| intern(&conn, name);
-    let clipboard = atom("CLIPBOARD")?;
+    let mut owned = vec![atom("CLIPBOARD")?];
+    if primary {
+        owned.push(AtomEnum::PRIMARY.into());
+    }
     let targets = atom("TARGETS")?;
     let text_targets = [
         atom("UTF8_STRING")?,
@@ -60,16 +64,18 @@ pub fn start(text: &str) -> Result<Server, ServeError> {
         atom("TEXT")?,
         AtomEnum::STRING.into(),
     ];
-    conn.set_selection_owner(win, clipboard, CURRENT_TIME)
-        .map_err(ServeError::protocol)?;
-    let owner = conn
-        .get_selection_owner(clipboard)
-        .map_err(ServeError::protocol)?
-        .reply()
-        .map_err(ServeError::protocol)?
-        .owner;
-    if owner != win {
-        return Err(ServeError::Refused);
+    for &selection in &owned {
+        conn.set_selection_owner(win, selection, CURRENT_TIME)
+            .map_err(ServeError::protocol)?;
+        let owner = conn
+            .get_selection_owner(selection)
+            .map_err(ServeError::protocol)?
+            .reply()
+            .map_err(ServeError::protocol)?
+            .owner;
+        if owner != win {
+            return Err(ServeError::Refused);
+        }
     }
     let (tx, consumed) = bounded(1);
     let stop = Arc::new(AtomicBool::new(false));
@@ -79,7 +85,8 @@ pub fn start(text: &str) -> Result<Server, ServeError> {
         .name("utter-paste".into())
         .spawn(move || {
             let mut notified = false;
-            // Serve until someone else owns the clipboard or we are told to stop.
+            let mut still_owned = owned.len();
+            // Serve until others own every selection or we are told to stop.
             while !thread_stop.load(Ordering::Relaxed) {
                 let event = match conn.poll_for_event() {
                     Ok(Some(e)) => e,
@@ -90,7 +97,12 @@ pub fn start(text: &str) -> Result<Server, ServeError> {
                     Err(_) => break,
                 };
                 match event {
-                    Event::SelectionClear(_) => break,
+                    Event::SelectionClear(_) => {
+                        still_owned -= 1;
+                        if still_owned == 0 {
+                            break;
+                        }
+                    }
                     Event::SelectionRequest(req) => {
                         let mut property = req.property;
                         if property == x11rb::NONE {
@@ -159,12 +171,15 @@ pub enum Answer {
     Nothing,
 }
 
-/// Asks the CLIPBOARD owner for its text, as a pasting app would.
-pub fn read(timeout: Duration) -> Result<Answer, ServeError> {
+/// Asks the selection's owner for its text, as a pasting app would.
+pub fn read(selection: Selection, timeout: Duration) -> Result<Answer, ServeError> {
     let (conn, win) = connect_with_window()?;
     let atom = |name: &str| intern(&conn, name);
     let (clipboard, utf8, incr, property) = (
-        atom("CLIPBOARD")?,
+        match selection {
+            Selection::Clipboard => atom("CLIPBOARD")?,
+            Selection::Primary => AtomEnum::PRIMARY.into(),
+        },
         atom("UTF8_STRING")?,
         atom("INCR")?,
         atom("UTTER_READ_BACK")?,
