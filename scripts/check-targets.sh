@@ -11,9 +11,7 @@
 # - std for a target: rustup's, when `rustup target add` put it there (CI does); otherwise
 #   it is built from source with `RUSTC_BOOTSTRAP=1 cargo -Zbuild-std`. The source is
 #   rustup's rust-src component when installed, else Debian's rust-src .deb of the same
-#   rustc version, fetched by its pinned pool URL and verified as scripts/vulkan-headers.sh
-#   does (the suite's InRelease with gpgv + debian-archive-keyring, then Packages.xz's
-#   sha256 from InRelease, then the .deb's sha256 from Packages), unpacked under
+#   rustc version, fetched and verified by scripts/rust-std-source.sh, unpacked under
 #   ~/.cache/utter and handed to cargo with `__CARGO_TESTS_ONLY_SRC_ROOT`.
 # - native code in build scripts is stood in for (these tools live in
 #   ~/.cache/utter/foreign-tools and write empty outputs): a C/C++ compiler and archiver
@@ -44,8 +42,6 @@ cache="${UTTER_CACHE_DIR:-$HOME/.cache/utter}"
 tools="$cache/foreign-tools"
 export CARGO_TARGET_DIR="${UTTER_FOREIGN_TARGET_DIR:-$cache/target-foreign}"
 export PATH="$HOME/.cargo/bin:$PATH"
-mirror="${DEBIAN_MIRROR:-https://deb.debian.org/debian}"
-keyring=/usr/share/keyrings/debian-archive-keyring.gpg
 
 prepare_only=false
 if [[ "${1:-}" == --prepare ]]; then
@@ -54,12 +50,6 @@ if [[ "${1:-}" == --prepare ]]; then
 fi
 targets=("$@")
 ((${#targets[@]})) || targets=(x86_64-pc-windows-gnu x86_64-pc-windows-msvc aarch64-apple-darwin x86_64-apple-darwin)
-
-# Debian's rust-src for each rustc version this script has been used with: the suite
-# whose signed index lists it, and its path in the archive pool.
-declare -A debian_rust_src=(
-  [1.95.0]="trixie-backports pool/main/r/rustc/rust-src_1.95.0+dfsg1-2~bpo13+1_all.deb"
-)
 
 SUDO=""
 [[ $(id -u) -ne 0 ]] && SUDO="sudo"
@@ -71,62 +61,7 @@ apt_install() {
 }
 
 sysroot="$(rustc --print sysroot)"
-rustc_version="$(rustc -V | awk '{print $2}')"
 has_std() { [[ -d "$sysroot/lib/rustlib/$1/lib" ]]; }
-
-# Prints the library source folder to build std from ("" when rustup's rust-src is there:
-# cargo finds that one by itself).
-library_source() {
-  if [[ -f "$sysroot/lib/rustlib/src/rust/library/Cargo.lock" ]]; then
-    return 0
-  fi
-  local dest="$cache/rust-src-$rustc_version"
-  local library="$dest/usr/src/rustc-$rustc_version/library"
-  if [[ -f "$dest/.complete" ]]; then
-    echo "$library"
-    return 0
-  fi
-  local pinned="${debian_rust_src[$rustc_version]:-}"
-  if [[ -z "$pinned" ]]; then
-    echo "error: no Debian rust-src is pinned for rustc $rustc_version: add it to debian_rust_src" \
-      "in $0 (look for rust-src in $mirror/dists/trixie-backports/main/binary-amd64/Packages.xz)," \
-      "or install rustup's: rustup component add rust-src" >&2
-    return 1
-  fi
-  [[ -f "$keyring" ]] || apt_install debian-archive-keyring gpgv \
-    || { echo "error: $keyring is needed to verify Debian's rust-src" >&2; return 1; }
-  local suite="${pinned%% *}" filename="${pinned#* }"
-  local work
-  work="$(mktemp -d)"
-  echo "==> std's source: Debian's $(basename "$filename") into $dest" >&2
-  (
-    set -euo pipefail
-    cd "$work"
-    curl -sSf -o InRelease "$mirror/dists/$suite/InRelease"
-    gpgv --keyring "$keyring" InRelease 2>/dev/null \
-      || { echo "error: the signature of $suite's InRelease did not verify" >&2; exit 1; }
-    curl -sSf -o Packages.xz "$mirror/dists/$suite/main/binary-amd64/Packages.xz"
-    index_sum="$(awk '$3 == "main/binary-amd64/Packages.xz" && length($1) == 64 {print $1; exit}' InRelease)"
-    echo "$index_sum  Packages.xz" | sha256sum -c --quiet
-    sha256="$(xz -dc Packages.xz | awk -v want="$filename" '
-      /^Filename: / { f = $2 }
-      /^SHA256: / { s = $2 }
-      /^$/ { if (f == want) { print s; exit } f = ""; s = "" }')"
-    [[ -n "$sha256" ]] || { echo "error: $filename is no longer in $suite's index" >&2; exit 1; }
-    curl -sSf -o pkg.deb "$mirror/$filename"
-    echo "$sha256  pkg.deb" | sha256sum -c --quiet
-    rm -rf "$dest.partial"
-    mkdir -p "$dest.partial"
-    dpkg-deb -x pkg.deb "$dest.partial"
-  ) || { rm -rf "$work"; return 1; }
-  rm -rf "$work"
-  [[ -f "$dest.partial/usr/src/rustc-$rustc_version/library/Cargo.lock" ]] \
-    || { echo "error: the .deb has no usr/src/rustc-$rustc_version/library" >&2; return 1; }
-  rm -rf "$dest"
-  mv "$dest.partial" "$dest"
-  touch "$dest/.complete"
-  echo "$library"
-}
 
 # The stand-ins. One script answers as every tool: it writes each output file it is asked
 # for, empty, and prints nothing (a C preprocessor run then yields nothing).
@@ -192,7 +127,7 @@ write_tools
 src_root=""
 for target in "${targets[@]}"; do
   if ! has_std "$target"; then
-    src_root="$(library_source)"
+    src_root="$(bash scripts/rust-std-source.sh)"
     break
   fi
 done
