@@ -47,8 +47,10 @@ pub struct Profile {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[ts(optional, type = "string")]
     pub language: Option<Language>,
-    /// Words for this app, read before the settings' vocabulary.
+    /// Words for this app, read before the settings' vocabulary (absent
+    /// from the file when empty).
     #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[ts(as = "Option<Vec<String>>", optional)]
     pub vocabulary: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     #[ts(optional)]

@@ -19,23 +19,12 @@ import type {
   Model,
   PackagedRow,
   Quant,
-  RecentApp,
   Settings,
   Status,
   UpdateInfo,
   UseFor,
 } from './types';
-import type { Commands as GeneratedCommands } from './generated/commands';
-
-/** The commands' signatures. Until commands.ts is written again with issue 31's types,
- *  `recent_apps` and the settings commands (with `microphone` and `profiles`) are spelled here,
- *  as types.ts spells Settings; the same types as the generated ones then, and this goes back
- *  to a plain import. */
-type Commands = Omit<GeneratedCommands, 'get_settings' | 'save_settings' | 'recent_apps'> & {
-  get_settings: { args: Record<string, never>; result: Settings };
-  save_settings: { args: { settings: Settings }; result: Settings };
-  recent_apps: { args: Record<string, never>; result: RecentApp[] };
-};
+import type { Commands } from './generated/commands';
 
 export type { UnlistenFn };
 

@@ -84,7 +84,7 @@ export function normalizeProfiles(profiles: Profile[] | undefined): Profile[] {
  *  nothing unset), so an unchanged list saves as it was read. */
 export function profilesForSave(profiles: Profile[]): Profile[] {
   return normalizeProfiles(profiles).map((p) => {
-    if (p.vocabulary.length > 0) return p;
+    if ((p.vocabulary ?? []).length > 0) return p;
     const { vocabulary: _empty, ...rest } = p;
     return rest as Profile;
   });

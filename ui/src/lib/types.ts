@@ -30,52 +30,11 @@ export type { DownloadState } from './generated/DownloadState';
 export type { DownloadUpdate } from './generated/DownloadUpdate';
 export type { CatalogRow } from './generated/CatalogRow';
 
-// Issue 31's types, spelled here until `cargo test` writes them into ./generated/ (MicMode,
-// Profile, RecentApp, and Settings and DictationEvent with them): the shapes of
-// crates/core/src/{settings.rs, profiles.rs, app/recent_apps.rs, dictation/events.rs}. Written so
-// that they agree with the generated files once those exist; then this block becomes
-// re-exports again (`Settings` and `Stamped as DictationEvent` from ./generated/).
-import type { OutputMethod } from './generated/OutputMethod';
-import type { PasteKeys } from './generated/PasteKeys';
-import type { Settings as GeneratedSettings } from './generated/Settings';
-import type { Stamped } from './generated/Stamped';
-
-/** Ready: open while dictation is on (nothing said at the press is lost); on_press: opened at each press. */
-export type MicMode = 'ready' | 'on_press';
-
-/** One app's (or family of apps') overrides; an unset field is absent and keeps the settings. */
-export interface Profile {
-  name: string;
-  /** Case-insensitive globs against the focused app's names. */
-  apps: string[];
-  output?: OutputMethod;
-  pasteKeys?: PasteKeys;
-  trailingSpace?: boolean;
-  /** false: a final period is left off (chat apps). */
-  finalPeriod?: boolean;
-  /** "auto" or a language code. */
-  language?: string;
-  /** Absent when empty. */
-  vocabulary: string[];
-  spokenPunctuation?: boolean;
-  cleanUp?: boolean;
-}
-
-/** An app dictated into lately, and the profile its last dictation followed. */
-export interface RecentApp {
-  app: string;
-  profile: string | null;
-}
-
-export type Settings = Omit<GeneratedSettings, 'microphone' | 'profiles'> & { microphone: MicMode; profiles: Profile[] };
-
-/** A dictation event; `partial_text` carries the words so far, settled and tentative. */
-export type DictationEvent =
-  | Exclude<Stamped, { event: 'partial_text' | 'recording_started' }>
-  | ({ t_ms: number } & (
-      | { event: 'partial_text'; id: number; settled: string; tentative: string }
-      | { event: 'recording_started'; id: number; audio_path: string; app?: string; profile?: string }
-    ));
+export type { Settings } from './generated/Settings';
+export type { Stamped as DictationEvent } from './generated/Stamped';
+export type { MicMode } from './generated/MicMode';
+export type { Profile } from './generated/Profile';
+export type { RecentApp } from './generated/RecentApp';
 
 import type { Quant } from './generated/Quant';
 

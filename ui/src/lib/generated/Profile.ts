@@ -21,6 +21,7 @@ finalPeriod?: boolean,
  */
 language?: string, 
 /**
- * Words for this app, read before the settings' vocabulary.
+ * Words for this app, read before the settings' vocabulary (absent
+ * from the file when empty).
  */
-vocabulary: Array<string>, spokenPunctuation?: boolean, cleanUp?: boolean, };
+vocabulary?: Array<string>, spokenPunctuation?: boolean, cleanUp?: boolean, };

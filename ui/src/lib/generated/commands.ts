@@ -10,6 +10,7 @@ import type { InputDevice } from './InputDevice';
 import type { ModelSummary } from './ModelSummary';
 import type { PackagedRow } from './PackagedRow';
 import type { Quant } from './Quant';
+import type { RecentApp } from './RecentApp';
 import type { Settings } from './Settings';
 import type { Status } from './Status';
 import type { UpdateInfo } from './UpdateInfo';
@@ -21,6 +22,7 @@ export interface Commands {
   get_status: { args: Record<string, never>; result: Status };
   get_settings: { args: Record<string, never>; result: Settings };
   save_settings: { args: { settings: Settings }; result: Settings };
+  recent_apps: { args: Record<string, never>; result: RecentApp[] };
   dismiss_notice: { args: Record<string, never>; result: void };
   start_dictation: { args: Record<string, never>; result: void };
   stop_dictation: { args: Record<string, never>; result: void };
