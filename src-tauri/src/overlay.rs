@@ -14,7 +14,8 @@ const LABEL: &str = "overlay";
 fn create(app: &AppHandle) -> tauri::Result<WebviewWindow> {
     WebviewWindowBuilder::new(app, LABEL, WebviewUrl::App("overlay.html".into()))
         .title("Utter overlay")
-        .inner_size(220.0, 56.0)
+        // Wide enough for two lines of live text (~45 characters each).
+        .inner_size(400.0, 56.0)
         .decorations(false)
         .transparent(true)
         .always_on_top(true)

