@@ -7,7 +7,7 @@ ready (`--mic ready`, the default).
 
 1. Opening latency: `utter dictate --mic on-press` logs, at each press, how
    long after it began opening the device its first sample was captured
-   (`first_sample_ms`); 20 presses.
+   (`first_sample_ms`), at each of its presses.
 2. The first word: each LibriVox clip, trimmed of its leading silence, is
    played so that its first sound reaches the virtual microphone at the
    instant of the press (the delay from starting the player to the sound
@@ -73,7 +73,7 @@ def main():
         # 1. Opening latency, from the on-press mode's log.
         log = open(desktop.path("on-press.log"), "w")
         on_press = Dictate(desktop, UTTER, "ctrl+shift+F7", ["--mic", "on-press"],
-                           env={"RUST_LOG": "utter_core::audio=info"}, stderr=log)
+                           env={"UTTER_LOG": "utter_core::audio=info", "NO_COLOR": "1"}, stderr=log)
         ready = Dictate(desktop, UTTER, "ctrl+shift+F8", ["--mic", "ready"])
         time.sleep(1)
         # Calibrate the player's delay on the ready mode.
@@ -94,7 +94,7 @@ def main():
                 results[name].append(ok)
                 report.append(f"{name:8} round {r}: {'ok ' if ok else 'LOST'} {ref[0]!r} → {' '.join(got[:4])!r}")
         log.close()
-        firsts = [float(m) for m in re.findall(r'first_sample_ms="?([\d.]+)', open(desktop.path("on-press.log")).read())]
+        firsts = [float(m) for m in re.findall(r'first_sample_ms\S*?=\S*?"?([\d.]+)', open(desktop.path("on-press.log")).read())]
         print("\n".join(report), file=sys.stderr)
         print(f"player → microphone delay (calibrated): {latency * 1000:.0f} ms\n")
         if firsts:

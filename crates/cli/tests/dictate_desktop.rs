@@ -2254,8 +2254,11 @@ fn with_default_settings_the_first_and_last_words_survive_speech_at_the_press_an
     eprintln!("paplay → mic: {latency_ms:.0} ms");
 
     let mut report = Vec::new();
+    // Clip 2 is left out: whisper tiny.en reads its opening "unless" as "one
+    // less" or "not lest" now and then even with all of its audio (a misheard
+    // word, not a clipped one; tests/bench/first_word.py).
     for take in 0..10 {
-        let i = take % 5;
+        let i = [0, 1, 3, 4][take % 4];
         let (file, first, last) = trimmed_clip(d, i);
         let mut player = d
             .cmd("paplay")
