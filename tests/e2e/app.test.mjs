@@ -70,6 +70,12 @@ test('a changed setting persists across a restart', async () => {
   }
 });
 
+/** Clicks through the DOM: the page's sticky save bar can lie over an element that
+ *  WebDriver's pointer click would then refuse ("element click intercepted"). */
+async function jsClick(browser, element) {
+  await browser.execute((el) => el.click(), element);
+}
+
 test('Settings → Apps lists the built-in terminal profiles, and an edited one is saved and shown after a restart', async () => {
   const dirs = appDirs(d, 'apps');
   const BUILT_IN = ['X terminals (Shift+Insert)', 'Terminals (Ctrl+Shift+V)'];
@@ -86,13 +92,16 @@ test('Settings → Apps lists the built-in terminal profiles, and an edited one 
 
     const terminals = await app.browser.$('[data-testid="profile"][data-index="1"]');
     await terminals.scrollIntoView();
-    await (await terminals.$('summary')).click();
+    await jsClick(app.browser, await terminals.$('summary'));
     const input = await terminals.$('[data-testid="profile-app-input"]');
     await input.waitForDisplayed();
     await input.setValue('cool-retro-term');
-    await (await terminals.$('[data-testid="profile-app-add"]')).click();
-    await (await terminals.$('[data-testid="profile-final-period"]')).selectByAttribute('value', 'off');
-    await (await byTestId(app.browser, 'settings-save')).click();
+    await jsClick(app.browser, await terminals.$('[data-testid="profile-app-add"]'));
+    await app.browser.execute((el) => {
+      el.value = 'off';
+      el.dispatchEvent(new Event('change', { bubbles: true }));
+    }, await terminals.$('[data-testid="profile-final-period"]'));
+    await jsClick(app.browser, await byTestId(app.browser, 'settings-save'));
     await waitFor('settings.json to hold the edited profile', () => {
       if (!existsSync(settingsFile)) return false;
       const profiles = JSON.parse(readFileSync(settingsFile, 'utf8')).profiles ?? [];
@@ -207,6 +216,58 @@ test('hotkey dictation with the app running pastes into another window and lands
     await item.waitForDisplayed({ timeout: 10000 });
     const shown = await (await item.$('[data-testid="history-text"]')).getText();
     assert.equal(shown.trim(), pasted);
+  } finally {
+    zenity.close();
+    await app.close();
+  }
+});
+
+test('live text: during a 25 s dictation Home and the overlay show the words before the release', async () => {
+  const dirs = appDirs(d, 'live');
+  const ids = Object.keys(librivoxTruth());
+  // About 25 s: the five clips, each followed by the pause a person makes between sentences.
+  const padded = ids.map((id, i) => {
+    const out = join(d.root, `live-${i}.wav`);
+    d.run('sox', [join(LIBRIVOX, `${id}.wav`), out, 'pad', '0', '0.7']);
+    return out;
+  });
+  const speech = join(d.root, 'live-speech.wav');
+  d.run('sox', [...padded, speech]);
+  const app = await launch(d, dirs);
+  const zenity = pasteTarget(d, 'LiveTarget');
+  try {
+    await waitReady(app.browser);
+    await zenity.focus();
+    d.xdotool('keydown', 'ctrl+shift+space');
+    await waitFor('recording', async () => (await homeState(app.browser)) === 'recording', 5000, 50);
+    const player = d.start('paplay', ['--latency-msec=200', '--device=vmic_sink', speech]);
+    const words = (text) => text.trim().split(/\s+/).filter(Boolean);
+    const liveOn = async (testid) => {
+      const el = await app.browser.$(`[data-testid="${testid}"]`);
+      return (await el.isExisting()) && words(await el.getText()).length >= 4 ? await el.getText() : null;
+    };
+    const home = await waitFor('words on Home while speaking', () => liveOn('live-text'), 30000, 200);
+    // The overlay is a window of its own: look for it among the webviews.
+    const main = await app.browser.getWindowHandle();
+    let overlay = null;
+    for (const handle of await app.browser.getWindowHandles()) {
+      if (handle === main) continue;
+      await app.browser.switchToWindow(handle);
+      if (await (await app.browser.$('[data-testid="overlay"]')).isExisting()) {
+        overlay = await waitFor('words in the overlay while speaking', () => liveOn('overlay-live-text'), 20000, 200);
+        break;
+      }
+    }
+    await app.browser.switchToWindow(main);
+    assert.equal(player.exitCode, null, 'the words came while the user was still speaking');
+    assert.ok(overlay, 'the overlay window showed the live text');
+    await waitFor('the speech played', () => player.exitCode !== null, 60000, 200);
+    d.xdotool('keyup', 'ctrl+shift+space');
+    await waitFor('idle again', async () => (await homeState(app.browser)) === 'idle', 60000, 100);
+    const pasted = words(await zenity.submit()).map((w) => w.toLowerCase().replace(/[^\w']/g, ''));
+    const shown = words(home).map((w) => w.toLowerCase().replace(/[^\w']/g, ''));
+    // What Home showed early on begins the text that was pasted (give or take the last, tentative words).
+    assert.deepEqual(pasted.slice(0, 2), shown.slice(0, 2), `live "${home}" vs pasted "${pasted.join(' ')}"`);
   } finally {
     zenity.close();
     await app.close();
