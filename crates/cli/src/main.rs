@@ -8,6 +8,7 @@ mod dictate_cmd;
 mod doctor_cmd;
 mod hints;
 mod models_cmd;
+mod rewrite_cmd;
 mod text_args;
 mod transcribe_cmd;
 
@@ -66,6 +67,9 @@ enum Command {
     /// What works in this session (hotkey, paste, type, clipboard, microphone,
     /// model, GPU) and what to do about what does not
     Doctor,
+    /// Rewrite text from standard input with a language model (clean-up, formal, email...);
+    /// the text comes out as given, exit status 3, when the model fails or is too slow
+    Rewrite(rewrite_cmd::RewriteArgs),
 }
 
 fn init_logging(verbose: u8) {
@@ -106,6 +110,7 @@ fn main() -> ExitCode {
         Command::Devices { compute } => dictate_cmd::devices(compute),
         Command::Ptt { command } => dictate_cmd::ptt(&command),
         Command::Doctor => doctor_cmd::run(&store),
+        Command::Rewrite(args) => rewrite_cmd::run(args),
     };
     match result {
         Ok(code) => code,
