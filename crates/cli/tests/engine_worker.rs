@@ -110,6 +110,22 @@ fn a_file_whose_worker_is_killed_mid_file_gets_the_same_transcript() {
     );
 }
 
+/// The worker's name once it has named itself: pgrep finds it by its
+/// arguments the moment it is exec'd, a little before its first lines rename it.
+fn eventual_name(pid: u32, expected: &str) -> String {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let name = std::fs::read_to_string(format!("/proc/{pid}/comm"))
+            .unwrap_or_default()
+            .trim()
+            .to_string();
+        if name == expected || Instant::now() > deadline {
+            return name;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
 fn child_running(child: &Child) -> bool {
     alive(child.id())
 }
@@ -118,8 +134,11 @@ fn child_running(child: &Child) -> bool {
 fn killing_the_parent_with_sigkill_leaves_no_worker_behind() {
     let mut child = transcribe_long(&[]);
     let mut workers = wait_for_workers(&child, 1);
-    let name = std::fs::read_to_string(format!("/proc/{}/comm", workers[0])).unwrap();
-    assert_eq!(name.trim(), "utter-engine", "named for ps and top");
+    assert_eq!(
+        eventual_name(workers[0], "utter-engine"),
+        "utter-engine",
+        "named for ps and top"
+    );
     let deadline = Instant::now() + Duration::from_secs(30);
     let detectors = loop {
         let found = common::vad_workers(child.id());
@@ -129,8 +148,7 @@ fn killing_the_parent_with_sigkill_leaves_no_worker_behind() {
         std::thread::sleep(Duration::from_millis(20));
     };
     assert_eq!(detectors.len(), 1, "the voice detector has its own worker");
-    let name = std::fs::read_to_string(format!("/proc/{}/comm", detectors[0])).unwrap();
-    assert_eq!(name.trim(), "utter-vad");
+    assert_eq!(eventual_name(detectors[0], "utter-vad"), "utter-vad");
     workers.extend(detectors);
     std::thread::sleep(Duration::from_millis(500)); // mid-run
     child.kill().unwrap(); // SIGKILL: no chance to clean up
