@@ -8,6 +8,7 @@ use std::time::Duration;
 use tauri::ipc::Response;
 use tauri::{AppHandle, Manager, State};
 use tauri_plugin_autostart::ManagerExt;
+use utter_core::app::ai::RewriteTest;
 use utter_core::app::recent_apps::RecentApp;
 use utter_core::app::{
     App, AppError, CatalogRow, FileJob, ModelSummary, PackagedRow, Status, UseFor,
@@ -19,6 +20,7 @@ use utter_core::export::Format;
 use utter_core::history::Entry;
 use utter_core::models::Quant;
 use utter_core::settings::Settings;
+use utter_rewrite::{Mode, ProviderConfig, ProviderInfo, ProviderKind};
 
 use crate::error::CommandError;
 
@@ -59,6 +61,53 @@ pub async fn save_settings(app: AppHandle, settings: Settings) -> Result<Setting
         result.map_err(CommandError::Autostart)?;
     }
     Ok(saved)
+}
+
+/// Settings → AI: every provider, local ones first.
+#[tauri::command]
+pub fn rewrite_providers(core: State<App>) -> Vec<ProviderInfo> {
+    core.rewrite_providers()
+}
+
+/// Settings → AI: the built-in modes and their prompts.
+#[tauri::command]
+pub fn rewrite_built_in_modes(core: State<App>) -> Vec<Mode> {
+    core.rewrite_built_in_modes()
+}
+
+/// Where dictated text would go with this provider, in words.
+#[tauri::command]
+pub fn rewrite_destination(core: State<App>, provider: ProviderConfig) -> String {
+    core.rewrite_destination(&provider)
+}
+
+/// The test button: one call with the test sentence and its round-trip time.
+#[tauri::command]
+pub async fn rewrite_test(app: AppHandle, provider: ProviderConfig) -> Result<RewriteTest> {
+    blocking(&app, move |core| core.rewrite_test(&provider)).await
+}
+
+/// The models the server lists.
+#[tauri::command]
+pub async fn rewrite_models(app: AppHandle, provider: ProviderConfig) -> Result<Vec<String>> {
+    blocking(&app, move |core| core.rewrite_models(&provider)).await
+}
+
+/// Whether an API key for this provider is in the system keychain.
+#[tauri::command]
+pub async fn api_key_saved(app: AppHandle, kind: ProviderKind) -> Result<bool> {
+    blocking(&app, move |core| core.api_key_saved(kind)).await
+}
+
+/// Saves the key in the system keychain (never in the settings file).
+#[tauri::command]
+pub async fn save_api_key(app: AppHandle, kind: ProviderKind, key: String) -> Result<()> {
+    blocking(&app, move |core| core.save_api_key(kind, &key)).await
+}
+
+#[tauri::command]
+pub async fn delete_api_key(app: AppHandle, kind: ProviderKind) -> Result<bool> {
+    blocking(&app, move |core| core.delete_api_key(kind)).await
 }
 
 /// The apps dictated into lately, newest first, each with the profile it got

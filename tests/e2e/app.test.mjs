@@ -132,6 +132,142 @@ test('Settings → Apps lists the built-in terminal profiles, and an edited one 
   }
 });
 
+/** Sets a field's value through the DOM and sends the event the page listens for (`input`
+ *  for text fields, `change` for selects): the save bar can lie over the controls. */
+async function setField(browser, element, value, event = 'input') {
+  await browser.execute(
+    (el, v, type) => {
+      el.value = v;
+      el.dispatchEvent(new Event(type, { bubbles: true }));
+    },
+    element,
+    value,
+    event,
+  );
+}
+
+/** An OpenAI-compatible server on loopback, as llama.cpp's `llama-server` answers: `GET /v1/models`,
+ *  and `POST /v1/chat/completions` with `stream: true` as server-sent events. Records each request. */
+async function chatServer() {
+  const { createServer: createHttpServer } = await import('node:http');
+  const requests = [];
+  const server = createHttpServer((req, res) => {
+    let body = '';
+    req.on('data', (b) => (body += b));
+    req.on('end', () => {
+      requests.push({ method: req.method, url: req.url, body, authorization: req.headers.authorization ?? null });
+      if (req.method === 'GET' && req.url === '/v1/models') {
+        res.writeHead(200, { 'Content-Type': 'application/json' });
+        res.end(JSON.stringify({ object: 'list', data: [{ id: 'loopback-model' }] }));
+        return;
+      }
+      if (req.method === 'POST' && req.url === '/v1/chat/completions') {
+        let request;
+        try {
+          request = JSON.parse(body);
+        } catch {
+          request = null;
+        }
+        if (!request || request.stream !== true) {
+          res.writeHead(400, { 'Content-Type': 'application/json' });
+          res.end(JSON.stringify({ error: { message: 'this test server only streams' } }));
+          return;
+        }
+        res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache' });
+        for (const content of ['So this is ', 'a quick test ', 'of the rewrite.']) {
+          res.write(`data: ${JSON.stringify({ model: request.model, choices: [{ index: 0, delta: { content }, finish_reason: null }] })}\n\n`);
+        }
+        res.write(`data: ${JSON.stringify({ model: request.model, choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] })}\n\n`);
+        res.end('data: [DONE]\n\n');
+        return;
+      }
+      res.writeHead(404).end();
+    });
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { base: `http://127.0.0.1:${server.address().port}/v1`, requests, stop: () => server.close() };
+}
+
+test('Settings → AI: a llama.cpp server on loopback lists its models, answers the test, and is saved on', async () => {
+  const dirs = appDirs(d, 'ai');
+  const server = await chatServer();
+  const settingsFile = join(dirs.config, 'settings.json');
+  // Loopback never goes through a proxy the machine may have.
+  const env = { NO_PROXY: '127.0.0.1,localhost', no_proxy: '127.0.0.1,localhost' };
+  let app = await launch(d, dirs, { env });
+  try {
+    await waitReady(app.browser);
+    await nav(app.browser, 'settings');
+    await (await byTestId(app.browser, 'ai-section')).waitForExist({ timeout: 10000 });
+    // The providers come from the shell (rewrite_providers).
+    await waitFor('the providers', async () => (await attrs(app.browser, '[data-testid="ai-provider"] option', 'value')).includes('llama-cpp'));
+    assert.equal(await (await byTestId(app.browser, 'ai-enabled')).isSelected(), false, 'off by default');
+
+    const provider = await byTestId(app.browser, 'ai-provider');
+    await provider.scrollIntoView();
+    await setField(app.browser, provider, 'llama-cpp', 'change');
+    const baseUrl = await byTestId(app.browser, 'ai-base-url');
+    await waitFor('the llama.cpp address as placeholder', async () => (await baseUrl.getAttribute('placeholder')) === 'http://localhost:8080/v1');
+    await setField(app.browser, baseUrl, server.base);
+    await setField(app.browser, await byTestId(app.browser, 'ai-budget'), '10');
+
+    await jsClick(app.browser, await byTestId(app.browser, 'ai-list-models'));
+    const choices = await byTestId(app.browser, 'ai-model-choices');
+    await choices.waitForExist({ timeout: 10000 });
+    assert.deepEqual(await attrs(app.browser, '[data-testid="ai-model-choices"] option', 'value'), ['', 'loopback-model']);
+    await setField(app.browser, choices, 'loopback-model', 'change');
+    await waitFor('the model chosen', async () => (await (await byTestId(app.browser, 'ai-model')).getValue()) === 'loopback-model');
+
+    await jsClick(app.browser, await byTestId(app.browser, 'ai-test'));
+    const time = await byTestId(app.browser, 'ai-test-time');
+    await time.waitForExist({ timeout: 20000 });
+    assert.match(await time.getText(), /^Answered in \d+ ms, first words after \d+ ms$/);
+    assert.equal((await (await byTestId(app.browser, 'ai-test-text')).getText()).trim(), 'So this is a quick test of the rewrite.');
+    const chat = server.requests.find((r) => r.method === 'POST' && r.url === '/v1/chat/completions');
+    assert.ok(chat, `the test reached the server: ${JSON.stringify(server.requests.map((r) => `${r.method} ${r.url}`))}`);
+    const sent = JSON.parse(chat.body);
+    assert.equal(sent.model, 'loopback-model');
+    assert.equal(sent.stream, true);
+    assert.equal(chat.authorization, null, 'a server on this computer never gets a key');
+
+    // Turning it on says where the words go and waits for the yes.
+    await jsClick(app.browser, await byTestId(app.browser, 'ai-enabled'));
+    const destination = await byTestId(app.browser, 'ai-destination');
+    await destination.waitForExist({ timeout: 10000 });
+    assert.match(await destination.getText(), /a server on this computer; it does not leave this computer/);
+    const yes = await byTestId(app.browser, 'ai-confirm-on');
+    await waitFor('the yes button', () => yes.isEnabled());
+    await jsClick(app.browser, yes);
+    await waitFor('rewriting on', async () => (await byTestId(app.browser, 'ai-enabled')).isSelected());
+    await jsClick(app.browser, await byTestId(app.browser, 'settings-save'));
+    const expected = { kind: 'llama-cpp', baseUrl: server.base, model: 'loopback-model', timeBudgetMs: 10000 };
+    await waitFor('settings.json to hold the AI settings', () => {
+      if (!existsSync(settingsFile)) return false;
+      const rewrite = JSON.parse(readFileSync(settingsFile, 'utf8')).rewrite;
+      return rewrite?.enabled === true && Object.entries(expected).every(([k, v]) => rewrite.provider?.[k] === v);
+    });
+    const shown = (await invoke(app.browser, 'get_settings')).rewrite;
+    assert.deepEqual(shown.provider, expected);
+    assert.equal(shown.mode, 'clean-up');
+  } finally {
+    await app.close();
+  }
+  // A restart loads them: the page shows rewriting on with the chosen server and model.
+  app = await launch(d, dirs, { env });
+  try {
+    await waitReady(app.browser);
+    await nav(app.browser, 'settings');
+    await (await byTestId(app.browser, 'ai-section')).waitForExist({ timeout: 10000 });
+    await waitFor('the saved model', async () => (await (await byTestId(app.browser, 'ai-model')).getValue()) === 'loopback-model');
+    assert.equal(await (await byTestId(app.browser, 'ai-enabled')).isSelected(), true);
+    assert.equal(await (await byTestId(app.browser, 'ai-provider')).getValue(), 'llama-cpp');
+    assert.equal(await (await byTestId(app.browser, 'ai-base-url')).getValue(), server.base);
+  } finally {
+    server.stop();
+    await app.close();
+  }
+});
+
 test('a corrupt settings file: the app starts on defaults and says so', async () => {
   const dirs = appDirs(d, 'corrupt');
   writeFileSync(join(dirs.config, 'settings.json'), '{"hotkey": "ctrl+shift+space", "mode": ');

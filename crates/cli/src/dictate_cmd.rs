@@ -25,6 +25,7 @@ use utter_core::setup::{self, Degraded, SetupError, WireError};
 use crate::text_args::TextArgs;
 use crate::{exit, hints};
 use utter_core::postprocess::TextRulesConfig;
+use utter_rewrite::{ProviderConfig, ProviderKind, RewriteConfig};
 
 #[derive(Clone, Copy, ValueEnum)]
 enum EventFormat {
@@ -116,6 +117,66 @@ pub struct DictateArgs {
     unload_idle: u64,
     #[command(flatten)]
     text: TextArgs,
+    #[command(flatten)]
+    rewrite: DictateRewriteArgs,
+}
+
+/// The AI step after each dictation (off unless `--rewrite` is given).
+#[derive(Args)]
+struct DictateRewriteArgs {
+    /// Rewrite each dictation with a language model in this mode: clean-up, formal, email,
+    /// bullet-list or code-comment. When the model fails or is too slow the text is
+    /// delivered as dictated, with a notice
+    #[arg(long, value_name = "MODE")]
+    rewrite: Option<String>,
+    /// The rewrite's server: ollama, lm-studio, llama-cpp, vllm (local, no key), openai,
+    /// openrouter, groq, anthropic (the key from the system keychain), or custom
+    #[arg(long, value_name = "PROVIDER", default_value = "ollama", value_parser = parse_value::<ProviderKind>)]
+    rewrite_provider: ProviderKind,
+    /// The rewrite server's address [default: the provider's usual one]
+    #[arg(long, value_name = "URL")]
+    rewrite_url: Option<String>,
+    /// The model name the rewrite server knows (needed with --rewrite)
+    #[arg(long, value_name = "NAME")]
+    rewrite_model: Option<String>,
+    /// The longest wait for the model's answer, in ms
+    #[arg(long, value_name = "MS", default_value_t = utter_rewrite::DEFAULT_TIME_BUDGET_MS)]
+    rewrite_budget_ms: u32,
+    /// AI command mode: select text in any app, hold this key (e.g. ctrl+shift+e) and say
+    /// what to do with it; the model's answer replaces the selection. Uses the --rewrite-*
+    /// server; without --rewrite, dictations are not rewritten
+    #[arg(long, value_name = "KEY")]
+    command_key: Option<String>,
+}
+
+impl DictateRewriteArgs {
+    /// The settings' `rewrite`: on, with this provider, when `--rewrite` is given.
+    fn config(&self) -> Result<RewriteConfig, String> {
+        let mode = match (&self.rewrite, &self.command_key) {
+            (Some(mode), _) => mode.clone(),
+            (None, Some(_)) => "off".to_string(),
+            (None, None) => return Ok(RewriteConfig::default()),
+        };
+        let config = RewriteConfig {
+            enabled: true, // asked for on the command line
+            provider: ProviderConfig {
+                kind: self.rewrite_provider,
+                base_url: self.rewrite_url.clone(),
+                model: self.rewrite_model.clone().unwrap_or_default(),
+                time_budget_ms: self.rewrite_budget_ms,
+            },
+            mode,
+            ..RewriteConfig::default()
+        };
+        config.validate().map_err(|e| match e {
+            utter_rewrite::ConfigError::NoModel => {
+                "--rewrite and --command-key need --rewrite-model NAME (the model the server knows)"
+                    .to_string()
+            }
+            e => format!("--rewrite: {e}"),
+        })?;
+        Ok(config)
+    }
 }
 
 pub fn run(store: &ModelStore, args: DictateArgs) -> Result<ExitCode> {
@@ -127,10 +188,19 @@ pub fn run(store: &ModelStore, args: DictateArgs) -> Result<ExitCode> {
         &args.cancel_key,
         args.paste_last_key.as_deref(),
         args.mode,
-    ) {
+    )
+    .and_then(|b| b.with_command(args.rewrite.command_key.as_deref()))
+    {
         hints::print_error(&e);
         return Ok(ExitCode::from(exit::USAGE));
     }
+    let rewrite = match args.rewrite.config() {
+        Ok(rewrite) => rewrite,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Ok(ExitCode::from(exit::USAGE));
+        }
+    };
     let profiles = match (&args.profile_file, args.no_profiles) {
         (Some(file), _) => match ProfileSet::load(file) {
             Ok(profiles) => profiles,
@@ -145,14 +215,14 @@ pub fn run(store: &ModelStore, args: DictateArgs) -> Result<ExitCode> {
     let store = store.clone();
     // The main thread runs the platform's event loop (hotkeys on Windows and
     // macOS need it); the dictation service runs on a worker thread.
-    main_loop::run(move |main| dictate(&store, args, text, profiles, main))
+    main_loop::run(move |main| dictate(&store, args, text, (profiles, rewrite), main))
 }
 
 fn dictate(
     store: &ModelStore,
     args: DictateArgs,
     (vocabulary, text_rules): (Vec<String>, TextRulesConfig),
-    profiles: Vec<Profile>,
+    (profiles, rewrite): (Vec<Profile>, RewriteConfig),
     main: MainThread,
 ) -> Result<ExitCode> {
     let settings = Settings {
@@ -170,6 +240,8 @@ fn dictate(
         profiles,
         vocabulary,
         text_rules,
+        rewrite,
+        command_key: args.rewrite.command_key.clone(),
         ..Settings::default()
     };
     let engine_options = EngineOptions {
@@ -211,6 +283,18 @@ fn dictate(
         .then(|| vocabulary_ignored(&prepared.models.model_name))
         .into_iter()
         .collect();
+
+    if let Some(step) = &prepared.config.rewrite {
+        let command = match &prepared.config.command_key {
+            Some(key) => format!("; hold {key} over selected text to say what to do with it"),
+            None => String::new(),
+        };
+        notices.push(format!(
+            "AI rewrite on ({} mode{command}). {}",
+            step.mode(),
+            settings.rewrite.provider.destination()
+        ));
+    }
 
     // `utter ptt` reaches this dictation, whether or not hotkeys work here.
     let ptt = PttServer::start()

@@ -82,6 +82,13 @@ pub fn run(store: &ModelStore) -> Result<ExitCode> {
         },
     ));
 
+    // The app's AI settings: the same provider its dictations would use.
+    let settings = utter_core::settings::peek(&utter_core::paths::settings_file());
+    list.push(Capability::new(
+        "rewrite",
+        settings.and_then(|s| utter_core::dictation::rewrite_step::check(&s.rewrite)),
+    ));
+
     for c in &list {
         let mark = if c.ok { "ok " } else { "no " };
         out!("{mark} {:<11} {}", c.name, c.detail);

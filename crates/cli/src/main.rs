@@ -59,9 +59,10 @@ enum Command {
     #[command(subcommand)]
     Models(models_cmd::ModelsCommand),
     /// Drive the running dictation (`utter dictate` or the app) from a
-    /// compositor key binding: press, release, toggle, start, stop, cancel
+    /// compositor key binding: press, release, toggle, start, stop, cancel; command-press and
+    /// command-release hold AI command mode's key
     Ptt {
-        #[arg(value_parser = ["press", "release", "toggle", "start", "stop", "cancel"])]
+        #[arg(value_parser = ["press", "release", "toggle", "start", "stop", "cancel", "command-press", "command-release"])]
         command: String,
     },
     /// What works in this session (hotkey, paste, type, clipboard, microphone,

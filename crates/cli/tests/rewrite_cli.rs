@@ -90,3 +90,60 @@ fn a_slow_server_past_the_budget_gives_the_text_back_in_time() {
     assert_eq!(out.status.code(), Some(3));
     assert_eq!(String::from_utf8_lossy(&out.stdout), format!("{SAID}\n"));
 }
+
+/// `utter doctor` with the app's settings (a private config folder): the
+/// rewrite line says whether the configured server answers, and how fast.
+fn doctor_rewrite_line(rewrite: serde_json::Value) -> String {
+    let config = tempfile::tempdir().unwrap();
+    let dir = config.path().join("utter");
+    std::fs::create_dir_all(&dir).unwrap();
+    let settings = serde_json::json!({ "version": 2, "rewrite": rewrite });
+    std::fs::write(dir.join("settings.json"), settings.to_string()).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_utter"))
+        .arg("doctor")
+        .env("UTTER_CONFIG_DIR", &dir)
+        .env_remove("DISPLAY")
+        .env_remove("WAYLAND_DISPLAY")
+        .output()
+        .unwrap();
+    let report = String::from_utf8_lossy(&out.stdout).to_string();
+    let line = report
+        .lines()
+        .find(|l| l.contains(" rewrite "))
+        .unwrap_or_else(|| panic!("no rewrite line in:\n{report}"))
+        .to_string();
+    // Nothing was changed: a settings file doctor cannot use stays where it is.
+    assert!(dir.join("settings.json").exists());
+    line
+}
+
+#[test]
+fn doctor_says_whether_the_configured_model_answers_and_how_fast() {
+    let server = Server::start(|path| match path {
+        "/v1/chat/completions" => chat::streamed(&["This is a quick test."], Duration::ZERO),
+        _ => Reply::status(404),
+    });
+    let provider = serde_json::json!({
+        "kind": "llama-cpp", "baseUrl": server.url("/v1"), "model": "tiny", "timeBudgetMs": 5000
+    });
+    let line = doctor_rewrite_line(serde_json::json!({"enabled": true, "provider": provider}));
+    assert!(
+        line.starts_with("ok  rewrite")
+            && line.contains("clean-up mode, llama.cpp server `tiny`")
+            && line.contains("answered in"),
+        "{line}"
+    );
+
+    let off = doctor_rewrite_line(serde_json::json!({"enabled": false}));
+    assert!(off.starts_with("ok  rewrite     off"), "{off}");
+
+    let broken = Server::start(|_| chat::error(500, "model crashed"));
+    let provider = serde_json::json!({
+        "kind": "llama-cpp", "baseUrl": broken.url("/v1"), "model": "tiny", "timeBudgetMs": 5000
+    });
+    let line = doctor_rewrite_line(serde_json::json!({"enabled": true, "provider": provider}));
+    assert!(
+        line.starts_with("no  rewrite") && line.contains("error 500: model crashed"),
+        "{line}"
+    );
+}

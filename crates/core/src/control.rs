@@ -27,6 +27,8 @@ pub enum TriggerKey {
     Latch,
     Cancel,
     PasteLast,
+    /// Held to speak an instruction for the selected text (AI command mode).
+    Command,
 }
 
 /// What the service is told: keys (from the hotkey layer or `utter ptt`)

@@ -8,6 +8,8 @@ use std::path::{Path, PathBuf};
 use rusqlite::{params, Connection, OptionalExtension, Row};
 use serde::{Deserialize, Serialize};
 
+pub use crate::dictation::rewrite_step::RewriteReport;
+
 /// Each step takes the schema from version `i` to `i + 1`. Never edit a
 /// released step: append a new one.
 const MIGRATIONS: &[&str] = &[
@@ -30,6 +32,9 @@ const MIGRATIONS: &[&str] = &[
     // a retry); post-processed text keeps the engine's own text alongside.
     "ALTER TABLE entries ADD COLUMN error TEXT;
      ALTER TABLE entries ADD COLUMN raw_text TEXT;",
+    // 4: a dictation the AI rewrote keeps the dictated text and the model
+    // (or why the dictated text was kept), as JSON.
+    "ALTER TABLE entries ADD COLUMN rewrite_json TEXT;",
 ];
 
 pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;
@@ -100,6 +105,9 @@ pub struct EntryRecord {
     pub error: Option<String>,
     /// The engine's text, where post-processing changed it.
     pub raw_text: Option<String>,
+    /// Set when the AI rewrite ran: the text as dictated, and the model
+    /// that rewrote it (or why the dictated text was kept).
+    pub rewrite: Option<RewriteReport>,
 }
 
 /// A stored entry.
@@ -113,7 +121,7 @@ pub struct Entry {
 }
 
 const COLUMNS: &str =
-    "id, kind, text, created_ms, duration_ms, model, language, audio_path, source_name, error, raw_text";
+    "id, kind, text, created_ms, duration_ms, model, language, audio_path, source_name, error, raw_text, rewrite_json";
 
 fn entry(row: &Row) -> rusqlite::Result<Entry> {
     let kind: String = row.get(1)?;
@@ -135,6 +143,10 @@ fn entry(row: &Row) -> rusqlite::Result<Entry> {
             source_name: row.get(8)?,
             error: row.get(9)?,
             raw_text: row.get(10)?,
+            // Written by this code as JSON; anything unreadable is left out.
+            rewrite: row
+                .get::<_, Option<String>>(11)?
+                .and_then(|json| serde_json::from_str(&json).ok()),
         },
     })
 }
@@ -215,9 +227,13 @@ impl History {
     pub fn add(&self, new: &EntryRecord, segments: &[Segment]) -> Result<Entry, HistoryError> {
         let segments = (!segments.is_empty())
             .then(|| serde_json::to_string(segments).expect("segments serialise"));
+        let rewrite = new
+            .rewrite
+            .as_ref()
+            .map(|r| serde_json::to_string(r).expect("a rewrite report serialises"));
         self.conn.execute(
-            "INSERT INTO entries (kind, text, created_ms, duration_ms, model, language, audio_path, source_name, segments_json, error, raw_text)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+            "INSERT INTO entries (kind, text, created_ms, duration_ms, model, language, audio_path, source_name, segments_json, error, raw_text, rewrite_json)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
             params![
                 new.kind.as_str(),
                 new.text,
@@ -230,6 +246,7 @@ impl History {
                 segments,
                 new.error,
                 new.raw_text,
+                rewrite,
             ],
         )?;
         let id = self.conn.last_insert_rowid();
@@ -393,6 +410,7 @@ mod tests {
             source_name: None,
             error: None,
             raw_text: None,
+            rewrite: None,
         }
     }
 
@@ -433,6 +451,47 @@ mod tests {
         assert_eq!(retried.record.error, None);
         assert_eq!(retried.record.text, "Hello, world.");
         assert_eq!(retried.record.raw_text.as_deref(), Some("hello world"));
+    }
+
+    #[test]
+    fn a_rewritten_dictation_keeps_the_dictated_text_and_the_model() {
+        let dir = tempfile::tempdir().unwrap();
+        let h = History::open(&dir.path().join("h.sqlite3")).unwrap();
+        let report = RewriteReport {
+            mode: "clean-up".into(),
+            dictated: "um send the the report".into(),
+            selection: None,
+            model: Some("llama3.2:3b".into()),
+            notice: None,
+            ms: 420,
+        };
+        let kept = RewriteReport {
+            model: None,
+            notice: Some(utter_rewrite::Notice::TimedOut { after_ms: 2000 }),
+            ..report.clone()
+        };
+        let a = h
+            .add(
+                &EntryRecord {
+                    rewrite: Some(report.clone()),
+                    ..dictation("Send the report.", 1000, None)
+                },
+                &[],
+            )
+            .unwrap();
+        let b = h
+            .add(
+                &EntryRecord {
+                    rewrite: Some(kept.clone()),
+                    ..dictation("um send the the report", 2000, None)
+                },
+                &[],
+            )
+            .unwrap();
+        assert_eq!(h.get(a.id).unwrap().unwrap().record.rewrite, Some(report));
+        assert_eq!(h.get(b.id).unwrap().unwrap().record.rewrite, Some(kept));
+        let plain = h.add(&dictation("plain", 3000, None), &[]).unwrap();
+        assert_eq!(plain.record.rewrite, None);
     }
 
     #[test]

@@ -58,6 +58,11 @@ pub struct Profile {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub clean_up: Option<bool>,
+    /// The AI rewrite in this app, when rewriting is on: a mode's id, or
+    /// `off` for none (a terminal wants the words as said).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub rewrite: Option<String>,
 }
 
 impl Profile {

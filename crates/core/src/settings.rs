@@ -69,6 +69,12 @@ pub struct Settings {
     /// Per-app overrides, the first match for the focused app applies
     /// (the terminals' built-in profiles by default).
     pub profiles: Vec<Profile>,
+    /// The AI rewrite after dictation: off unless the user turns it on
+    /// (API keys are in the system keychain, never here).
+    pub rewrite: utter_rewrite::RewriteConfig,
+    /// Held to speak an instruction for the selected text (AI command
+    /// mode, bound while the rewrite is on); `null` for none.
+    pub command_key: Option<String>,
 }
 
 impl Default for Settings {
@@ -98,6 +104,8 @@ impl Default for Settings {
             vocabulary: Vec::new(),
             text_rules: TextRulesConfig::default(),
             profiles: crate::profiles::builtin(),
+            rewrite: utter_rewrite::RewriteConfig::default(),
+            command_key: Some(defaults::COMMAND_KEY.into()),
         }
     }
 }
@@ -202,6 +210,12 @@ impl Settings {
             ));
         }
         parse_hotkey(&self.hotkey).map_err(|e| invalid("hotkey", e.to_string()))?;
+        if let Some(key) = &self.command_key {
+            parse_hotkey(key).map_err(|e| invalid("commandKey", e.to_string()))?;
+            if parse_hotkey(key).ok() == parse_hotkey(&self.hotkey).ok() {
+                return Err(invalid("commandKey", "is the dictation hotkey"));
+            }
+        }
         if let Language::Code(code) = &self.language {
             code.parse::<Language>()
                 .map_err(|why| invalid("language", why.to_string()))?;
@@ -245,6 +259,24 @@ impl Settings {
         }
         self.text_rules()?;
         self.profile_set()?;
+        self.rewrite
+            .validate()
+            .map_err(|e| invalid("rewrite", e.to_string()))?;
+        for profile in &self.profiles {
+            if let Some(mode) = profile.rewrite.as_deref() {
+                if mode != crate::dictation::service::REWRITE_OFF
+                    && self.rewrite.find_mode(mode).is_err()
+                {
+                    return Err(invalid(
+                        "profiles",
+                        format!(
+                            "`{}`: there is no rewrite mode `{mode}` (use a mode's id or `off`)",
+                            profile.name
+                        ),
+                    ));
+                }
+            }
+        }
         if self.input_device.as_deref().is_some_and(str::is_empty) {
             return Err(invalid(
                 "inputDevice",
@@ -317,7 +349,27 @@ pub fn load(path: &Path) -> Loaded {
         }
         Err(e) => return reset(path, &Unusable::Read(e)),
     };
-    let parsed = serde_json::from_slice::<serde_json::Value>(&bytes)
+    match parse(&bytes) {
+        Ok(settings) => Loaded {
+            settings,
+            notice: None,
+        },
+        Err(why) => reset(path, &why),
+    }
+}
+
+/// The settings file as it stands, leaving a bad one where it is (for
+/// `utter doctor`, which must change nothing): defaults when there is none.
+pub fn peek(path: &Path) -> Result<Settings, String> {
+    match std::fs::read(path) {
+        Ok(bytes) => parse(&bytes).map_err(|why| format!("{}: {why}", path.display())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Settings::default()),
+        Err(e) => Err(format!("{}: {e}", path.display())),
+    }
+}
+
+fn parse(bytes: &[u8]) -> Result<Settings, Unusable> {
+    serde_json::from_slice::<serde_json::Value>(bytes)
         .map_err(Unusable::Json)
         .and_then(migrate)
         .and_then(|value| {
@@ -326,14 +378,7 @@ pub fn load(path: &Path) -> Loaded {
                 source: e.into_inner(),
             })
         })
-        .and_then(|s| s.validate().map(|()| s).map_err(Unusable::Invalid));
-    match parsed {
-        Ok(settings) => Loaded {
-            settings,
-            notice: None,
-        },
-        Err(why) => reset(path, &why),
-    }
+        .and_then(|s| s.validate().map(|()| s).map_err(Unusable::Invalid))
 }
 
 /// Why a settings file could not be used; the notice reads "because {why}".

@@ -13,15 +13,19 @@ use crossbeam_channel::{Receiver, Sender};
 
 use crate::control::Control;
 use crate::dictation::events::DictationEvent;
+use crate::dictation::rewrite_step::RewriteStep;
 use crate::dictation::service::{self, CpalMicrophone, ServiceConfig, ServiceIo};
 use crate::engine::UnsupportedLanguage;
 use crate::models::load::{load_models, EngineOptions, LoadError, LoadedModels};
 use crate::models::{ModelStore, ModelUse};
 use crate::platform::focus::SessionFocus;
 use crate::platform::hotkeys::{Bindings, HotkeyError, Hotkeys, NoRecordingKeys, RecordingKeys};
+use crate::platform::output::selection::{NoSelection, SelectionReader, SystemSelection};
 use crate::platform::output::{open_sink, OutputEnv, OutputError};
 use crate::platform::ptt::PttServer;
+use crate::platform::session::DesktopSession;
 use crate::settings::{Settings, SettingsError};
+use utter_rewrite::KeyStore;
 
 impl ServiceConfig {
     /// What the settings say about dictation; fields the settings do not
@@ -41,7 +45,42 @@ impl ServiceConfig {
         config.text_rules = rules.for_language(language.as_deref());
         config.profiles = settings.profile_set()?;
         config.dictation.language = language;
+        config.rewrite = rewrite_step(settings)?;
+        if config.rewrite.is_some() {
+            config.command_key = settings.command_key.clone();
+        }
         Ok(config)
+    }
+}
+
+/// The AI step as the settings have it, with the provider's key from the
+/// system keychain (read only for a hosted provider, and only when on).
+fn rewrite_step(settings: &Settings) -> Result<Option<RewriteStep>, SettingsError> {
+    if !settings.rewrite.enabled {
+        return Ok(None);
+    }
+    let key = KeyStore::default().key_for(&settings.rewrite.provider);
+    if let Err(e) = &key {
+        tracing::warn!("AI rewrite: {e}");
+    }
+    RewriteStep::new(settings.rewrite.clone(), key).map_err(|e| SettingsError::Invalid {
+        field: "rewrite",
+        why: e.to_string(),
+    })
+}
+
+/// What reads the selection for AI command mode: nothing unless its key is
+/// bound (the reader holds a clipboard connection).
+fn selection_reader(config: &ServiceConfig, output: &OutputEnv) -> Box<dyn SelectionReader> {
+    if config.command_key.is_none() || output.session == DesktopSession::Headless {
+        return Box::new(NoSelection);
+    }
+    match SystemSelection::new(output.clone()) {
+        Ok(reader) => Box::new(reader),
+        Err(e) => {
+            tracing::warn!("the selection cannot be read, so commands act on none: {e}");
+            Box::new(NoSelection)
+        }
     }
 }
 
@@ -171,7 +210,8 @@ impl Prepared {
             &config.cancel_key,
             config.paste_last_key.as_deref(),
             config.mode,
-        )?;
+        )?
+        .with_command(config.command_key.as_deref())?;
         let keys: Box<dyn RecordingKeys> = match desktop.hotkeys.bind(&bindings, control.clone()) {
             Ok(()) => desktop.hotkeys.recording_keys(&bindings),
             Err(HotkeyError::Unavailable(why)) => {
@@ -205,6 +245,7 @@ impl Prepared {
                 desktop.output.session.clone(),
                 desktop.output.main_thread.clone(),
             )),
+            selection: selection_reader(&config, &desktop.output),
         };
         Ok(Wired {
             config,

@@ -19,7 +19,8 @@ pub struct RewriteConfig {
     /// Off by default: nothing is sent anywhere until the user turns it on.
     pub enabled: bool,
     pub provider: ProviderConfig,
-    /// The mode applied after each dictation.
+    /// The mode applied after each dictation; `off` for none (AI command
+    /// mode alone).
     pub mode: String,
     /// The user's modes: one with a built-in's id replaces that mode (an
     /// edited prompt; removing it restores ours), the others are added.
@@ -55,6 +56,8 @@ pub enum ConfigError {
     UnknownMode(String),
     #[error("the mode id `{0}` must be lower-case letters, digits and `-`")]
     BadModeId(String),
+    #[error("`off` is not a mode's id: a profile uses it to turn rewriting off")]
+    ReservedModeId,
     #[error("the mode `{0}` appears twice")]
     DuplicateMode(String),
     #[error("the mode `{0}` needs a name of at most 60 characters")]
@@ -110,6 +113,9 @@ impl RewriteConfig {
             if !valid_mode_id(&mode.id) {
                 return Err(ConfigError::BadModeId(mode.id.clone()));
             }
+            if mode.id == "off" {
+                return Err(ConfigError::ReservedModeId);
+            }
             if !seen.insert(mode.id.as_str()) {
                 return Err(ConfigError::DuplicateMode(mode.id.clone()));
             }
@@ -122,7 +128,10 @@ impl RewriteConfig {
         if let Some(prompt) = &self.command_prompt {
             check_prompt("command", prompt)?;
         }
-        self.find_mode(&self.mode)?;
+        // `off`: no rewrite after dictation (command mode still works).
+        if self.mode != "off" {
+            self.find_mode(&self.mode)?;
+        }
         if self.enabled {
             self.provider.validate()?;
         }

@@ -84,6 +84,9 @@ pub enum Notice {
     TooLong { answer_chars: u64, input_chars: u64 },
     #[error("The model answered with a refusal instead of the text.")]
     Refusal,
+    /// The rewrite stopped without an answer (a fault in Utter, not the server).
+    #[error("The rewrite stopped unexpectedly: {detail}.")]
+    Failed { detail: String },
 }
 
 /// `2`, `1.5`: a budget as a person reads it.

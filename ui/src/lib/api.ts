@@ -18,6 +18,8 @@ import type {
   Level,
   Model,
   PackagedRow,
+  ProviderConfig,
+  ProviderKind,
   Quant,
   Settings,
   Status,
@@ -56,6 +58,23 @@ export const api = {
   saveSettings: (settings: Settings) => call('save_settings', { settings }),
   /** The apps dictated into lately, newest first, with the profile each got. */
   recentApps: () => call('recent_apps'),
+
+  /** Settings → AI: every provider, local ones first. */
+  rewriteProviders: () => call('rewrite_providers'),
+  /** The built-in rewrite modes with their prompts (the user's edits are in the settings). */
+  rewriteBuiltInModes: () => call('rewrite_built_in_modes'),
+  /** Where dictated text would go with this provider, as a sentence. */
+  rewriteDestination: (provider: ProviderConfig) => call('rewrite_destination', { provider }),
+  /** One call with a test sentence (up to the time budget); a failure is a notice, not a rejection. */
+  rewriteTest: (provider: ProviderConfig) => call('rewrite_test', { provider }),
+  /** The models the server lists; rejects with the reason. */
+  rewriteModels: (provider: ProviderConfig) => call('rewrite_models', { provider }),
+  /** Whether a key for this provider is in the system keychain (the key is never read back). */
+  apiKeySaved: (kind: ProviderKind) => call('api_key_saved', { kind }),
+  /** Saves (or replaces) the key in the system keychain; never in the settings. */
+  saveApiKey: (kind: ProviderKind, key: string) => call('save_api_key', { kind, key }),
+  /** Removes the key; false when there was none. */
+  deleteApiKey: (kind: ProviderKind) => call('delete_api_key', { kind }),
   dismissNotice: () => call('dismiss_notice'),
 
   startDictation: () => call('start_dictation'),

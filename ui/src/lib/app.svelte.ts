@@ -5,7 +5,7 @@
 import { api, errorText, on, subscribeAll } from './api';
 import { nextLiveText, type LiveText } from './liveText';
 import { applyTheme } from './theme';
-import type { InstallProgress, Status } from './types';
+import type { DictationEvent, InstallProgress, RewriteReport, Status } from './types';
 
 class AppStore {
   status = $state<Status | null>(null);
@@ -17,6 +17,8 @@ class AppStore {
   level = $state(0);
   /** The words so far while the user speaks: settled and tentative (lib/liveText.ts). */
   live = $state<LiveText | null>(null);
+  /** The last delivered text and how its AI rewrite went (null: none ran), for Home's card. */
+  lastDelivered = $state<{ text: string; rewrite: RewriteReport | null } | null>(null);
 
   /** Loads status and theme and subscribes to shell events; returns the teardown. */
   start(): () => void {
@@ -26,7 +28,7 @@ class AppStore {
       on('level', (l) => (this.level = l.rms)),
       on('install-progress', (p) => this.onInstall(p)),
       on('settings-changed', (s) => applyTheme(s.theme)),
-      on('dictation', (d) => (this.live = nextLiveText(this.live, d))),
+      on('dictation', (d) => this.onDictation(d)),
     ]);
     // Read the status once the listener is registered (listen resolves later): a change that
     // came between an earlier read and the registration would never reach the page, which then
@@ -40,6 +42,11 @@ class AppStore {
       .then((s) => applyTheme(s.theme))
       .catch(() => applyTheme('system'));
     return stop;
+  }
+
+  onDictation(d: DictationEvent) {
+    this.live = nextLiveText(this.live, d);
+    if (d.event === 'text_delivered') this.lastDelivered = { text: d.text, rewrite: d.rewrite ?? null };
   }
 
   async refresh() {

@@ -1,6 +1,7 @@
 // The words so far while the user speaks, from the shell's `dictation` events:
 // `partial_text` carries the settled words (they stay) and the tentative ones
-// (the next run may still change them). Home and the overlay both follow it.
+// (the next run may still change them), and `rewriting` says the text is with
+// the language model now. Home and the overlay both follow it.
 
 import type { DictationEvent } from './types';
 
@@ -12,6 +13,8 @@ export interface LiveText {
   /** The focused app at the press and the profile it got, where the desktop tells them. */
   app: string | null;
   profile: string | null;
+  /** Set once the text is with the language model (the `rewriting` event): the mode's id. */
+  rewriting?: string;
 }
 
 /** The live text after `e`: a new dictation starts empty, `partial_text`
@@ -32,6 +35,13 @@ export function nextLiveText(prev: LiveText | null, e: DictationEvent): LiveText
         app: same ? prev.app : null,
         profile: same ? prev.profile : null,
       };
+    }
+    case 'rewriting': {
+      // The words stay up while the model rewrites them.
+      const same = prev !== null && prev.id === e.id;
+      return same
+        ? { ...prev, rewriting: e.mode }
+        : { id: e.id, settled: '', tentative: '', app: null, profile: null, rewriting: e.mode };
     }
     case 'text_delivered':
     case 'cancelled':

@@ -11,7 +11,9 @@ import type { OutputMethod, Profile, RecentApp } from './types';
 export const PROFILES_MAX = 100;
 
 /** The settings a profile may override, each absent when unset. */
-export const OVERRIDES = ['output', 'pasteKeys', 'trailingSpace', 'finalPeriod', 'language', 'spokenPunctuation', 'cleanUp'] as const;
+export const OVERRIDES = [
+  'output', 'pasteKeys', 'trailingSpace', 'finalPeriod', 'language', 'spokenPunctuation', 'cleanUp', 'rewrite',
+] as const;
 export type Override = (typeof OVERRIDES)[number];
 
 /** A profile problem: which profile (null: the list as a whole), which of its fields (null: the profile). */
@@ -124,21 +126,24 @@ export function validateProfiles(profiles: Profile[], mac: boolean): ProfileProb
  *  `NAME`: …"): which profile, and the field the message is about, so it can
  *  sit beside it. A message naming no profile is about the whole list. */
 export function parseProfileError(message: string, profiles: Profile[]): ProfileProblem {
-  const m = /profile `([^`]*)`[: ]\s*(.*)$/s.exec(message);
+  // "profile `NAME`: …", or for its AI mode "`profiles`: `NAME`: there is no rewrite mode …".
+  const m = /profile `([^`]*)`[: ]\s*(.*)$/s.exec(message) ?? /`profiles`: `([^`]*)`: (.*)$/s.exec(message);
   if (!m) return { index: null, field: null, message };
   const index = profiles.findIndex((p) => p.name === m[1]);
   const why = m[2];
-  const field: keyof Profile | null = /pattern|matches no app/.test(why)
-    ? 'apps'
-    : /language/.test(why)
-      ? 'language'
-      : /vocabulary/.test(why)
-        ? 'vocabulary'
-        : /paste|insert/i.test(why)
-          ? 'pasteKeys'
-          : /stdout|output/.test(why)
-            ? 'output'
-            : null;
+  const field: keyof Profile | null = /rewrite mode/.test(why)
+    ? 'rewrite'
+    : /pattern|matches no app/.test(why)
+      ? 'apps'
+      : /language/.test(why)
+        ? 'language'
+        : /vocabulary/.test(why)
+          ? 'vocabulary'
+          : /paste|insert/i.test(why)
+            ? 'pasteKeys'
+            : /stdout|output/.test(why)
+              ? 'output'
+              : null;
   return { index: index >= 0 ? index : null, field, message };
 }
 
@@ -161,6 +166,7 @@ export function overrideSummary(p: Profile, mac: boolean): string {
   if (words > 0) parts.push(words === 1 ? '1 word' : `${words} words`);
   if (p.spokenPunctuation !== undefined) parts.push(`spoken punctuation ${p.spokenPunctuation ? 'on' : 'off'}`);
   if (p.cleanUp !== undefined) parts.push(p.cleanUp ? 'fillers removed' : 'fillers kept');
+  if (p.rewrite !== undefined) parts.push(p.rewrite === 'off' ? 'no AI rewrite' : `AI: ${p.rewrite}`);
   return parts.length ? parts.join(' · ') : 'changes nothing yet';
 }
 

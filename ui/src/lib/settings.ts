@@ -21,6 +21,12 @@ export function validateSettings(s: Settings, mac = false): FieldError | null {
   if (!s.hotkey || !HOTKEY_RE.test(s.hotkey)) {
     return { field: 'hotkey', message: 'Record a shortcut: modifiers plus one key, e.g. Ctrl+Shift+Space.' };
   }
+  if (s.commandKey !== null && !HOTKEY_RE.test(s.commandKey)) {
+    return { field: 'commandKey', message: 'Record a command shortcut: modifiers plus one key, e.g. Ctrl+Shift+E.' };
+  }
+  if (s.commandKey !== null && sameCombo(s.commandKey, s.hotkey)) {
+    return { field: 'commandKey', message: 'The command shortcut must differ from the dictation shortcut.' };
+  }
   if (s.mode !== 'push_to_talk' && s.mode !== 'toggle') {
     return { field: 'mode', message: 'Choose push-to-talk or toggle.' };
   }
@@ -65,6 +71,12 @@ export function validateSettings(s: Settings, mac = false): FieldError | null {
     return { field: 'inputDevice', message: 'Choose a microphone.' };
   }
   return null;
+}
+
+/** The same keys, in any order of modifiers. */
+function sameCombo(a: string, b: string): boolean {
+  const norm = (c: string) => c.split('+').sort().join('+');
+  return norm(a) === norm(b);
 }
 
 /** The shell rejects with e.g. "invalid setting `silenceMs`: must be between 200 and 3000 ms".

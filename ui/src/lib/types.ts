@@ -18,7 +18,6 @@ export type { ComputeDevice } from './generated/ComputeDevice';
 export type { ModelSummary as Model } from './generated/ModelSummary';
 export type { PackagedRow } from './generated/PackagedRow';
 export type { Quant } from './generated/Quant';
-export type { Entry as HistoryEntry } from './generated/Entry';
 export type { Segment } from './generated/Segment';
 export type { JobState as FileJobState } from './generated/JobState';
 export type { FileJob } from './generated/FileJob';
@@ -30,11 +29,23 @@ export type { DownloadState } from './generated/DownloadState';
 export type { DownloadUpdate } from './generated/DownloadUpdate';
 export type { CatalogRow } from './generated/CatalogRow';
 
-export type { Settings } from './generated/Settings';
-export type { Stamped as DictationEvent } from './generated/Stamped';
 export type { MicMode } from './generated/MicMode';
-export type { Profile } from './generated/Profile';
 export type { RecentApp } from './generated/RecentApp';
+export type { Mode as RewriteMode } from './generated/Mode';
+export type { ProviderConfig } from './generated/ProviderConfig';
+export type { ProviderInfo } from './generated/ProviderInfo';
+export type { ProviderKind } from './generated/ProviderKind';
+export type { KeyUse } from './generated/KeyUse';
+export type { RewriteConfig } from './generated/RewriteConfig';
+
+export type { Notice } from './generated/Notice';
+export type { RewriteTest } from './generated/RewriteTest';
+export type { RewriteReport } from './generated/RewriteReport';
+export type { CommandStarted } from './generated/CommandStarted';
+export type { Profile } from './generated/Profile';
+export type { Settings } from './generated/Settings';
+export type { Entry as HistoryEntry } from './generated/Entry';
+export type { Stamped as DictationEvent } from './generated/Stamped';
 
 import type { Quant } from './generated/Quant';
 

@@ -17,9 +17,14 @@ import type {
   Device,
   ComputeDevice,
   UpdateInfo,
+  ProviderConfig,
+  ProviderInfo,
+  ProviderKind,
+  RewriteMode,
+  RewriteTest,
 } from '../../src/lib/types';
 import { baseName } from '../../src/lib/paths';
-import { queuedJob } from '../builders';
+import { builtInModes, providerInfos, queuedJob } from '../builders';
 
 export interface Fixture {
   status: Status;
@@ -41,6 +46,17 @@ export interface Fixture {
   dialogOpen?: string | string[] | null;
   /** What check_for_updates answers (null = up to date). */
   update?: UpdateInfo | null;
+  /** rewrite_providers (default: the real list) and rewrite_built_in_modes (the five). */
+  providers?: ProviderInfo[];
+  builtInModes?: RewriteMode[];
+  /** What rewrite_models answers. */
+  rewriteModels?: string[];
+  /** What rewrite_test answers. */
+  rewriteTest?: RewriteTest;
+  /** The providers whose API key the keychain holds (save_api_key adds, delete_api_key removes). */
+  savedKeys?: ProviderKind[];
+  /** Commands answered only after this many ms (to see a page while it waits). */
+  delays?: Record<string, number>;
 }
 
 export interface Call {
@@ -168,6 +184,26 @@ function handle(cmd: string, args: Record<string, unknown>): unknown {
       return state.fileJobs;
     case 'render_transcript':
       return '';
+    case 'rewrite_providers':
+      return state.providers ?? providerInfos();
+    case 'rewrite_built_in_modes':
+      return state.builtInModes ?? builtInModes();
+    case 'rewrite_destination':
+      return destination(args.provider as ProviderConfig);
+    case 'rewrite_models':
+      return state.rewriteModels ?? [];
+    case 'rewrite_test':
+      return state.rewriteTest ?? { result: 'failed', notice: { kind: 'not-configured', reason: 'no model is chosen' } };
+    case 'api_key_saved':
+      return (state.savedKeys ?? []).includes(args.kind as ProviderKind);
+    case 'save_api_key':
+      state.savedKeys = [...(state.savedKeys ?? []).filter((k) => k !== args.kind), args.kind as ProviderKind];
+      return null;
+    case 'delete_api_key': {
+      const had = (state.savedKeys ?? []).includes(args.kind as ProviderKind);
+      state.savedKeys = (state.savedKeys ?? []).filter((k) => k !== args.kind);
+      return had;
+    }
     case 'check_for_updates':
       return state.update ?? null;
     case 'install_update':
@@ -203,11 +239,27 @@ function handle(cmd: string, args: Record<string, unknown>): unknown {
   }
 }
 
+/** ProviderConfig::destination's sentence, for the providers' default addresses. */
+function destination(p: ProviderConfig): string {
+  const info = (state.providers ?? providerInfos()).find((x) => x.kind === p.kind);
+  const label = info?.label ?? p.kind;
+  const url = (p.baseUrl?.trim() || info?.defaultBaseUrl || '').replace(/\/+$/, '');
+  if (/^https?:\/\/(localhost|127\.[\d.]+|\[::1\])(:|\/|$)/.test(url)) {
+    return `What you dictate will be sent to ${label} at ${url}, a server on this computer; it does not leave this computer.`;
+  }
+  if (info?.keyUse === 'required') {
+    return `What you dictate will be sent over the internet to ${label} (${url}) with your API key, and handled under ${label}'s terms and privacy policy.`;
+  }
+  return `What you dictate will be sent to the server at ${url}, with your API key if you saved one.`;
+}
+
 mockWindows('main');
 mockIPC(
   (cmd, payload) => {
     const args = (payload ?? {}) as Record<string, unknown>;
     calls.push({ cmd, args: JSON.parse(JSON.stringify(args)) });
+    const delay = state.delays?.[cmd];
+    if (delay) return new Promise((ok) => setTimeout(ok, delay)).then(() => handle(cmd, args));
     return handle(cmd, args);
   },
   { shouldMockEvents: true },

@@ -19,6 +19,7 @@ export function historyEntry(id: number, over: Partial<HistoryEntry> = {}): Hist
     sourceName: null,
     error: null,
     rawText: null,
+    rewrite: null,
     ...over,
   };
 }

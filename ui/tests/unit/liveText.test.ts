@@ -46,6 +46,28 @@ describe('nextLiveText', () => {
   });
 });
 
+describe('rewriting', () => {
+  it('marks the dictation as with the model, keeping its words, until the text is delivered', () => {
+    const words = nextLiveText(nextLiveText(null, started), ev({ event: 'partial_text', id: 7, settled: 'Hi there', tentative: '' }));
+    const rewriting = nextLiveText(words, ev({ event: 'rewriting', id: 7, mode: 'formal' }));
+    expect(rewriting).toEqual({ ...words, rewriting: 'formal' });
+    expect(nextLiveText(rewriting, ev({ event: 'level', rms: 0 }))).toBe(rewriting);
+    const delivered = ev({
+      event: 'text_delivered', id: 7, text: 'Hello there.', output: 'paste', engine_ms: 5, segments: 1, raw_text: null, error: null,
+      rewrite: { mode: 'formal', dictated: 'Hi there', model: 'qwen', ms: 700 },
+    });
+    expect(nextLiveText(rewriting, delivered)).toBeNull();
+    // The next dictation starts without the mark.
+    expect(nextLiveText(rewriting, ev({ event: 'recording_started', id: 8, audio_path: '/r/8.wav' }))?.rewriting).toBeUndefined();
+  });
+
+  it('marks a dictation whose words it never saw (the overlay window came later)', () => {
+    expect(nextLiveText(null, ev({ event: 'rewriting', id: 4, mode: 'command' }))).toEqual({
+      id: 4, settled: '', tentative: '', app: null, profile: null, rewriting: 'command',
+    });
+  });
+});
+
 describe('liveSeparator', () => {
   it('puts one space between the parts, only where both have words and neither brings one', () => {
     expect(liveSeparator('Meet me', 'at the')).toBe(' ');

@@ -111,6 +111,7 @@ describe('parseProfileError', () => {
     ['invalid setting `profiles`: profile `Chat`: something new', 0, null],
     ['invalid setting `profiles`: profile `Gone`: something', null, null],
     ['invalid setting `profiles`: 101 profiles; at most 100', null, null],
+    ["invalid setting `profiles`: `Chat`: there is no rewrite mode `haiku` (use a mode's id or `off`)", 0, 'rewrite'],
   ])('%s', (message, index, field) => {
     expect(parseProfileError(message, profiles)).toEqual({ index, field, message });
   });
@@ -125,6 +126,8 @@ describe('summaries', () => {
     expect(overrideSummary(profile({ output: 'type', trailingSpace: false, spokenPunctuation: true, cleanUp: false }), false)).toBe(
       'types · no space after · spoken punctuation on · fillers kept',
     );
+    expect(overrideSummary(profile({ rewrite: 'off' }), false)).toBe('no AI rewrite');
+    expect(overrideSummary(profile({ rewrite: 'email' }), false)).toBe('AI: email');
     expect(appsSummary(['xterm', 'uxterm'])).toBe('xterm, uxterm');
     expect(appsSummary(['a', 'b', 'c', 'd', 'e', 'f'])).toBe('a, b, c, d and 2 more');
     expect(appsSummary([])).toBe('no apps yet');

@@ -43,6 +43,12 @@ describe('validateSettings (mirror of the shell)', () => {
     expect(validateSettings({ ...defaults, microphone: 'always' as Settings['microphone'] })?.field).toBe('microphone');
   });
 
+  it('needs a command shortcut other than the dictation one, or none', () => {
+    expect(validateSettings({ ...defaults, commandKey: null })).toBeNull();
+    expect(validateSettings({ ...defaults, commandKey: 'ctrl+' })?.field).toBe('commandKey');
+    expect(validateSettings({ ...defaults, commandKey: 'shift+ctrl+space' })?.message).toContain('must differ');
+  });
+
   it('accepts the range edges', () => {
     expect(validateSettings({ ...defaults, silenceMs: 200, keepAudioDays: 0, vadThreshold: 0.1 })).toBeNull();
     expect(validateSettings({ ...defaults, silenceMs: 3000, keepAudioDays: 3650, vadThreshold: 0.9 })).toBeNull();

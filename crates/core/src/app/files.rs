@@ -331,6 +331,7 @@ fn finish(shared: &Shared, id: u64, result: Result<FileTranscript, AppError>) {
                 source_name: t.file.file_name().map(|n| n.to_string_lossy().into_owned()),
                 error: None,
                 raw_text: t.raw_text(),
+                rewrite: None,
             };
             let entry = shared.add_history(&record, &segments);
             shared.files.update(id, |s| {

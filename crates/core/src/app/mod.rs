@@ -3,6 +3,7 @@
 //! Tauri shell turns UI commands into calls here and [`AppEvent`]s into UI
 //! events; nothing here knows about windows.
 
+pub mod ai;
 mod downloads;
 mod files;
 pub mod recent_apps;
@@ -232,6 +233,9 @@ pub enum AppError {
     /// keyboard on this Wayland compositor: left on the clipboard).
     #[error("{0}")]
     FellBack(String),
+    /// Settings → AI: a keychain, server or key problem, in words.
+    #[error("{0}")]
+    Rewrite(String),
 }
 
 impl AppError {

@@ -259,6 +259,7 @@ impl EventHandler {
                 audio_path,
                 app,
                 profile,
+                ..
             } => {
                 if let Some(app) = app {
                     lock(&shared.recent_apps).note(app, profile.as_deref());
@@ -292,15 +293,18 @@ impl EventHandler {
                 text,
                 raw_text,
                 error,
+                rewrite,
                 ..
             } => {
                 if let Some(dictation) = self.recordings.remove(id) {
                     // A failed dictation is listed even without text, so
-                    // the user sees it and can retry it.
-                    if !text.is_empty() || error.is_some() {
+                    // the user sees it and can retry it; so is a command
+                    // the model did not carry out, with what was said.
+                    if !text.is_empty() || error.is_some() || rewrite.is_some() {
                         let record = EntryRecord {
                             raw_text: raw_text.clone(),
                             error: error.clone(),
+                            rewrite: rewrite.clone(),
                             ..self.record(text, dictation)
                         };
                         self.shared.add_history(&record, &[]);
@@ -351,6 +355,7 @@ impl EventHandler {
             source_name: None,
             error: None,
             raw_text: None,
+            rewrite: None,
         }
     }
 

@@ -7,6 +7,8 @@ pub const HOTKEY: &str = "ctrl+shift+space";
 pub const LATCH_KEY: &str = "ctrl+shift+l";
 /// Discards the recording in progress (grabbed only while recording).
 pub const CANCEL_KEY: &str = "escape";
+/// Held to speak an instruction for the selected text (with the AI rewrite on).
+pub const COMMAND_KEY: &str = "ctrl+shift+e";
 /// Silence that ends a segment.
 pub const SILENCE_MS: u32 = 600;
 /// Audio kept after the key is released, so the last word is not cut.

@@ -6,6 +6,8 @@ use std::time::Instant;
 
 use serde::Serialize;
 
+use super::rewrite_step::RewriteReport;
+
 /// Milliseconds since the process started (monotonic).
 pub fn now_ms() -> f64 {
     static START: OnceLock<Instant> = OnceLock::new();
@@ -31,6 +33,11 @@ pub enum DictationEvent {
         #[serde(skip_serializing_if = "Option::is_none")]
         #[ts(optional)]
         profile: Option<String>,
+        /// Set when the words are a spoken command for the selected text
+        /// (AI command mode) rather than a dictation.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        command: Option<CommandStarted>,
     },
     /// Speech closed by a pause; sent to the engine while the user still talks.
     SegmentClosed {
@@ -65,6 +72,12 @@ pub enum DictationEvent {
     Cancelled {
         id: u64,
     },
+    /// The text is ready and the language model is rewriting it (in
+    /// `mode`); `text_delivered` follows within the time budget.
+    Rewriting {
+        id: u64,
+        mode: String,
+    },
     TextDelivered {
         id: u64,
         text: String,
@@ -79,6 +92,11 @@ pub enum DictationEvent {
         /// what it transcribed, and the recording is kept for a retry.
         #[serde(skip_serializing_if = "Option::is_none")]
         error: Option<String>,
+        /// Set when the AI rewrite ran: the text as dictated, and the model
+        /// that rewrote it or why the dictated text was kept.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        rewrite: Option<RewriteReport>,
     },
     /// A recording from an earlier run whose transcription never finished.
     Recovered {
@@ -105,6 +123,14 @@ pub enum DictationEvent {
     Level {
         rms: f32,
     },
+}
+
+/// A spoken command's start: how much text was selected (0: none; the
+/// command is then answered and the answer inserted).
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
+#[ts(export)]
+pub struct CommandStarted {
+    pub selection_chars: usize,
 }
 
 /// An event stamped with [`now_ms`].

@@ -19,14 +19,17 @@ use crate::audio::wav::WavRecorder;
 use crate::engine::{Engine, EngineNotice};
 use crate::platform::focus::{FocusError, FocusProbe};
 use crate::platform::hotkeys::RecordingKeys;
+use crate::platform::output::selection::SelectionReader;
 use crate::platform::output::{Delivery, OutputConfig, TextSink};
 use crate::profiles::{Profile, ProfileSet};
 use crate::vad::SpeechDetector;
 
 use super::defaults;
+use super::events::CommandStarted;
 use super::events::DictationEvent;
 use super::record_log::{self, RecordingRecord, RecordingStatus};
-use super::session::{post_roll_done, Dictation, DictationConfig, NOT_SAVED};
+use super::rewrite_step::{PendingRewrite, RewriteReport, RewriteStep, COMMAND_MODE};
+use super::session::{post_roll_done, Dictation, DictationConfig, Purpose, NOT_SAVED};
 use super::strategy::LiveStrategy;
 use super::trigger::{Intent, Stage, Trigger};
 use crate::control::{Control, TriggerMode};
@@ -39,6 +42,9 @@ pub struct ServiceConfig {
     pub latch_key: String,
     pub cancel_key: String,
     pub paste_last_key: Option<String>,
+    /// Held to speak an instruction for the selected text (AI command
+    /// mode); bound only while the AI rewrite is on.
+    pub command_key: Option<String>,
     pub device: Option<String>,
     /// When the microphone is open: ready between dictations (the default:
     /// nothing at the press is lost), or only while recording.
@@ -55,6 +61,8 @@ pub struct ServiceConfig {
     pub text_rules: TextRules,
     /// Per-app overrides, chosen by the app focused at the press.
     pub profiles: ProfileSet,
+    /// The AI rewrite after the text rules; `None` when it is off.
+    pub rewrite: Option<RewriteStep>,
     /// Report the mic level (~20 per second) while recording, for level meters.
     pub emit_levels: bool,
 }
@@ -67,6 +75,7 @@ impl ServiceConfig {
             latch_key: defaults::LATCH_KEY.into(),
             cancel_key: defaults::CANCEL_KEY.into(),
             paste_last_key: None,
+            command_key: None,
             device: None,
             mic: MicMode::Ready,
             post_roll: Duration::from_millis(defaults::POST_ROLL_MS),
@@ -77,6 +86,7 @@ impl ServiceConfig {
             model_name,
             text_rules: TextRules::default(),
             profiles: ProfileSet::default(),
+            rewrite: None,
             emit_levels: false,
         }
     }
@@ -184,6 +194,8 @@ pub struct ServiceIo {
     pub mic: Box<dyn Microphone>,
     /// Which app the user dictates into (for its profile).
     pub focus: Box<dyn FocusProbe>,
+    /// The selected text, for a spoken command.
+    pub selection: Box<dyn SelectionReader>,
 }
 
 /// With the mic ready ([`MicMode::Ready`]), the moments before the press are kept as pre-roll.
@@ -203,24 +215,33 @@ enum Phase {
     },
     /// All audio is in: the engine finishes the text.
     Finishing(Dictation),
+    /// The text is ready and the language model is rewriting it.
+    Rewriting {
+        dictation: Dictation,
+        /// The text rules' output, as `TextDelivered` reports it.
+        raw: Option<String>,
+        rewrite: PendingRewrite,
+    },
 }
 
 impl Phase {
     fn dictation(&self) -> Option<&Dictation> {
         match self {
             Self::Idle => None,
-            Self::Recording(d) | Self::PostRoll { dictation: d, .. } | Self::Finishing(d) => {
-                Some(d)
-            }
+            Self::Recording(d)
+            | Self::PostRoll { dictation: d, .. }
+            | Self::Finishing(d)
+            | Self::Rewriting { dictation: d, .. } => Some(d),
         }
     }
 
     fn dictation_mut(&mut self) -> Option<&mut Dictation> {
         match self {
             Self::Idle => None,
-            Self::Recording(d) | Self::PostRoll { dictation: d, .. } | Self::Finishing(d) => {
-                Some(d)
-            }
+            Self::Recording(d)
+            | Self::PostRoll { dictation: d, .. }
+            | Self::Finishing(d)
+            | Self::Rewriting { dictation: d, .. } => Some(d),
         }
     }
 
@@ -228,7 +249,7 @@ impl Phase {
         match self {
             Self::Idle => Stage::Idle,
             Self::Recording(_) => Stage::Recording,
-            Self::PostRoll { .. } | Self::Finishing(_) => Stage::Finishing,
+            Self::PostRoll { .. } | Self::Finishing(_) | Self::Rewriting { .. } => Stage::Finishing,
         }
     }
 }
@@ -328,7 +349,8 @@ impl<E: FnMut(DictationEvent)> Service<E> {
             self.shutting_down = true;
         }
         match self.trigger.on_control(control, self.phase.stage()) {
-            Some(Intent::Start) => self.start(),
+            Some(Intent::Start) => self.start(Purpose::Dictation),
+            Some(Intent::StartCommand) => self.start_command(),
             Some(Intent::Stop) => self.stop(),
             Some(Intent::Latch) => {
                 if let Some(d) = self.phase.dictation() {
@@ -354,7 +376,7 @@ impl<E: FnMut(DictationEvent)> Service<E> {
                 Phase::Recording(d) | Phase::PostRoll { dictation: d, .. } => {
                     d.push_audio(&pcm, &mut self.vad, &self.engine, &mut self.emit)
                 }
-                Phase::Idle | Phase::Finishing(_) => {
+                Phase::Idle | Phase::Finishing(_) | Phase::Rewriting { .. } => {
                     self.preroll.extend(pcm);
                     let excess = self.preroll.len().saturating_sub(PREROLL_SAMPLES);
                     self.preroll.drain(..excess);
@@ -370,7 +392,31 @@ impl<E: FnMut(DictationEvent)> Service<E> {
         }
     }
 
-    fn start(&mut self) {
+    /// AI command mode: the selection is read now, at the press, while the
+    /// app the user selected in still has the focus.
+    fn start_command(&mut self) {
+        if !matches!(self.phase, Phase::Idle) {
+            return;
+        }
+        if self.config.rewrite.is_none() {
+            self.error(
+                "AI command mode needs the AI rewrite on (Settings → AI, or `--rewrite`)".into(),
+            );
+            return;
+        }
+        let selection = match self.io.selection.selected_text() {
+            Ok(selection) => selection,
+            Err(e) => {
+                self.error(format!(
+                    "cannot read the selected text ({e}); the command is answered without it"
+                ));
+                None
+            }
+        };
+        self.start(Purpose::Command { selection });
+    }
+
+    fn start(&mut self, purpose: Purpose) {
         if !matches!(self.phase, Phase::Idle) || !self.open_mic() {
             return;
         }
@@ -401,7 +447,8 @@ impl<E: FnMut(DictationEvent)> Service<E> {
             &mut self.vad,
             &self.engine,
         )
-        .with_profile(profile);
+        .with_profile(profile)
+        .with_purpose(purpose);
         // Grab cancel/latch before announcing, so an immediate press is not lost.
         self.io.keys.set_recording(true);
         (self.emit)(DictationEvent::RecordingStarted {
@@ -409,6 +456,12 @@ impl<E: FnMut(DictationEvent)> Service<E> {
             audio_path: path.display().to_string(),
             app,
             profile: d.profile().map(|p| p.name.clone()),
+            command: match d.purpose() {
+                Purpose::Dictation => None,
+                Purpose::Command { selection } => Some(CommandStarted {
+                    selection_chars: selection.as_ref().map_or(0, |s| s.chars().count()),
+                }),
+            },
         });
         let pre: Vec<f32> = self.preroll.drain(..).collect();
         if !pre.is_empty() {
@@ -478,7 +531,10 @@ impl<E: FnMut(DictationEvent)> Service<E> {
     fn cancel(&mut self) {
         let mut d = match std::mem::replace(&mut self.phase, Phase::Idle) {
             Phase::Idle => return,
-            Phase::Recording(d) | Phase::PostRoll { dictation: d, .. } | Phase::Finishing(d) => d,
+            Phase::Recording(d)
+            | Phase::PostRoll { dictation: d, .. }
+            | Phase::Finishing(d)
+            | Phase::Rewriting { dictation: d, .. } => d,
         };
         d.abort(&self.engine);
         (self.emit)(DictationEvent::Cancelled { id: d.id });
@@ -506,6 +562,7 @@ impl<E: FnMut(DictationEvent)> Service<E> {
         }
         self.finish_audio_after_post_roll();
         self.on_engine_replies();
+        self.on_rewrite_done();
         for message in self.vad.notices() {
             (self.emit)(DictationEvent::EngineRestarted {
                 on_cpu: false,
@@ -567,19 +624,58 @@ impl<E: FnMut(DictationEvent)> Service<E> {
     /// Engine replies in any phase (eager runs go on while the user speaks);
     /// Finishing → Idle once the text is complete.
     fn on_engine_replies(&mut self) {
-        let done = match self.phase.dictation_mut() {
-            Some(d) => d.poll(&self.engine, &mut self.emit),
-            None => false,
+        let done = match &mut self.phase {
+            Phase::Rewriting { .. } => false, // the engine is done with it
+            phase => match phase.dictation_mut() {
+                Some(d) => d.poll(&self.engine, &mut self.emit),
+                None => false,
+            },
         };
         if done && matches!(self.phase, Phase::Finishing(_)) {
             if let Phase::Finishing(d) = std::mem::replace(&mut self.phase, Phase::Idle) {
-                self.deliver(d);
+                self.text_ready(d);
             }
         }
     }
 
-    fn deliver(&mut self, d: Dictation) {
-        self.io.keys.set_recording(false);
+    /// Rewriting → Idle once the model has answered (or given up).
+    fn on_rewrite_done(&mut self) {
+        let Phase::Rewriting { rewrite, .. } = &mut self.phase else {
+            return;
+        };
+        let Some((text, report)) = rewrite.poll() else {
+            return;
+        };
+        if let Phase::Rewriting { dictation, raw, .. } =
+            std::mem::replace(&mut self.phase, Phase::Idle)
+        {
+            let command = matches!(dictation.purpose(), Purpose::Command { .. });
+            if let Some(notice) = &report.notice {
+                let message = match command {
+                    true => format!(
+                        "The command was not carried out; the selection is unchanged: {notice}"
+                    ),
+                    false => format!("Delivered as dictated: {notice}"),
+                };
+                (self.emit)(DictationEvent::Notice { message });
+            }
+            // A command that failed leaves the selection alone: nothing goes out.
+            let text = match (command, &report.notice) {
+                (true, Some(_)) => String::new(),
+                _ => text,
+            };
+            // The app's text rules (no final period in a chat) hold for the model's text too.
+            let text = match dictation.profile() {
+                Some(p) if report.model.is_some() => p.finish_text(text),
+                _ => text,
+            };
+            self.deliver(dictation, text, raw, Some(report));
+        }
+    }
+
+    /// The engine's text is complete: the text rules, then the AI rewrite
+    /// (Finishing → Rewriting) or straight out (→ Idle).
+    fn text_ready(&mut self, d: Dictation) {
         let continues = self
             .last_delivered
             .is_some_and(|t| t.elapsed() < CONTINUE_SENTENCE_WITHIN)
@@ -595,7 +691,74 @@ impl<E: FnMut(DictationEvent)> Service<E> {
             Some(p) => p.finish_text(text),
             None => text,
         };
-        let how = delivery(&self.config.output, profile);
+        if let Purpose::Command { selection } = d.purpose() {
+            let selection = selection.clone();
+            return self.command_ready(d, selection, text, raw);
+        }
+        // A partial text (the engine failed) is delivered as it is.
+        let mode = match (&self.config.rewrite, d.failed()) {
+            (Some(step), None) if !text.trim().is_empty() => {
+                rewrite_mode(step, profile).map(|mode| (step, mode))
+            }
+            _ => None,
+        };
+        if let Some((step, mode)) = mode {
+            let vocabulary = vocabulary_for(&self.config, profile);
+            let rewrite = step.start(&mode, &text, &vocabulary);
+            (self.emit)(DictationEvent::Rewriting {
+                id: d.id,
+                mode: rewrite.mode().to_string(),
+            });
+            self.phase = Phase::Rewriting {
+                dictation: d,
+                raw,
+                rewrite,
+            };
+            return;
+        }
+        self.deliver(d, text, raw, None);
+    }
+
+    /// A spoken command's words are in: off to the model with the selection.
+    fn command_ready(
+        &mut self,
+        d: Dictation,
+        selection: Option<String>,
+        instruction: String,
+        raw: Option<String>,
+    ) {
+        let step = match (&self.config.rewrite, d.failed()) {
+            (Some(step), None) if !instruction.trim().is_empty() => step,
+            // Nothing said, or the engine failed on it: nothing to carry out.
+            _ => return self.deliver(d, String::new(), raw, None),
+        };
+        let vocabulary = vocabulary_for(&self.config, d.profile());
+        let rewrite = step.start_command(&instruction, selection.as_deref(), &vocabulary);
+        (self.emit)(DictationEvent::Rewriting {
+            id: d.id,
+            mode: COMMAND_MODE.into(),
+        });
+        self.phase = Phase::Rewriting {
+            dictation: d,
+            raw,
+            rewrite,
+        };
+    }
+
+    /// Out it goes: to the focused app, the recording's sidecar, and the UI.
+    fn deliver(
+        &mut self,
+        d: Dictation,
+        text: String,
+        raw: Option<String>,
+        rewrite: Option<RewriteReport>,
+    ) {
+        self.io.keys.set_recording(false);
+        let profile = d.profile();
+        let command = matches!(d.purpose(), Purpose::Command { .. });
+        let mut how = delivery(&self.config.output, profile);
+        // A command's answer replaces the selection: nothing is added after it.
+        how.trailing_space &= !command;
         let status = if text.is_empty() {
             RecordingStatus::NoSpeech
         } else {
@@ -628,8 +791,9 @@ impl<E: FnMut(DictationEvent)> Service<E> {
             segments: d.segments(),
             raw_text: raw,
             error: d.failed().map(str::to_string),
+            rewrite,
         });
-        if !text.is_empty() {
+        if !text.is_empty() && !command {
             self.last_text = text;
             self.last_delivered = Some(Instant::now());
         }
@@ -653,6 +817,28 @@ impl<E: FnMut(DictationEvent)> Service<E> {
         self.shutting_down && matches!(self.phase, Phase::Idle)
     }
 }
+
+/// The words the model keeps spelled as written: the profile's first.
+fn vocabulary_for(config: &ServiceConfig, profile: Option<&Profile>) -> Vec<String> {
+    match profile {
+        Some(p) if !p.vocabulary.is_empty() => p.vocabulary_before(&config.dictation.vocabulary),
+        _ => config.dictation.vocabulary.clone(),
+    }
+}
+
+/// The rewrite mode for a dictation in `profile`'s app: the profile's, or
+/// the settings'; `None` where the profile turns rewriting off.
+fn rewrite_mode(step: &RewriteStep, profile: Option<&Profile>) -> Option<String> {
+    match profile.and_then(|p| p.rewrite.as_deref()) {
+        Some(REWRITE_OFF) => None,
+        Some(mode) => Some(mode.to_string()),
+        None if step.mode() == REWRITE_OFF => None,
+        None => Some(step.mode().to_string()),
+    }
+}
+
+/// A profile's `rewrite` value that turns the AI step off in its apps.
+pub const REWRITE_OFF: &str = "off";
 
 /// How text goes out: the output settings with `profile`'s overrides.
 pub fn delivery(output: &OutputConfig, profile: Option<&Profile>) -> Delivery {

@@ -68,10 +68,22 @@ pub struct Dictation {
     tally: Tally,
     /// The focused app's profile at the press, if one matched.
     profile: Option<Profile>,
+    purpose: Purpose,
     /// Cancelled: no new engine work, only the run in flight is drained.
     aborted: bool,
     /// All audio is in; only engine work may remain.
     audio_done: bool,
+}
+
+/// What the recorded words are for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Purpose {
+    /// Text to deliver into the focused app.
+    Dictation,
+    /// An instruction for the language model (AI command mode), carried
+    /// out on the text selected at the press (none: answered, and the
+    /// answer inserted).
+    Command { selection: Option<String> },
 }
 
 impl Dictation {
@@ -104,6 +116,7 @@ impl Dictation {
             spans: Vec::new(),
             tally: Tally::default(),
             profile: None,
+            purpose: Purpose::Dictation,
             aborted: false,
             audio_done: false,
         }
@@ -118,6 +131,16 @@ impl Dictation {
 
     pub fn profile(&self) -> Option<&Profile> {
         self.profile.as_ref()
+    }
+
+    /// What the words are for (a dictation unless said otherwise).
+    pub fn with_purpose(mut self, purpose: Purpose) -> Self {
+        self.purpose = purpose;
+        self
+    }
+
+    pub fn purpose(&self) -> &Purpose {
+        &self.purpose
     }
 
     /// Whether the user is still speaking in the latest audio: only then is

@@ -17,6 +17,8 @@ pub enum Stage {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Intent {
     Start,
+    /// Start recording a spoken command for the selected text.
+    StartCommand,
     Stop,
     Cancel,
     /// Keep recording after the hotkey is released.
@@ -29,6 +31,8 @@ pub enum Intent {
 pub struct Trigger {
     mode: TriggerMode,
     latched: bool,
+    /// The recording is a command: it ends when the command key is released.
+    command: bool,
 }
 
 impl Trigger {
@@ -36,6 +40,7 @@ impl Trigger {
         Self {
             mode,
             latched: false,
+            command: false,
         }
     }
 
@@ -64,6 +69,12 @@ impl Trigger {
             // post-roll and while the engine finishes.
             (TriggerKey::Cancel, true) if stage != Stage::Idle => Some(Intent::Cancel),
             (TriggerKey::PasteLast, true) if !recording => Some(Intent::PasteLast),
+            // A command is always held: press to speak it, release to send.
+            (TriggerKey::Command, true) if stage == Stage::Idle => Some(Intent::StartCommand),
+            (TriggerKey::Command, false) if recording && self.command => Some(Intent::Stop),
+            (TriggerKey::Command, _) => None,
+            // The main key neither starts nor ends a command's recording.
+            (TriggerKey::Main, _) if recording && self.command => None,
             (TriggerKey::Latch, true) if recording && self.mode == TriggerMode::PushToTalk => {
                 self.latched = true;
                 Some(Intent::Latch)
@@ -83,10 +94,14 @@ impl Trigger {
         self.settle(intent)
     }
 
-    /// A latch lasts one dictation.
+    /// A latch (and a command) lasts one recording.
     fn settle(&mut self, intent: Option<Intent>) -> Option<Intent> {
-        if matches!(intent, Some(Intent::Stop | Intent::Cancel | Intent::Start)) {
+        if matches!(
+            intent,
+            Some(Intent::Stop | Intent::Cancel | Intent::Start | Intent::StartCommand)
+        ) {
             self.latched = false;
+            self.command = intent == Some(Intent::StartCommand);
         }
         intent
     }
@@ -167,5 +182,20 @@ mod tests {
             Some(Intent::Latch)
         );
         assert_eq!(t.on_control(key(Main, false), Recording), None, "latched");
+    }
+
+    #[test]
+    fn the_command_key_is_held_to_speak_an_instruction() {
+        for mode in [TriggerMode::PushToTalk, TriggerMode::Toggle] {
+            let mut t = Trigger::new(mode);
+            assert_eq!(t.on_key(Command, true, Idle), Some(Intent::StartCommand));
+            assert_eq!(t.on_key(Main, true, Recording), None, "{mode:?}");
+            assert_eq!(t.on_key(Main, false, Recording), None, "{mode:?}");
+            assert_eq!(t.on_key(Command, false, Recording), Some(Intent::Stop));
+            assert_eq!(t.on_key(Command, true, Finishing), None, "busy");
+            // The next recording is a dictation again.
+            assert_eq!(t.on_key(Main, true, Idle), Some(Intent::Start));
+            assert_eq!(t.on_key(Command, false, Recording), None);
+        }
     }
 }

@@ -103,6 +103,8 @@ pub fn parse_hotkey(keys: &str) -> Result<HotKey, BadHotkey> {
 pub struct Bindings {
     main: (HotKey, String),
     paste_last: Option<(HotKey, String)>,
+    /// AI command mode's key, bound only while rewriting is on.
+    command: Option<(HotKey, String)>,
     /// Each recording-time key also with the main hotkey's modifiers added,
     /// because in push-to-talk they are pressed while the hotkey is held.
     latch: [HotKey; 2],
@@ -129,10 +131,24 @@ impl Bindings {
         Ok(Self {
             main: (main, hotkey.to_string()),
             paste_last,
+            command: None,
             latch: [latch, held(latch)],
             cancel: [cancel, held(cancel)],
             mode,
         })
+    }
+
+    /// Also binds AI command mode's key (held to speak an instruction).
+    pub fn with_command(mut self, key: Option<&str>) -> Result<Self, HotkeyError> {
+        self.command = key
+            .map(|name| {
+                Ok::<_, HotkeyError>((
+                    parse_hotkey(name).map_err(HotkeyError::Parse)?,
+                    name.to_string(),
+                ))
+            })
+            .transpose()?;
+        Ok(self)
     }
 
     /// Which of our keys a global-hotkey id is.
@@ -145,6 +161,8 @@ impl Bindings {
             Some(TriggerKey::Cancel)
         } else if self.paste_last.as_ref().is_some_and(|k| k.0.id() == id) {
             Some(TriggerKey::PasteLast)
+        } else if self.command.as_ref().is_some_and(|k| k.0.id() == id) {
+            Some(TriggerKey::Command)
         } else {
             None
         }
@@ -153,6 +171,7 @@ impl Bindings {
     fn always_on(&self) -> Vec<(HotKey, String)> {
         std::iter::once(self.main.clone())
             .chain(self.paste_last.clone())
+            .chain(self.command.clone())
             .collect()
     }
 

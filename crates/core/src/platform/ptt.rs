@@ -23,7 +23,7 @@ pub enum PttError {
     NotRunning { path: PathBuf },
     #[error("another Utter dictation is already listening on {path}")]
     InUse { path: PathBuf },
-    #[error("unknown ptt command `{0}` (expected press, release, toggle, start, stop or cancel)")]
+    #[error("unknown ptt command `{0}` (expected press, release, toggle, start, stop, cancel, command-press or command-release)")]
     Unknown(String),
     #[error("{path}: {source}")]
     Io {
@@ -49,6 +49,15 @@ pub fn parse_command(command: &str) -> Result<Control, PttError> {
         "start" => Control::Start,
         "stop" => Control::Stop,
         "cancel" => Control::Cancel,
+        // AI command mode's key, for desktops without global hotkeys.
+        "command-press" => Control::Key {
+            key: TriggerKey::Command,
+            pressed: true,
+        },
+        "command-release" => Control::Key {
+            key: TriggerKey::Command,
+            pressed: false,
+        },
         other => return Err(PttError::Unknown(other.to_string())),
     })
 }

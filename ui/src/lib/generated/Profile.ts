@@ -24,4 +24,9 @@ language?: string,
  * Words for this app, read before the settings' vocabulary (absent
  * from the file when empty).
  */
-vocabulary?: Array<string>, spokenPunctuation?: boolean, cleanUp?: boolean, };
+vocabulary?: Array<string>, spokenPunctuation?: boolean, cleanUp?: boolean, 
+/**
+ * The AI rewrite in this app, when rewriting is on: a mode's id, or
+ * `off` for none (a terminal wants the words as said).
+ */
+rewrite?: string, };

@@ -8,7 +8,8 @@ export type RewriteConfig = {
  */
 enabled: boolean, provider: ProviderConfig, 
 /**
- * The mode applied after each dictation.
+ * The mode applied after each dictation; `off` for none (AI command
+ * mode alone).
  */
 mode: string, 
 /**

@@ -4,6 +4,7 @@ import type { OutputMethod } from "./OutputMethod";
 import type { PasteKeys } from "./PasteKeys";
 import type { Profile } from "./Profile";
 import type { Replacement } from "./Replacement";
+import type { RewriteConfig } from "./RewriteConfig";
 import type { Theme } from "./Theme";
 import type { TriggerMode } from "./TriggerMode";
 
@@ -43,7 +44,17 @@ vocabulary: Array<string>,
  * Per-app overrides, the first match for the focused app applies
  * (the terminals' built-in profiles by default).
  */
-profiles: Array<Profile>, replacements: Array<Replacement>, 
+profiles: Array<Profile>, 
+/**
+ * The AI rewrite after dictation: off unless the user turns it on
+ * (API keys are in the system keychain, never here).
+ */
+rewrite: RewriteConfig, 
+/**
+ * Held to speak an instruction for the selected text (AI command
+ * mode, bound while the rewrite is on); `null` for none.
+ */
+commandKey: string | null, replacements: Array<Replacement>, 
 /**
  * "comma", "new line"... are written as marks (English).
  */

@@ -7,6 +7,7 @@
 #[cfg(desktop_linux)]
 pub mod ei_keys;
 mod paste_watch;
+pub mod selection;
 mod sinks;
 
 use std::time::Duration;

@@ -192,6 +192,40 @@ impl PasteSink {
     }
 }
 
+/// The copy keystroke (Cmd+C on macOS, Ctrl+C elsewhere) to the focused
+/// app, for reading its selection where there is no PRIMARY selection. On
+/// macOS it runs on the main thread, as the paste keystroke does.
+#[cfg_attr(desktop_linux, allow(dead_code))]
+pub(super) fn press_copy_keys(env: &OutputEnv) -> Result<(), OutputError> {
+    let session = env.session.clone();
+    let copy = move || {
+        let mut enigo = input(&session)?;
+        let modifier = if cfg!(target_os = "macos") {
+            Key::Meta
+        } else {
+            Key::Control
+        };
+        chord(&mut enigo, &[modifier], Key::Unicode('c'))
+    };
+    match (&env.main_thread, cfg!(target_os = "macos")) {
+        (Some(main), true) => main.call(copy).map_err(|e| OutputError::Input(e.into()))?,
+        _ => copy(),
+    }
+}
+
+/// Holds `mods`, clicks `key`, lets the mods go (even when the click failed).
+fn chord(enigo: &mut Enigo, mods: &[Key], key: Key) -> Result<(), OutputError> {
+    let err = |e: enigo::InputError| OutputError::Input(e.into());
+    for m in mods {
+        enigo.key(*m, Direction::Press).map_err(err)?;
+    }
+    let result = enigo.key(key, Direction::Click).map_err(err);
+    for m in mods.iter().rev() {
+        enigo.key(*m, Direction::Release).map_err(err)?;
+    }
+    result
+}
+
 fn press(enigo: &mut Enigo, keys: PasteKeys, wayland: bool) -> Result<(), OutputError> {
     let modifier = if cfg!(target_os = "macos") {
         Key::Meta
@@ -214,15 +248,7 @@ fn press(enigo: &mut Enigo, keys: PasteKeys, wayland: bool) -> Result<(), Output
             Key::Unicode(if wayland { 'V' } else { 'v' }),
         ),
     };
-    let err = |e: enigo::InputError| OutputError::Input(e.into());
-    for m in &mods {
-        enigo.key(*m, Direction::Press).map_err(err)?;
-    }
-    let result = enigo.key(key, Direction::Click).map_err(err);
-    for m in mods.iter().rev() {
-        enigo.key(*m, Direction::Release).map_err(err)?;
-    }
-    result
+    chord(enigo, &mods, key)
 }
 
 impl TextSink for PasteSink {
