@@ -705,8 +705,13 @@ fn with_the_rewrite_on_the_models_text_is_pasted_and_a_failing_model_costs_nothi
     let target = Target::open(d, "RewriteFallback");
     let delivered = Take::hotkey(d, &clip(1)).run(&dictate);
     let pasted = target.submit(d);
+    assert_eq!(
+        pasted, delivered["rewrite"]["dictated"],
+        "delivered as dictated: {delivered}"
+    );
+    // (tiny.en hears "ill-disposed" as "old-sposed" in this clip, whatever the rewrite.)
     let wer = word_error_rate(&truth(1), &pasted);
-    assert!(wer <= 0.15, "delivered as dictated: WER {wer}: {pasted}");
+    assert!(wer <= 0.3, "the speech: WER {wer}: {pasted}");
     assert_eq!(delivered["rewrite"]["notice"]["kind"], "server-error");
     let notice = dictate.seen("notice");
     assert!(
