@@ -73,6 +73,8 @@ pub enum FocusError {
 }
 
 impl FocusError {
+    // The Windows probe builds its messages itself.
+    #[cfg_attr(windows, allow(dead_code))]
     pub(crate) fn query(e: impl std::fmt::Display) -> Self {
         Self::Query(e.to_string())
     }
