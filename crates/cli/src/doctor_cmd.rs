@@ -24,7 +24,9 @@ pub fn run(store: &ModelStore) -> Result<ExitCode> {
     let mut list = doctor::desktop(&session);
     // `utter dictate`'s default profiles (the terminals' built-in ones).
     let profiles = ProfileSet::new(&profiles::builtin()).expect("the built-in profiles are valid");
-    list.push(doctor::focus(&session, &profiles));
+    list.push(doctor::focus(&session, |app| {
+        profiles.for_app(app).map(|p| p.name.clone())
+    }));
     for c in list.iter_mut().filter(|c| c.name == "hotkey" && !c.ok) {
         c.detail = format!("{}; {}", c.detail, hints::PTT_INSTEAD);
     }

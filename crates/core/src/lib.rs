@@ -19,6 +19,7 @@ pub mod dictation;
 pub mod engine;
 pub mod export;
 pub mod history;
+pub mod language;
 pub mod models;
 pub mod packing;
 pub mod panics;

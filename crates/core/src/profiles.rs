@@ -13,9 +13,9 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 use utter_postprocess::TextRules;
 
+use crate::language::Language;
 use crate::platform::focus::FocusedApp;
 use crate::platform::output::{OutputMethod, PasteKeys};
-use crate::settings::Language;
 
 /// The most profiles and patterns kept (a settings file is edited by hand too).
 pub const PROFILES_MAX: usize = 100;

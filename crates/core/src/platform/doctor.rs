@@ -3,11 +3,10 @@
 
 use serde::Serialize;
 
-use super::focus::{FocusProbe, SessionFocus};
+use super::focus::{FocusProbe, FocusedApp, SessionFocus};
 use super::hotkeys::{Hotkeys, NoHotkeys};
 use super::output::{self, OutputMethod};
 use super::session::DesktopSession;
-use crate::profiles::ProfileSet;
 
 /// One capability: working or not, and why.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
@@ -108,10 +107,14 @@ pub fn desktop(session: &DesktopSession) -> Vec<Capability> {
     list
 }
 
-/// Which app has the focus now (from a terminal: that terminal) and which
-/// of `profiles` would apply to a dictation into it; where the desktop
-/// cannot tell, why, and that the default settings apply.
-pub fn focus(session: &DesktopSession, profiles: &ProfileSet) -> Capability {
+/// Which app has the focus now (from a terminal: that terminal) and the
+/// profile `profile_for` says would apply to a dictation into it (the caller
+/// knows the profiles: the platform layer does not import them); where the
+/// desktop cannot tell, why, and that the default settings apply.
+pub fn focus(
+    session: &DesktopSession,
+    profile_for: impl Fn(&FocusedApp) -> Option<String>,
+) -> Capability {
     let mut probe = SessionFocus::new(session.clone(), None);
     Capability::new(
         "focus",
@@ -120,8 +123,8 @@ pub fn focus(session: &DesktopSession, profiles: &ProfileSet) -> Capability {
                 true => app.id.clone(),
                 false => format!("{} ({})", app.id, app.aliases.join(", ")),
             };
-            match profiles.for_app(&app) {
-                Some(p) => format!("{names} → profile `{}`", p.name),
+            match profile_for(&app) {
+                Some(name) => format!("{names} → profile `{name}`"),
                 None => format!("{names} → no profile (the settings apply)"),
             }
         }),

@@ -1,5 +1,5 @@
 //! Which app has the keyboard focus, so a dictation can follow that app's
-//! profile (`crate::profiles`). Asked once per dictation, at the key press:
+//! profile (the core's `profiles` module). Asked once per dictation, at the key press:
 //! the profile of the app the user started in applies, wherever the focus
 //! goes while they speak.
 //!

@@ -48,7 +48,7 @@ pub enum PasteKeys {
 }
 
 /// How one text is delivered: the output settings, with the focused app's
-/// profile applied (`crate::profiles`).
+/// profile applied (the core's `profiles` module).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Delivery {
     pub method: OutputMethod,
