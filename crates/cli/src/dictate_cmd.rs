@@ -154,7 +154,7 @@ impl DictateRewriteArgs {
     fn config(&self) -> Result<RewriteConfig, String> {
         let mode = match (&self.rewrite, &self.command_key) {
             (Some(mode), _) => mode.clone(),
-            (None, Some(_)) => "off".to_string(),
+            (None, Some(_)) => utter_rewrite::modes::OFF.to_string(),
             (None, None) => return Ok(RewriteConfig::default()),
         };
         let config = RewriteConfig {

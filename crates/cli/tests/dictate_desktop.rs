@@ -669,22 +669,9 @@ fn with_the_rewrite_on_the_models_text_is_pasted_and_a_failing_model_costs_nothi
     let tmp = tempfile::tempdir().unwrap();
     let url = server.url("/v1");
     let _owner = d.set_clipboard("previous clipboard ✓");
-    let dictate = Dictate::start(
-        d,
-        tmp.path(),
-        &[
-            "--output",
-            "paste",
-            "--rewrite",
-            "clean-up",
-            "--rewrite-provider",
-            "llama-cpp",
-            "--rewrite-url",
-            &url,
-            "--rewrite-model",
-            "loopback-model",
-        ],
-    );
+    let mut args = vec!["--output", "paste", "--rewrite", "clean-up"];
+    args.extend(loopback_model(&url));
+    let dictate = Dictate::start(d, tmp.path(), &args);
 
     let target = Target::open(d, "RewriteTarget");
     let delivered = Take::hotkey(d, &clip(0)).run(&dictate);
@@ -694,10 +681,8 @@ fn with_the_rewrite_on_the_models_text_is_pasted_and_a_failing_model_costs_nothi
     let dictated = report["dictated"].as_str().unwrap();
     let wer = word_error_rate(&truth(0), dictated);
     assert!(wer <= 0.15, "the dictated text is kept beside: {dictated}");
-    let sent = server.received();
-    assert_eq!(sent.len(), 1);
-    let request: Value = serde_json::from_str(&sent[0].body_text()).unwrap();
-    let user = request["messages"][1]["content"].as_str().unwrap();
+    assert_eq!(server.requests(), 1);
+    let user = first_user_message(&server);
     assert!(user.contains(dictated), "the dictation is sent: {user}");
     assert_eq!(d.clipboard(), "previous clipboard ✓");
 
@@ -754,22 +739,9 @@ fn a_spoken_command_replaces_the_selected_text_with_the_models_answer() {
     assert!(converted.success());
     let url = server.url("/v1");
     let _owner = d.set_clipboard("previous clipboard ✓");
-    let dictate = Dictate::start(
-        d,
-        tmp.path(),
-        &[
-            "--output",
-            "paste",
-            "--rewrite-provider",
-            "llama-cpp",
-            "--rewrite-url",
-            &url,
-            "--rewrite-model",
-            "loopback-model",
-            "--command-key",
-            COMMAND_KEY,
-        ],
-    );
+    let mut args = vec!["--output", "paste", "--command-key", COMMAND_KEY];
+    args.extend(loopback_model(&url));
+    let dictate = Dictate::start(d, tmp.path(), &args);
     let target = Target::open_with_text(d, "CommandTarget", "the report is late");
     d.xdotool(&["key", "ctrl+a"]); // select it all (GTK takes PRIMARY)
     let delivered = Take::keys(
@@ -793,8 +765,7 @@ fn a_spoken_command_replaces_the_selected_text_with_the_models_answer() {
         .unwrap()
         .to_lowercase();
     assert!(said.contains("forward"), "the instruction as heard: {said}");
-    let request: Value = serde_json::from_str(&server.received()[0].body_text()).unwrap();
-    let sent = request["messages"][1]["content"].as_str().unwrap();
+    let sent = first_user_message(&server);
     assert!(
         sent.contains("the report is late") && sent.to_lowercase().contains("forward"),
         "selection and instruction are sent: {sent}"
@@ -804,6 +775,28 @@ fn a_spoken_command_replaces_the_selected_text_with_the_models_answer() {
 }
 
 const COMMAND_KEY: &str = "ctrl+shift+e";
+
+/// `utter dictate`'s flags for the loopback chat server at `url` (a local
+/// llama.cpp server, as far as Utter can tell).
+fn loopback_model(url: &str) -> [&str; 6] {
+    [
+        "--rewrite-provider",
+        "llama-cpp",
+        "--rewrite-url",
+        url,
+        "--rewrite-model",
+        "loopback-model",
+    ]
+}
+
+/// The user message of the first request the loopback chat server got.
+fn first_user_message(server: &utter_test_support::http::Server) -> String {
+    let request: Value = serde_json::from_str(&server.received()[0].body_text()).unwrap();
+    request["messages"][1]["content"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
 
 /// Another family live: Moonshine tiny (no 30 s padding, no transcript
 /// prefix: each eager run decodes its whole window) dictating speech with

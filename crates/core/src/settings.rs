@@ -215,9 +215,7 @@ impl Settings {
             .map_err(|e| invalid("rewrite", e.to_string()))?;
         for profile in &self.profiles {
             if let Some(mode) = profile.rewrite.as_deref() {
-                if mode != crate::dictation::service::REWRITE_OFF
-                    && self.rewrite.find_mode(mode).is_err()
-                {
+                if mode != utter_rewrite::modes::OFF && self.rewrite.find_mode(mode).is_err() {
                     return Err(invalid(
                         "profiles",
                         format!(

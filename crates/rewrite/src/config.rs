@@ -113,7 +113,7 @@ impl RewriteConfig {
             if !valid_mode_id(&mode.id) {
                 return Err(ConfigError::BadModeId(mode.id.clone()));
             }
-            if mode.id == "off" {
+            if mode.id == modes::OFF {
                 return Err(ConfigError::ReservedModeId);
             }
             if !seen.insert(mode.id.as_str()) {
@@ -128,8 +128,7 @@ impl RewriteConfig {
         if let Some(prompt) = &self.command_prompt {
             check_prompt("command", prompt)?;
         }
-        // `off`: no rewrite after dictation (command mode still works).
-        if self.mode != "off" {
+        if self.mode != modes::OFF {
             self.find_mode(&self.mode)?;
         }
         if self.enabled {

@@ -18,6 +18,10 @@ pub struct Mode {
     pub prompt: String,
 }
 
+/// Not a mode: the settings' `mode` (or a profile's `rewrite`) that turns the
+/// rewrite after dictation off (command mode still works).
+pub const OFF: &str = "off";
+
 pub const CLEAN_UP: &str = "clean-up";
 pub const FORMAL: &str = "formal";
 pub const EMAIL: &str = "email";

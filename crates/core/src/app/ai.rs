@@ -12,6 +12,7 @@ use utter_rewrite::{
 };
 
 use super::{service_host, App, AppError};
+use crate::dictation::rewrite_step::test_provider;
 
 /// How long listing a server's models may take.
 const MODELS_TIMEOUT: Duration = Duration::from_secs(5);
@@ -55,18 +56,7 @@ impl App {
 
     /// One call with the test sentence, whether or not rewriting is on.
     pub fn rewrite_test(&self, provider: &ProviderConfig) -> Result<RewriteTest, AppError> {
-        let key = match KeyStore::default().key_for(provider) {
-            Ok(key) => key,
-            Err(e) => {
-                return Ok(RewriteTest::Failed {
-                    notice: Notice::KeychainFailed {
-                        detail: e.to_string(),
-                    },
-                })
-            }
-        };
-        let rewriter = Rewriter::new().map_err(|e| AppError::Rewrite(e.to_string()))?;
-        Ok(match rewriter.test(provider, key.as_ref()) {
+        Ok(match test_provider(provider) {
             Outcome::Rewritten {
                 text,
                 model,
@@ -86,11 +76,11 @@ impl App {
     pub fn rewrite_models(&self, provider: &ProviderConfig) -> Result<Vec<String>, AppError> {
         let key = KeyStore::default()
             .key_for(provider)
-            .map_err(|e| AppError::Rewrite(e.to_string()))?;
-        let rewriter = Rewriter::new().map_err(|e| AppError::Rewrite(e.to_string()))?;
+            .map_err(rewrite_error)?;
+        let rewriter = Rewriter::new().map_err(rewrite_error)?;
         rewriter
             .models(provider, key.as_ref(), MODELS_TIMEOUT)
-            .map_err(|notice| AppError::Rewrite(notice.to_string()))
+            .map_err(rewrite_error)
     }
 
     /// Whether a key for `kind` is in the keychain.
@@ -98,25 +88,26 @@ impl App {
         KeyStore::default()
             .get(kind)
             .map(|key| key.is_some())
-            .map_err(|e| AppError::Rewrite(e.to_string()))
+            .map_err(rewrite_error)
     }
 
     /// Saves (or replaces) the key for `kind`; dictation picks it up at once.
     pub fn save_api_key(&self, kind: ProviderKind, key: &str) -> Result<(), AppError> {
-        let key = ApiKey::new(key).map_err(|e| AppError::Rewrite(e.to_string()))?;
-        KeyStore::default()
-            .set(kind, &key)
-            .map_err(|e| AppError::Rewrite(e.to_string()))?;
+        let key = ApiKey::new(key).map_err(rewrite_error)?;
+        KeyStore::default().set(kind, &key).map_err(rewrite_error)?;
         service_host::restart(&self.shared);
         Ok(())
     }
 
     /// Removes the key for `kind`; `false` when there was none.
     pub fn delete_api_key(&self, kind: ProviderKind) -> Result<bool, AppError> {
-        let deleted = KeyStore::default()
-            .delete(kind)
-            .map_err(|e| AppError::Rewrite(e.to_string()))?;
+        let deleted = KeyStore::default().delete(kind).map_err(rewrite_error)?;
         service_host::restart(&self.shared);
         Ok(deleted)
     }
+}
+
+/// A keychain, key or HTTP-client error, as the UI shows it.
+fn rewrite_error(e: impl std::fmt::Display) -> AppError {
+    AppError::Rewrite(e.to_string())
 }

@@ -8,7 +8,9 @@ use std::time::Instant;
 
 use crossbeam_channel::{bounded, Receiver, TryRecvError};
 use serde::{Deserialize, Serialize};
-use utter_rewrite::{ApiKey, ClientError, KeyError, Notice, Outcome, RewriteConfig, Rewriter};
+use utter_rewrite::{
+    ApiKey, ClientError, KeyError, Notice, Outcome, ProviderConfig, RewriteConfig, Rewriter,
+};
 
 /// What the service needs to rewrite each dictation: the settings, the key
 /// read from the keychain once at start (never logged: `ApiKey` redacts
@@ -220,6 +222,29 @@ pub struct RewriteReport {
     pub ms: u64,
 }
 
+/// One call to `provider` with the test sentence and the key saved for it
+/// in the keychain (`utter doctor`, the app's Test button); a key that
+/// cannot be read, or a client that cannot start, comes back as a notice.
+pub fn test_provider(provider: &ProviderConfig) -> Outcome {
+    let said = utter_rewrite::TEST_SENTENCE;
+    let key = match utter_rewrite::KeyStore::default().key_for(provider) {
+        Ok(key) => key,
+        Err(e) => {
+            let detail = e.to_string();
+            return Outcome::kept(said, Notice::KeychainFailed { detail });
+        }
+    };
+    match Rewriter::new() {
+        Ok(rewriter) => rewriter.test(provider, key.as_ref()),
+        Err(e) => Outcome::kept(
+            said,
+            Notice::Failed {
+                detail: format!("cannot start an HTTP client: {e}"),
+            },
+        ),
+    }
+}
+
 /// `utter doctor`'s line: whether the configured provider answers, and how
 /// fast (one short request with a test sentence). Off is no fault.
 pub fn check(config: &RewriteConfig) -> Result<String, String> {
@@ -229,10 +254,6 @@ pub fn check(config: &RewriteConfig) -> Result<String, String> {
         );
     }
     let provider = &config.provider;
-    let key = utter_rewrite::KeyStore::default()
-        .key_for(provider)
-        .map_err(|e| e.to_string())?;
-    let rewriter = Rewriter::new().map_err(|e| e.to_string())?;
     let what = format!(
         "{} mode, {} `{}` at {}",
         config.mode,
@@ -240,7 +261,7 @@ pub fn check(config: &RewriteConfig) -> Result<String, String> {
         provider.model,
         provider.effective_base_url()
     );
-    match rewriter.test(provider, key.as_ref()) {
+    match test_provider(provider) {
         Outcome::Rewritten {
             first_token, total, ..
         } => Ok(format!(

@@ -28,7 +28,7 @@ use super::defaults;
 use super::events::CommandStarted;
 use super::events::DictationEvent;
 use super::record_log::{self, RecordingRecord, RecordingStatus};
-use super::rewrite_step::{PendingRewrite, RewriteReport, RewriteStep, COMMAND_MODE};
+use super::rewrite_step::{PendingRewrite, RewriteReport, RewriteStep};
 use super::session::{post_roll_done, Dictation, DictationConfig, Purpose, NOT_SAVED};
 use super::strategy::LiveStrategy;
 use super::trigger::{Intent, Stage, Trigger};
@@ -702,21 +702,13 @@ impl<E: FnMut(DictationEvent)> Service<E> {
             }
             _ => None,
         };
-        if let Some((step, mode)) = mode {
-            let vocabulary = vocabulary_for(&self.config, profile);
-            let rewrite = step.start(&mode, &text, &vocabulary);
-            (self.emit)(DictationEvent::Rewriting {
-                id: d.id,
-                mode: rewrite.mode().to_string(),
-            });
-            self.phase = Phase::Rewriting {
-                dictation: d,
-                raw,
-                rewrite,
-            };
-            return;
+        match mode {
+            Some((step, mode)) => {
+                let rewrite = step.start(&mode, &text, d.vocabulary());
+                self.await_rewrite(d, raw, rewrite);
+            }
+            None => self.deliver(d, text, raw, None),
         }
-        self.deliver(d, text, raw, None);
     }
 
     /// A spoken command's words are in: off to the model with the selection.
@@ -732,11 +724,15 @@ impl<E: FnMut(DictationEvent)> Service<E> {
             // Nothing said, or the engine failed on it: nothing to carry out.
             _ => return self.deliver(d, String::new(), raw, None),
         };
-        let vocabulary = vocabulary_for(&self.config, d.profile());
-        let rewrite = step.start_command(&instruction, selection.as_deref(), &vocabulary);
+        let rewrite = step.start_command(&instruction, selection.as_deref(), d.vocabulary());
+        self.await_rewrite(d, raw, rewrite);
+    }
+
+    /// → Rewriting: the model has the text; `on_rewrite_done` takes it from here.
+    fn await_rewrite(&mut self, d: Dictation, raw: Option<String>, rewrite: PendingRewrite) {
         (self.emit)(DictationEvent::Rewriting {
             id: d.id,
-            mode: COMMAND_MODE.into(),
+            mode: rewrite.mode().to_string(),
         });
         self.phase = Phase::Rewriting {
             dictation: d,
@@ -818,27 +814,14 @@ impl<E: FnMut(DictationEvent)> Service<E> {
     }
 }
 
-/// The words the model keeps spelled as written: the profile's first.
-fn vocabulary_for(config: &ServiceConfig, profile: Option<&Profile>) -> Vec<String> {
-    match profile {
-        Some(p) if !p.vocabulary.is_empty() => p.vocabulary_before(&config.dictation.vocabulary),
-        _ => config.dictation.vocabulary.clone(),
-    }
-}
-
 /// The rewrite mode for a dictation in `profile`'s app: the profile's, or
-/// the settings'; `None` where the profile turns rewriting off.
+/// the settings'; `None` where that one is `off`.
 fn rewrite_mode(step: &RewriteStep, profile: Option<&Profile>) -> Option<String> {
-    match profile.and_then(|p| p.rewrite.as_deref()) {
-        Some(REWRITE_OFF) => None,
-        Some(mode) => Some(mode.to_string()),
-        None if step.mode() == REWRITE_OFF => None,
-        None => Some(step.mode().to_string()),
-    }
+    let mode = profile
+        .and_then(|p| p.rewrite.as_deref())
+        .unwrap_or(step.mode());
+    (mode != utter_rewrite::modes::OFF).then(|| mode.to_string())
 }
-
-/// A profile's `rewrite` value that turns the AI step off in its apps.
-pub const REWRITE_OFF: &str = "off";
 
 /// How text goes out: the output settings with `profile`'s overrides.
 pub fn delivery(output: &OutputConfig, profile: Option<&Profile>) -> Delivery {

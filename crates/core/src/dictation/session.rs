@@ -133,6 +133,11 @@ impl Dictation {
         self.profile.as_ref()
     }
 
+    /// The words every run of this dictation carries (its profile's first).
+    pub fn vocabulary(&self) -> &[String] {
+        &self.params.vocabulary
+    }
+
     /// What the words are for (a dictation unless said otherwise).
     pub fn with_purpose(mut self, purpose: Purpose) -> Self {
         self.purpose = purpose;

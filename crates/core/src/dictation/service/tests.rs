@@ -933,6 +933,7 @@ mod rewrite {
     //! dictated text does, with a notice.
 
     use super::*;
+    use crate::dictation::rewrite_step::COMMAND_MODE;
     use utter_rewrite::{Notice, ProviderConfig, ProviderKind, RewriteConfig};
     use utter_test_support::chat;
     use utter_test_support::http::{Reply, Server};
@@ -1058,7 +1059,7 @@ mod rewrite {
             profiles: vec![Profile {
                 name: "Terminal".into(),
                 apps: vec!["xterm".into()],
-                rewrite: Some(REWRITE_OFF.into()),
+                rewrite: Some(utter_rewrite::modes::OFF.into()),
                 ..Profile::default()
             }],
             ..Options::default()
