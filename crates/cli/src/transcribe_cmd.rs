@@ -8,6 +8,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
+use utter_core::engine::cpu::Threads;
 use utter_core::engine::{Compute, Engine, EngineConfig};
 use utter_core::export::{self, Format};
 use utter_core::models::{ModelStore, ModelUse};
@@ -64,13 +65,16 @@ pub struct TranscribeArgs {
 /// second one only pays on audio with long pauses (7 % faster there, slower
 /// on dense speech; docs/benchmarks.md, issue 15).
 /// Without `--threads`, the cores this process may use are shared out
-/// (`engine::cpu::engine_threads`: affinity and cgroup quota).
-fn worker_layout(workers: usize, threads: usize) -> (usize, usize) {
+/// (`engine::cpu::engine_threads`: affinity and cgroup quota), and each
+/// worker takes fewer while other programs keep cores busy.
+fn worker_layout(workers: usize, threads: usize) -> (usize, Threads) {
     let workers = workers.max(1);
     let threads = if threads > 0 {
-        threads
+        Threads::Fixed(threads)
     } else {
-        (utter_core::engine::cpu::engine_threads() / workers).max(1)
+        Threads::FitToLoad {
+            max: (utter_core::engine::cpu::engine_threads() / workers).max(1),
+        }
     };
     (workers, threads)
 }

@@ -43,7 +43,7 @@ fn main() {
     let pair: Vec<Engine> = (0..2)
         .map(|_| {
             Engine::start(EngineConfig {
-                threads: 1,
+                threads: utter_core::engine::cpu::Threads::Fixed(1),
                 ..EngineConfig::new(mp.clone())
             })
             .unwrap()

@@ -1,6 +1,8 @@
 //! The CPU the engine runs on: which of ggml's x86-64 code paths it can
 //! take, and how many threads to give it.
 
+use serde::{Deserialize, Serialize};
+
 /// The instruction-set levels ggml's CPU backend is built for on x86-64,
 /// oldest first (ggml's `GGML_CPU_ALL_VARIANTS` builds one module per level
 /// and loads the best the CPU has; a static build has exactly one).
@@ -74,15 +76,45 @@ pub fn describe() -> Result<String, String> {
     ))
 }
 
-/// Threads for the engine when the user did not choose: the cores this
-/// process may use, counting its CPU affinity and a cgroup CPU quota (a
-/// container limited to two CPUs on a 32-core host gets two threads, not
-/// 32: ggml's threads spin at each barrier, so one without a core of its own
-/// makes the others wait). transcribe.cpp's own default reads the affinity
-/// only. Other work on the machine is not counted: that needs measuring
-/// under load first (issue 30).
+/// The most threads the engine takes when the user did not choose: the
+/// cores this process may use, counting its CPU affinity and a cgroup CPU
+/// quota (a container limited to two CPUs on a 32-core host gets two
+/// threads, not 32: ggml's threads wait for each other at every operation,
+/// so one without a core of its own makes the others wait). transcribe.cpp's
+/// own default reads the affinity only. Fewer are used while other programs
+/// keep cores busy ([`Threads::FitToLoad`]).
 pub fn engine_threads() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// How many CPU threads the engine computes with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Threads {
+    /// The user's count, whatever else runs.
+    Fixed(usize),
+    /// Up to `max`, fewer while other programs keep cores busy: re-chosen
+    /// before each engine call (`engine::cpu_load`).
+    FitToLoad { max: usize },
+}
+
+impl Threads {
+    /// A setting's value: 0 fits to the load over every core this process
+    /// may use, anything else is fixed.
+    pub fn from_setting(threads: usize) -> Self {
+        match threads {
+            0 => Self::FitToLoad {
+                max: engine_threads(),
+            },
+            n => Self::Fixed(n),
+        }
+    }
+
+    /// The count to start with (before any load is known).
+    pub fn most(self) -> usize {
+        match self {
+            Self::Fixed(n) | Self::FitToLoad { max: n } => n.max(1),
+        }
+    }
 }
 
 #[cfg(test)]

@@ -10,9 +10,10 @@ use std::time::Instant;
 use crossbeam_channel::{bounded, unbounded, Receiver, Sender};
 use std::sync::Arc;
 
-use transcribe_cpp::{Model, RunOptions, SessionOptions, Task, TimestampKind};
+use transcribe_cpp::{Model, RunOptions, Task, TimestampKind};
 
 use super::compute;
+use super::fitted_session::{self, FittedSession};
 use super::run::RunGate;
 use super::{
     describe, BatchReply, Compute, EngineConfig, EngineError, ModelInfo, Request, RunParams,
@@ -113,6 +114,7 @@ fn worker(
         path: config.model_path.clone(),
         message: e.to_string(),
     };
+    let watch = fitted_session::early_watch(config.threads);
     let (model, fallback) = match load(&config.model_path, &config.compute, cpu_only) {
         Ok(loaded) => loaded,
         Err(e) => {
@@ -134,23 +136,13 @@ fn worker(
         }));
         return;
     }
-    let threads = match config.threads {
-        0 => super::cpu::engine_threads(),
-        n => n,
-    };
-    tracing::info!("engine threads: {threads}");
-    let options = SessionOptions {
-        n_threads: threads as i32,
-        ..Default::default()
-    };
-    let mut session = match model.session_with(&options) {
+    let mut session = match FittedSession::new(&model, config.threads, watch, gate.token()) {
         Ok(s) => s,
         Err(e) => {
             let _ = ready.send(Err(load_error(e)));
             return;
         }
     };
-    session.set_cancel_token(gate.token());
     let backend = model.backend();
     let _ = ready.send(Ok(Loaded { info, backend }));
 
@@ -164,14 +156,18 @@ fn worker(
                 params,
                 reply,
             } => {
+                session.refit(&model, gate.token());
                 let result = match gate.begin(run) {
-                    true => run_batch(&mut session, &pcms, &params),
+                    true => session
+                        .computing_marker()
+                        .during(|| run_batch(session.session(), &pcms, &params)),
                     false => Err(EngineError::Cancelled),
                 };
                 gate.end();
                 let _ = reply.send(result);
             }
             Request::StreamBegin { params, events } => {
+                session.refit(&model, gate.token());
                 run_stream(&mut session, &params, &rx, &events, &mut backlog);
             }
             // Stray stream messages (after an abort or a failed begin); runs
@@ -186,12 +182,15 @@ fn worker(
 
 /// Runs one stream until it is finished or aborted.
 fn run_stream(
-    session: &mut transcribe_cpp::Session,
+    fitted: &mut FittedSession,
     params: &RunParams,
     rx: &Receiver<Request>,
     events: &Sender<StreamEvent>,
     backlog: &mut VecDeque<Request>,
 ) {
+    // Only the feeds and the finish compute; the load watcher counts those.
+    let computing = fitted.computing_marker();
+    let session = fitted.session();
     let options = RunOptions {
         language: params.language.clone(),
         vocabulary: vocabulary_for(session, params),
@@ -206,7 +205,7 @@ fn run_stream(
     };
     for request in rx.iter() {
         match request {
-            Request::StreamFeed(pcm) => match stream.feed(&pcm) {
+            Request::StreamFeed(pcm) => match computing.during(|| stream.feed(&pcm)) {
                 Ok(update) if update.result_changed => {
                     let text = stream.text();
                     let _ = events.send(StreamEvent::Partial {
@@ -218,7 +217,7 @@ fn run_stream(
                 Err(e) => return fail(e),
             },
             Request::StreamFinish => {
-                if let Err(e) = stream.finalize() {
+                if let Err(e) = computing.during(|| stream.finalize()) {
                     return fail(e);
                 }
                 let _ = events.send(StreamEvent::Final(to_utterance(Ok(stream.snapshot()))));

@@ -10,10 +10,13 @@
 //! - `worker`: the worker process's side
 //! - `supervisor`: the parent's side: restart, resubmit, CPU fallback, idle unload
 //! - `cpu`: the CPU's code path and the default thread count
+//! - `cpu_load`, `fitted_session`: the threads fitted to what other programs leave free
 
 mod backends;
 mod compute;
 pub mod cpu;
+pub mod cpu_load;
+mod fitted_session;
 mod local;
 pub use compute::{gpu_backends_built, BadCompute, Compute};
 pub use local::{fit_vocabulary, VOCABULARY_TOKEN_BUDGET};
@@ -480,8 +483,8 @@ impl EngineHost {
 #[derive(Debug, Clone)]
 pub struct EngineConfig {
     pub model_path: PathBuf,
-    /// CPU threads; 0 = the engine's default.
-    pub threads: usize,
+    /// CPU threads.
+    pub threads: cpu::Threads,
     pub host: EngineHost,
     /// Where the model runs.
     pub compute: Compute,
@@ -492,7 +495,7 @@ impl EngineConfig {
     pub fn new(model_path: PathBuf) -> Self {
         Self {
             model_path,
-            threads: 0,
+            threads: cpu::Threads::from_setting(0),
             host: EngineHost::for_this_process(),
             compute: Compute::Auto,
         }

@@ -17,7 +17,7 @@ pub enum ToWorker {
     /// Always the first message.
     Load {
         model_path: PathBuf,
-        threads: usize,
+        threads: super::cpu::Threads,
         compute: Compute,
         cpu_only: bool,
     },

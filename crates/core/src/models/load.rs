@@ -29,7 +29,8 @@ impl LoadError {
     }
 }
 
-/// How the engine runs: where, on how many CPU threads (0 = all cores),
+/// How the engine runs: where, on how many CPU threads (0 = as many of
+/// this process's cores as other programs leave free),
 /// and when an idle engine gives its memory back.
 #[derive(Debug, Clone, Default)]
 pub struct EngineOptions {
@@ -59,7 +60,7 @@ pub fn load_models(
     let vad_entry = store.vad()?.ok_or(LoadError::NoVadModel)?;
     let (model_name, model_path) = store.resolve_speech_for(model, use_)?;
     let engine = Engine::start(EngineConfig {
-        threads: options.threads,
+        threads: crate::engine::cpu::Threads::from_setting(options.threads),
         compute: options.compute,
         host: EngineHost::for_this_process().with_idle_unload(options.idle_unload),
         ..EngineConfig::new(model_path)
