@@ -58,6 +58,12 @@ pub fn run(store: &ModelStore) -> Result<ExitCode> {
         },
     ));
     list.push(Capability::new("cpu", utter_core::engine::cpu::describe()));
+    list.push(Capability::new(
+        "threads",
+        Ok::<_, String>(utter_core::engine::cpu_load::describe_threads(
+            std::time::Duration::from_millis(500),
+        )),
+    ));
     let gpus: Vec<String> = utter_core::engine::compute_devices()
         .into_iter()
         .filter(|d| !d.kind.eq_ignore_ascii_case("cpu"))

@@ -92,6 +92,31 @@ pub fn fit_threads(max: usize, demand: f64, current: usize) -> usize {
     (ideal.round() as usize).clamp(1, max.max(1))
 }
 
+/// One line for `utter doctor`: the engine's threads, and what they would
+/// be now (the load measured over `over`).
+pub fn describe_threads(over: Duration) -> String {
+    let max = super::cpu::engine_threads();
+    if max < 2 {
+        return "1 (this process may use one core)".into();
+    }
+    let measured = system::Source::new().and_then(|mut source| {
+        let unreadable = || "the CPU time counters cannot be read".to_string();
+        let before = source.read().ok_or_else(unreadable)?;
+        let started = Instant::now();
+        std::thread::sleep(over);
+        let after = source.read().ok_or_else(unreadable)?;
+        let elapsed = started.elapsed().as_secs_f64();
+        Ok(others_demand(before, after, elapsed, source.cores(), 0))
+    });
+    match measured {
+        Ok(demand) => format!(
+            "up to {max}, fewer while other programs keep cores busy: {} now              ({demand:.1} cores busy elsewhere)",
+            fit_threads(max, demand, max)
+        ),
+        Err(why) => format!("{max} whatever else runs ({why})"),
+    }
+}
+
 /// The watcher's shared state: the smoothed demand (f64 bits) and what the
 /// engine is doing.
 struct Shared {
