@@ -110,7 +110,8 @@ pub fn describe_threads(over: Duration) -> String {
     });
     match measured {
         Ok(demand) => format!(
-            "up to {max}, fewer while other programs keep cores busy: {} now              ({demand:.1} cores busy elsewhere)",
+            "up to {max}, fewer while other programs keep cores busy: {} now \
+             ({demand:.1} cores busy elsewhere)",
             fit_threads(max, demand, max)
         ),
         Err(why) => format!("{max} whatever else runs ({why})"),
