@@ -104,7 +104,8 @@ pub struct DictateArgs {
     /// Where recordings are kept [default: ~/.local/share/utter/recordings]
     #[arg(long, env = "UTTER_RECORDINGS_DIR")]
     recordings_dir: Option<PathBuf>,
-    /// CPU threads for the engine [default: the cores this process may use]
+    /// CPU threads for the engine [default: the cores this process may use, fewer while other
+    /// programs keep cores busy]
     #[arg(long, default_value_t = 0)]
     threads: usize,
     /// Where the model runs: auto (a GPU if one can take it, else the CPU), cpu, or a

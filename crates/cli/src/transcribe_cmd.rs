@@ -36,7 +36,8 @@ pub struct TranscribeArgs {
     /// Installed model name or path to a model file [default: the default model]
     #[arg(long, short)]
     model: Option<String>,
-    /// CPU threads for the engine [default: the cores this process may use]
+    /// CPU threads for the engine [default: the cores this process may use, fewer while other
+    /// programs keep cores busy]
     #[arg(long, default_value_t = 0)]
     threads: usize,
     /// Where the model runs: auto (a GPU if one can take it, else the CPU), cpu, or a
