@@ -37,7 +37,12 @@ fn utter(emulated_cpu: Option<&str>, args: &[&str]) -> Output {
 }
 
 fn transcript(emulated_cpu: Option<&str>, clip: &str) -> String {
-    let out = utter(emulated_cpu, &["transcribe", "--format", "txt", clip]);
+    // Fixed threads: the default follows the load, and the text may differ
+    // by a comma between thread counts; this compares CPU code paths.
+    let out = utter(
+        emulated_cpu,
+        &["transcribe", "--format", "txt", "--threads", "2", clip],
+    );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         out.status.success(),
