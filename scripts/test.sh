@@ -7,6 +7,11 @@ cd "$(dirname "$0")/.."
 bash scripts/bootstrap.sh test
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/utter/target}"
 export PATH="$HOME/.cargo/bin:$PATH"
+# The engine's default thread count follows the machine's load, which the suite
+# itself makes (tests run in parallel): fixed here, so a test's text does not
+# depend on what ran beside it (1 and 2 threads can differ by a word). The
+# load-fitting's own tests remove it.
+export UTTER_ENGINE_THREADS="${UTTER_ENGINE_THREADS:-$(nproc)}"
 for component in rustfmt clippy; do
   rustup component list --installed 2>/dev/null | grep -q "^$component" || rustup component add "$component"
 done

@@ -46,6 +46,9 @@ fn utter_beside_two_busy_loops(args: &[&str]) -> Option<Output> {
         .args(["-c", "0,1", env!("CARGO_BIN_EXE_utter")])
         .args(args)
         .env("UTTER_LOG", "info")
+        // The test suite fixes the default count (scripts/test.sh); this is
+        // the default users get.
+        .env_remove(utter_core::engine::cpu::FIXED_THREADS_ENV)
         .env_remove("DISPLAY")
         .env_remove("WAYLAND_DISPLAY")
         .output()

@@ -87,6 +87,23 @@ pub fn engine_threads() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
+/// Fixes the default thread count (a number), for runs whose text is
+/// compared with another run's: whisper's output at one thread and at two
+/// can differ (a comma, a word), since ggml adds in another order. The test
+/// suite sets it; the tests of the load-fitting remove it.
+pub const FIXED_THREADS_ENV: &str = "UTTER_ENGINE_THREADS";
+
+fn fixed_by_env() -> Option<usize> {
+    let value = std::env::var(FIXED_THREADS_ENV).ok()?;
+    match value.trim().parse::<usize>() {
+        Ok(n) if n > 0 => Some(n),
+        _ => {
+            tracing::warn!("{FIXED_THREADS_ENV}={value:?} is not a thread count; ignored");
+            None
+        }
+    }
+}
+
 /// How many CPU threads the engine computes with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Threads {
@@ -99,13 +116,14 @@ pub enum Threads {
 
 impl Threads {
     /// A setting's value: 0 fits to the load over every core this process
-    /// may use, anything else is fixed.
+    /// may use (unless [`FIXED_THREADS_ENV`] fixes it), anything else is fixed.
     pub fn from_setting(threads: usize) -> Self {
-        match threads {
-            0 => Self::FitToLoad {
+        match (threads, fixed_by_env()) {
+            (0, Some(n)) => Self::Fixed(n),
+            (0, None) => Self::FitToLoad {
                 max: engine_threads(),
             },
-            n => Self::Fixed(n),
+            (n, _) => Self::Fixed(n),
         }
     }
 

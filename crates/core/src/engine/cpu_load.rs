@@ -95,7 +95,12 @@ pub fn fit_threads(max: usize, demand: f64, current: usize) -> usize {
 /// One line for `utter doctor`: the engine's threads, and what they would
 /// be now (the load measured over `over`).
 pub fn describe_threads(over: Duration) -> String {
-    let max = super::cpu::engine_threads();
+    let max = match super::cpu::Threads::from_setting(0) {
+        super::cpu::Threads::Fixed(n) => {
+            return format!("{n} (fixed by {})", super::cpu::FIXED_THREADS_ENV)
+        }
+        super::cpu::Threads::FitToLoad { max } => max,
+    };
     if max < 2 {
         return "1 (this process may use one core)".into();
     }
