@@ -73,6 +73,20 @@ class Load:
             time.sleep(3)
 
 
+def interleaved(part, load_cmds, names, measure):
+    """ROUNDS rounds, each through every load with the variants in a rotating
+    order; `measure(variant, load)` gives one result. Returns the results by
+    (variant, load)."""
+    results = {(v, l): [] for v in names for l in load_cmds}
+    for r in range(ROUNDS):
+        for load, cmd in load_cmds.items():
+            with Load(cmd):
+                for v in names[r % len(names):] + names[:r % len(names)]:
+                    results[(v, load)].append(measure(v, load))
+        print(f"{part}: round {r + 1} done", file=sys.stderr)
+    return results
+
+
 def files(tmp, load_cmds):
     env = dict(os.environ)
     src = os.path.join(tmp, "src")
@@ -88,17 +102,15 @@ def files(tmp, load_cmds):
     fw_python = peers_python(tmp, ("faster-whisper",))
     if fw_python:
         variants["faster-whisper int8, 2 threads"] = [fw_python, "-c", FASTER_WHISPER, ct2, wav]
-    results = {(v, l): [] for v in variants for l in load_cmds}
     errors = {}
+
+    def transcribe(v, load):
+        out, wall, cpu = timed(variants[v], env)
+        errors[(v, load)] = edits(words(ref), words(out))
+        return wall, cpu
+
     names = list(variants)
-    for r in range(ROUNDS):
-        for load, cmd in load_cmds.items():
-            with Load(cmd):
-                for v in names[r % len(names):] + names[:r % len(names)]:
-                    out, wall, cpu = timed(variants[v], env)
-                    results[(v, load)].append((wall, cpu))
-                    errors[(v, load)] = edits(words(ref), words(out))
-        print(f"files: round {r + 1} done", file=sys.stderr)
+    results = interleaved("files", load_cmds, names, transcribe)
     fw = "faster-whisper int8, 2 threads"
     print(f"\n### File: {label} speech, {len(words(ref))} words, {ROUNDS} rounds (medians)\n")
     print("| variant | load | wall | × its idle | × faster-whisper, same load | CPU | word errors |")
@@ -123,16 +135,14 @@ def dictation(load_cmds):
             "utter dictate --threads 2": Dictate(desktop, UTTER, "ctrl+alt+space", ["--threads", "2"]),
             "utter dictate --threads 1": Dictate(desktop, UTTER, "ctrl+alt+shift+space", ["--threads", "1"]),
         }
+
+        def dictate(v, _load):
+            latency, _, seen, _ = variants[v].dictate(wav)
+            tail = next((e["engine_ms"] for e in reversed(seen) if e["event"] == "segment_transcribed"), 0.0)
+            return latency, tail
+
         names = list(variants)
-        results = {(v, l): [] for v in variants for l in load_cmds}
-        for r in range(ROUNDS):
-            for load, cmd in load_cmds.items():
-                with Load(cmd):
-                    for v in names[r % len(names):] + names[:r % len(names)]:
-                        latency, _, seen, _ = variants[v].dictate(wav)
-                        tail = next((e["engine_ms"] for e in reversed(seen) if e["event"] == "segment_transcribed"), 0.0)
-                        results[(v, load)].append((latency, tail))
-            print(f"dictation: round {r + 1} done", file=sys.stderr)
+        results = interleaved("dictation", load_cmds, names, dictate)
         print(f"\n### Dictation: release → text, {seconds:.1f} s of speech, {ROUNDS} rounds (medians)\n")
         print("| variant | load | release → text | × its idle | engine time of the last segment |")
         print("|---|---|---:|---:|---:|")

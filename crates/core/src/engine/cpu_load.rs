@@ -85,11 +85,12 @@ pub fn others_demand(
 /// The thread count to use: the cores left over, at least one and at most
 /// `max`, changed only when the ideal is clearly away from `current`.
 pub fn fit_threads(max: usize, demand: f64, current: usize) -> usize {
-    let ideal = (max as f64 - demand).clamp(1.0, max.max(1) as f64);
+    let max = max.max(1);
+    let ideal = (max as f64 - demand).clamp(1.0, max as f64);
     if (ideal - current as f64).abs() < HYSTERESIS {
-        return current.clamp(1, max.max(1));
+        return current.clamp(1, max);
     }
-    (ideal.round() as usize).clamp(1, max.max(1))
+    (ideal.round() as usize).clamp(1, max)
 }
 
 /// One line for `utter doctor`: the engine's threads, and what they would
@@ -123,19 +124,16 @@ pub fn describe_threads(over: Duration) -> String {
     }
 }
 
-/// The watcher's shared state: the smoothed demand (f64 bits) and what the
-/// engine is doing.
+/// The watcher's shared state: the smoothed demand and what the engine is doing.
 struct Shared {
+    /// f64 bits; NaN until the first interval has been measured.
     demand_bits: AtomicU64,
     /// The engine's threads while it computes, else 0.
     computing: AtomicUsize,
-    /// Set when a computation starts, so an interval that held a short one
-    /// still counts as computing, at the width it last had.
-    touched: AtomicBool,
-    last_width: AtomicUsize,
+    /// The engine's threads if it computed at any time since the last
+    /// sample (a short run between two samples still counts), else 0.
+    computed_since_sample: AtomicUsize,
     stop: AtomicBool,
-    /// Whether one interval has been measured.
-    measured: AtomicBool,
 }
 
 /// Watches the machine's load from a thread of its own; dropping it stops the thread.
@@ -158,12 +156,10 @@ impl LoadWatch {
             .read()
             .ok_or("the CPU time counters cannot be read")?;
         let shared = Arc::new(Shared {
-            demand_bits: AtomicU64::new(0f64.to_bits()),
+            demand_bits: AtomicU64::new(f64::NAN.to_bits()),
             computing: AtomicUsize::new(0),
-            touched: AtomicBool::new(false),
-            last_width: AtomicUsize::new(0),
+            computed_since_sample: AtomicUsize::new(0),
             stop: AtomicBool::new(false),
-            measured: AtomicBool::new(false),
         });
         let watched = shared.clone();
         std::thread::Builder::new()
@@ -173,19 +169,25 @@ impl LoadWatch {
         Ok(Self { shared, cores })
     }
 
-    /// Cores' worth of work other programs want now (smoothed).
+    /// Cores' worth of work other programs want now (smoothed; 0 before
+    /// the first reading).
     pub fn others_demand(&self) -> f64 {
-        f64::from_bits(self.shared.demand_bits.load(Ordering::Relaxed))
+        self.measured_demand().unwrap_or(0.0)
     }
 
     /// Like [`Self::others_demand`], after waiting for the first reading
     /// (at most a moment: [`FIRST_SAMPLE`] after the start).
     pub fn others_demand_measured(&self) -> f64 {
         let deadline = Instant::now() + FIRST_SAMPLE * 3;
-        while !self.shared.measured.load(Ordering::Acquire) && Instant::now() < deadline {
+        while self.measured_demand().is_none() && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(10));
         }
         self.others_demand()
+    }
+
+    fn measured_demand(&self) -> Option<f64> {
+        let demand = f64::from_bits(self.shared.demand_bits.load(Ordering::Acquire));
+        (!demand.is_nan()).then_some(demand)
     }
 
     /// The CPUs watched.
@@ -208,8 +210,9 @@ impl Marker {
     /// Marks the engine computing with `threads` threads until the guard drops.
     pub fn computing(&self, threads: usize) -> Computing {
         self.0.computing.store(threads, Ordering::Relaxed);
-        self.0.last_width.store(threads, Ordering::Relaxed);
-        self.0.touched.store(true, Ordering::Relaxed);
+        self.0
+            .computed_since_sample
+            .store(threads, Ordering::Relaxed);
         Computing(self.0.clone())
     }
 }
@@ -240,20 +243,42 @@ fn watch(mut source: impl CounterSource, mut last: Counters, cores: usize, share
         let Some(now) = source.read() else { continue };
         let now_at = Instant::now();
         let elapsed = now_at.duration_since(last_at).as_secs_f64();
-        // The threads of a computation running now or started since the last sample.
-        let touched = shared.touched.swap(false, Ordering::Relaxed);
-        let threads = match shared.computing.load(Ordering::Relaxed) {
-            0 if touched => shared.last_width.load(Ordering::Relaxed),
-            n => n,
-        };
+        // The threads of a computation during this interval; the next one
+        // starts with whatever is still running.
+        let still_running = shared.computing.load(Ordering::Relaxed);
+        let threads = shared
+            .computed_since_sample
+            .swap(still_running, Ordering::Relaxed);
         let demand = others_demand(last, now, elapsed, cores, threads);
         let weight = 1.0 - (-elapsed / FOLLOW.as_secs_f64()).exp();
         let next = smoothed.map_or(demand, |s| s + weight * (demand - s));
         smoothed = Some(next);
-        shared.demand_bits.store(next.to_bits(), Ordering::Relaxed);
-        shared.measured.store(true, Ordering::Release);
+        shared.demand_bits.store(next.to_bits(), Ordering::Release);
         last = now;
         last_at = now_at;
+    }
+}
+
+/// This process's own CPU time (all threads), in seconds.
+#[cfg(any(target_os = "linux", target_os = "macos"))]
+fn own_cpu_s() -> Option<f64> {
+    // SAFETY: getrusage writes the struct it is given.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) } != 0 {
+        return None;
+    }
+    let s = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    Some(s(usage.ru_utime) + s(usage.ru_stime))
+}
+
+/// The kernel's clock tick in seconds: the unit of its CPU time counters.
+#[cfg(any(target_os = "linux", target_os = "macos"))]
+fn clock_tick_s() -> Result<f64, String> {
+    // SAFETY: sysconf has no preconditions.
+    let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    match ticks > 0 {
+        true => Ok(1.0 / ticks as f64),
+        false => Err("the kernel's clock tick is unknown".into()),
     }
 }
 
@@ -261,7 +286,7 @@ fn watch(mut source: impl CounterSource, mut last: Counters, cores: usize, share
 mod system {
     //! Linux: the `cpuN` lines of /proc/stat for the CPUs in this process's
     //! affinity mask, and getrusage for our own time.
-    use super::{CounterSource, Counters};
+    use super::{clock_tick_s, own_cpu_s, CounterSource, Counters};
 
     pub struct Source {
         cpus: Vec<usize>,
@@ -271,11 +296,7 @@ mod system {
     impl Source {
         pub fn new() -> Result<Self, String> {
             let cpus = allowed_cpus()?;
-            // SAFETY: sysconf has no preconditions.
-            let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
-            if ticks <= 0 {
-                return Err("the kernel's clock tick is unknown".into());
-            }
+            let tick_s = clock_tick_s()?;
             // A CPU quota (a container limited to fewer CPUs than it sees)
             // is not load: the quota-limited count is already the maximum,
             // and the host's other tenants show in these counters.
@@ -286,10 +307,7 @@ mod system {
                     cpus.len()
                 ));
             }
-            Ok(Self {
-                cpus,
-                tick_s: 1.0 / ticks as f64,
-            })
+            Ok(Self { cpus, tick_s })
         }
 
         pub fn cores(&self) -> usize {
@@ -332,16 +350,6 @@ mod system {
             seen += 1;
         }
         (seen == cpus.len()).then_some(total)
-    }
-
-    fn own_cpu_s() -> Option<f64> {
-        // SAFETY: getrusage writes the struct it is given.
-        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-        if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) } != 0 {
-            return None;
-        }
-        let s = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-        Some(s(usage.ru_utime) + s(usage.ru_stime))
     }
 
     fn allowed_cpus() -> Result<Vec<usize>, String> {
@@ -427,7 +435,7 @@ mod system {
 mod system {
     //! macOS: the host's CPU load ticks (host_statistics, HOST_CPU_LOAD_INFO)
     //! and getrusage for our own time.
-    use super::{CounterSource, Counters};
+    use super::{clock_tick_s, own_cpu_s, CounterSource, Counters};
 
     pub struct Source {
         host: libc::mach_port_t,
@@ -441,16 +449,12 @@ mod system {
             // process's life (one send right, never released).
             #[allow(deprecated)]
             let host = unsafe { libc::mach_host_self() };
-            // SAFETY: sysconf has no preconditions.
-            let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
-            if ticks <= 0 {
-                return Err("the kernel's clock tick is unknown".into());
-            }
+            let tick_s = clock_tick_s()?;
             let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
             Ok(Self {
                 host,
                 cores,
-                tick_s: 1.0 / ticks as f64,
+                tick_s,
             })
         }
 
@@ -484,15 +488,9 @@ mod system {
             let busy = ticks(libc::CPU_STATE_USER)
                 + ticks(libc::CPU_STATE_SYSTEM)
                 + ticks(libc::CPU_STATE_NICE);
-            // SAFETY: getrusage writes the struct it is given.
-            let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-            if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) } != 0 {
-                return None;
-            }
-            let s = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
             Some(Counters {
                 busy_s: busy as f64 * self.tick_s,
-                own_s: s(usage.ru_utime) + s(usage.ru_stime),
+                own_s: own_cpu_s()?,
             })
         }
     }
