@@ -1,12 +1,13 @@
-//! `utter dictate`: live dictation on a global hotkey until SIGINT/SIGTERM.
+//! `utter dictate`: live dictation on a global hotkey until SIGINT, SIGTERM
+//! or SIGHUP, or until the desktop session ends (`shutdown`).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::{Args, ValueEnum};
-use utter_core::control::{Control, TriggerMode};
+use utter_core::control::TriggerMode;
 use utter_core::dictation::defaults;
 use utter_core::dictation::events::{DictationEvent, Stamped};
 use utter_core::dictation::service::MicMode;
@@ -17,11 +18,14 @@ use utter_core::models::ModelStore;
 use utter_core::platform::hotkeys::{Bindings, Hotkeys};
 use utter_core::platform::output::{OutputEnv, OutputMethod, PasteKeys};
 use utter_core::platform::ptt::PttServer;
+use utter_core::platform::session::DesktopSession;
+use utter_core::platform::session_watch;
 use utter_core::platform::{main_loop, MainThread};
 use utter_core::profiles::{self, Profile, ProfileSet};
 use utter_core::settings::{parse_cli_value, parse_value, Language, Settings};
 use utter_core::setup::{self, Degraded, SetupError, WireError};
 
+use crate::shutdown::Ending;
 use crate::text_args::TextArgs;
 use crate::{exit, hints};
 use utter_core::postprocess::TextRulesConfig;
@@ -301,13 +305,28 @@ fn dictate(
     let ptt = PttServer::start()
         .map_err(|e| notices.push(format!("`utter ptt` will not reach this dictation: {e}")))
         .ok();
+    let (control_tx, control_rx) = crossbeam_channel::unbounded();
+    // From here on a signal or the session's end stops it, within a bound.
+    let session = match session_watch::watch(&DesktopSession::detect()) {
+        Ok(watch) => watch,
+        Err(e) => {
+            notices.push(format!(
+                "the end of the desktop session will go unnoticed: {e}"
+            ));
+            None
+        }
+    };
+    let ending = Ending::watch(
+        control_tx.clone(),
+        session,
+        ptt.as_ref().map(|p| p.path().to_path_buf()),
+    )?;
     let hotkeys = Hotkeys::new(main.clone());
     let desktop = setup::Desktop {
         hotkeys: &hotkeys,
         ptt: ptt.as_ref(),
         output: OutputEnv::detect(Some(main)),
     };
-    let (control_tx, control_rx) = crossbeam_channel::unbounded();
     let output_method = prepared.config.output.method;
     let wired = match prepared.wire(desktop, control_tx.clone(), control_rx) {
         Ok(wired) => wired,
@@ -364,14 +383,10 @@ fn dictate(
         emit(DictationEvent::Notice { message });
     }
 
-    let shutdown = control_tx;
-    ctrlc::set_handler(move || {
-        let _ = shutdown.send(Control::Shutdown);
-    })
-    .context("cannot install the signal handler")?;
+    drop(control_tx); // the keys, ptt and the ending hold their own
     wired.run(emit);
     drop(ptt);
-    Ok(ExitCode::SUCCESS)
+    Ok(ExitCode::from(ending.code()))
 }
 
 /// `utter ptt COMMAND`: drives the running dictation (for compositor key bindings).

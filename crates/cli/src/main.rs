@@ -9,6 +9,7 @@ mod doctor_cmd;
 mod hints;
 mod models_cmd;
 mod rewrite_cmd;
+mod shutdown;
 mod text_args;
 mod transcribe_cmd;
 
@@ -25,6 +26,8 @@ pub mod exit {
     pub const USAGE: u8 = 2;
     /// No usable model: nothing could be transcribed.
     pub const NO_MODEL: u8 = 3;
+    /// `utter dictate`: the desktop session ended (its display server went away).
+    pub const SESSION_ENDED: u8 = 4;
 }
 
 #[derive(Parser)]

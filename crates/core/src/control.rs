@@ -47,6 +47,11 @@ pub enum Control {
     Cancel,
     /// Finish any dictation in progress, then return.
     Shutdown,
+    /// The desktop session ended (logout, the display server gone): nothing
+    /// can be delivered any more. A dictation in progress stops where it is,
+    /// its audio left on disk unfinished for the next start to transcribe;
+    /// then return.
+    SessionEnded,
 }
 
 #[cfg(test)]

@@ -29,6 +29,7 @@ pub mod profiles;
 pub mod settings;
 pub mod setup;
 pub mod text;
+pub mod threads;
 pub mod transcribe;
 pub mod transcript;
 pub mod vad;

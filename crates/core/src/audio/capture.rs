@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use cpal::traits::{DeviceTrait, HostTrait, StreamTrait};
 use cpal::{FromSample, SampleFormat, SizedSample};
-use crossbeam_channel::{bounded, unbounded, Receiver, Sender};
+use crossbeam_channel::{bounded, unbounded, Receiver, RecvTimeoutError, Sender};
 
 use super::resample::{downmix, StreamResampler};
 
@@ -22,6 +22,11 @@ const STALL: Duration = Duration::from_secs(3);
 /// The first audio may take longer (a Bluetooth headset switching to its
 /// microphone profile takes seconds).
 const FIRST_AUDIO_WITHIN: Duration = Duration::from_secs(8);
+/// A healthy stream closes in milliseconds.
+const CLOSE_WITHIN: Duration = Duration::from_secs(1);
+/// Opening takes well under a second even for a Bluetooth headset (whose
+/// profile switch shows as a late first sample, not a slow open).
+const OPEN_WITHIN: Duration = Duration::from_secs(10);
 
 /// Why the microphone could not be used. Worded for the user.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -102,6 +107,7 @@ impl Capture {
         let stop = Arc::new(AtomicBool::new(false));
         let (thread_level, thread_stop) = (level.clone(), stop.clone());
         let device = device.map(str::to_owned);
+        let device_label = device.clone();
         let thread = std::thread::Builder::new()
             .name("utter-capture".into())
             .spawn(move || run(device, ready_tx, events_tx, thread_level, thread_stop))
@@ -109,7 +115,22 @@ impl Capture {
                 device: "?".into(),
                 message: e.to_string(),
             })?;
-        let info = ready_rx.recv().map_err(|_| CaptureError::NoDevice)??;
+        // A sound server that hangs never answers the open; the thread is
+        // left to it (it sends to a receiver that is gone, then ends).
+        let info = match ready_rx.recv_timeout(OPEN_WITHIN) {
+            Ok(opened) => opened?,
+            Err(RecvTimeoutError::Timeout) => {
+                stop.store(true, Ordering::Relaxed);
+                return Err(CaptureError::Open {
+                    device: device_label.unwrap_or_else(|| "default".into()),
+                    message: format!(
+                        "no answer from the sound server within {} s",
+                        OPEN_WITHIN.as_secs()
+                    ),
+                });
+            }
+            Err(RecvTimeoutError::Disconnected) => return Err(CaptureError::NoDevice),
+        };
         Ok(Self {
             info,
             events,
@@ -132,7 +153,10 @@ impl Capture {
     fn stop_and_join(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
         if let Some(t) = self.thread.take() {
-            let _ = t.join();
+            // Closing the stream can block for good when the sound server
+            // is gone (the ALSA PulseAudio plugin waits on its dead
+            // mainloop); the thread owns the stream, so it may be left.
+            crate::threads::join_within(t, CLOSE_WITHIN, "the microphone's capture thread");
         }
     }
 }

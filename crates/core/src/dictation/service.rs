@@ -348,6 +348,10 @@ impl<E: FnMut(DictationEvent)> Service<E> {
         if control == Control::Shutdown {
             self.shutting_down = true;
         }
+        if control == Control::SessionEnded {
+            self.leave_unfinished();
+            return;
+        }
         match self.trigger.on_control(control, self.phase.stage()) {
             Some(Intent::Start) => self.start(Purpose::Dictation),
             Some(Intent::StartCommand) => self.start_command(),
@@ -545,6 +549,30 @@ impl<E: FnMut(DictationEvent)> Service<E> {
         }
         // Nothing to wait for: the cancel reaches only this dictation's
         // run, and its late reply goes to a handle dropped here.
+    }
+
+    /// The desktop session ended: no text can reach an app any more, and
+    /// waiting for the engine would keep a logout waiting. The dictation in
+    /// hand stops here with its WAV finished and no sidecar, as after a
+    /// crash, so the next start transcribes it (`recover_unfinished`).
+    fn leave_unfinished(&mut self) {
+        self.shutting_down = true;
+        let mut d = match std::mem::replace(&mut self.phase, Phase::Idle) {
+            Phase::Idle => return,
+            Phase::Recording(d)
+            | Phase::PostRoll { dictation: d, .. }
+            | Phase::Finishing(d)
+            | Phase::Rewriting { dictation: d, .. } => d,
+        };
+        d.abort(&self.engine);
+        (self.emit)(DictationEvent::Notice {
+            message: format!(
+                "the desktop session ended during a dictation: its recording ({}) is kept and \
+                 will be transcribed at the next start",
+                d.audio_path().display()
+            ),
+        });
+        self.io.keys.set_recording(false);
     }
 
     /// Runs after every input and on idle wake-ups: levels, the end of the

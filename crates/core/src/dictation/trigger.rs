@@ -57,6 +57,8 @@ impl Trigger {
                 false => Intent::Start,
             }),
             Control::Cancel => (stage != Stage::Idle).then_some(Intent::Cancel),
+            // The service leaves the dictation unfinished itself.
+            Control::SessionEnded => None,
         };
         self.settle(intent)
     }

@@ -760,11 +760,17 @@ impl Engine {
     }
 }
 
+/// How long dropping an engine waits for its owner thread to stop the
+/// worker. A run still in flight (or a worker that does not exit) must not
+/// hold up a shutdown: the thread goes on without us, and the worker ends
+/// with it or, at the latest, when this process exits (its stdin closes).
+const STOP_WITHIN: std::time::Duration = std::time::Duration::from_secs(1);
+
 impl Drop for Engine {
     fn drop(&mut self) {
         self.tx.take();
         if let Some(t) = self.thread.take() {
-            let _ = t.join();
+            crate::threads::join_within(t, STOP_WITHIN, "the engine's supervisor");
         }
     }
 }

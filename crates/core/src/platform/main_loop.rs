@@ -6,8 +6,8 @@
 //!   created the manager; on macOS the manager must be created on the main
 //!   thread and an event loop must run there. tao pumps both (the same loop
 //!   Tauri runs in the desktop app).
-//! - Linux: global-hotkey's X11 backend has its own thread, so the main
-//!   thread only runs the jobs posted to it, in order.
+//! - Linux: global-hotkey's X11 backend has its own thread, so the jobs
+//!   posted to the "main thread" run in order on a thread of their own.
 
 use super::MainThread;
 
@@ -19,27 +19,24 @@ pub fn run<T: Send + 'static>(work: impl FnOnce(MainThread) -> T + Send + 'stati
 
 #[cfg(not(any(windows, target_os = "macos")))]
 mod imp {
-    use crossbeam_channel::{bounded, select, unbounded};
+    use crossbeam_channel::bounded;
 
-    use super::super::{Job, MainThread, MainThreadError};
+    use super::super::MainThread;
 
+    /// The jobs run on a thread of their own (X11 does not mind which), not
+    /// on this one: a job stuck on a display server that is gone (a hotkey
+    /// unregistered as the session ends) must not keep the process from
+    /// returning once `work` has.
     pub fn run<T: Send + 'static>(work: impl FnOnce(MainThread) -> T + Send + 'static) -> T {
-        let (jobs_tx, jobs) = unbounded::<Job>();
         let (done_tx, done) = bounded(1);
-        let main =
-            MainThread::new(move |job| jobs_tx.send(job).map_err(|_| MainThreadError::Stopped));
+        let main = MainThread::dedicated();
         std::thread::Builder::new()
             .name("utter-worker".into())
             .spawn(move || {
                 let _ = done_tx.send(work(main));
             })
             .expect("spawn the worker thread");
-        loop {
-            select! {
-                recv(jobs) -> job => if let Ok(job) = job { job() },
-                recv(done) -> result => return result.expect("the worker panicked"),
-            }
-        }
+        done.recv().expect("the worker panicked")
     }
 }
 

@@ -2,6 +2,7 @@
 //! pipeline never imports an OS crate (global-hotkey, enigo, arboard, x11rb).
 //!
 //! - [`session`]: which desktop this process runs in (X11, Wayland, macOS, Windows).
+//! - [`session_watch`]: notices the display server going away (a logout).
 //! - [`hotkeys`]: the OS hotkey manager, owned by the main thread, forwarding
 //!   presses and releases into the dictation service's control channel.
 //! - [`output`]: where dictated text goes ([`output::TextSink`]: paste, type,
@@ -29,6 +30,7 @@ pub mod ptt;
 #[cfg(desktop_linux)]
 pub mod remote_desktop;
 pub mod session;
+pub mod session_watch;
 
 use std::sync::Arc;
 
@@ -70,7 +72,7 @@ impl MainThread {
 
     /// A thread of its own standing in for the main thread. Valid only where
     /// the OS does not care which thread owns hotkeys and input (Linux: the
-    /// X11 backends run their own connection threads); used by tests.
+    /// X11 backends run their own connection threads): the CLI on Linux, tests.
     pub fn dedicated() -> Self {
         let (tx, rx) = crossbeam_channel::unbounded::<Job>();
         std::thread::Builder::new()

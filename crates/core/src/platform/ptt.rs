@@ -12,6 +12,7 @@
 use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use crossbeam_channel::Sender;
 
@@ -21,6 +22,10 @@ use crate::control::{Control, TriggerKey};
 pub enum PttError {
     #[error("no running `utter dictate` or Utter app to talk to ({path}): start one first")]
     NotRunning { path: PathBuf },
+    #[error("no running `utter dictate` or Utter app to talk to: {path} was left by one that ended; start one first")]
+    Stale { path: PathBuf },
+    #[error("the dictation listening on {path} did not answer within {} s: it is hung; end it (kill it) and start another", ANSWER_WITHIN.as_secs())]
+    NoAnswer { path: PathBuf },
     #[error("another Utter dictation is already listening on {path}")]
     InUse { path: PathBuf },
     #[error("unknown ptt command `{0}` (expected press, release, toggle, start, stop, cancel, command-press or command-release)")]
@@ -35,6 +40,18 @@ pub enum PttError {
     #[error("`utter ptt` needs Unix domain sockets; on Windows use the global hotkey")]
     Unsupported,
 }
+
+/// How long `utter ptt` waits for the running dictation's answer. A live one
+/// answers in milliseconds (it only queues the command); one that does not
+/// is hung, and a key binding must not hang with it.
+pub const ANSWER_WITHIN: Duration = Duration::from_secs(2);
+/// How long the server gives a client to send its line and read the answer,
+/// so a silent client cannot hold the accept loop (and shutdown) up.
+#[cfg(unix)]
+const CLIENT_WITHIN: Duration = Duration::from_secs(1);
+/// How long dropping the server waits for its thread.
+#[cfg(unix)]
+const STOP_WITHIN: Duration = Duration::from_secs(1);
 
 /// What a ptt command means to the service.
 pub fn parse_command(command: &str) -> Result<Control, PttError> {
@@ -83,20 +100,39 @@ pub type PttTarget = Arc<Mutex<Option<Sender<Control>>>>;
 /// Sends one command to the running dictation; returns its answer.
 #[cfg(unix)]
 pub fn send(command: &str) -> Result<(), PttError> {
+    send_at(socket_path(), command)
+}
+
+#[cfg(unix)]
+fn send_at(path: PathBuf, command: &str) -> Result<(), PttError> {
     use std::os::unix::net::UnixStream;
     parse_command(command)?;
-    let path = socket_path();
-    let mut stream =
-        UnixStream::connect(&path).map_err(|_| PttError::NotRunning { path: path.clone() })?;
-    let io = |source| PttError::Io {
-        path: path.clone(),
-        source,
+    let mut stream = UnixStream::connect(&path).map_err(|e| {
+        let path = path.clone();
+        match e.kind() {
+            // A socket file nobody listens on: its owner died without removing it.
+            std::io::ErrorKind::ConnectionRefused => PttError::Stale { path },
+            _ => PttError::NotRunning { path },
+        }
+    })?;
+    let io = |source: std::io::Error| match source.kind() {
+        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => {
+            PttError::NoAnswer { path: path.clone() }
+        }
+        _ => PttError::Io {
+            path: path.clone(),
+            source,
+        },
     };
+    stream.set_read_timeout(Some(ANSWER_WITHIN)).map_err(io)?;
+    stream.set_write_timeout(Some(ANSWER_WITHIN)).map_err(io)?;
     writeln!(stream, "{}", command.trim()).map_err(io)?;
     let mut answer = String::new();
     BufReader::new(stream).read_line(&mut answer).map_err(io)?;
     match answer.trim() {
         "ok" => Ok(()),
+        // Closed without a word: it is going away (or crashed on it).
+        "" => Err(PttError::NoAnswer { path }),
         other => Err(PttError::Refused(
             other.strip_prefix("error: ").unwrap_or(other).to_string(),
         )),
@@ -190,6 +226,9 @@ impl PttServer {
 
 #[cfg(unix)]
 fn serve(stream: std::os::unix::net::UnixStream, target: &PttTarget) {
+    // A client that connects and then says nothing must not hold the loop.
+    let _ = stream.set_read_timeout(Some(CLIENT_WITHIN));
+    let _ = stream.set_write_timeout(Some(CLIENT_WITHIN));
     if !peer_is_this_user(&stream) {
         let _ = writeln!(&stream, "error: this dictation belongs to another user");
         return;
@@ -251,10 +290,11 @@ impl Drop for PttServer {
             self.stop.store(true, std::sync::atomic::Ordering::SeqCst);
             // Wake the accept loop so it sees the flag.
             let _ = std::os::unix::net::UnixStream::connect(&self.path);
-            if let Some(t) = self.thread.take() {
-                let _ = t.join();
-            }
+            // Gone before any wait: a later `utter ptt` is told nothing runs.
             let _ = std::fs::remove_file(&self.path);
+            if let Some(t) = self.thread.take() {
+                crate::threads::join_within(t, STOP_WITHIN, "the ptt socket's thread");
+            }
         }
     }
 }
@@ -302,6 +342,40 @@ mod tests {
         assert!(matches!(PttServer::start(), Err(PttError::InUse { .. })));
         drop(server);
         assert!(!path.exists(), "the socket is removed on exit");
+    }
+
+    #[test]
+    fn a_hung_or_dead_instance_is_named_without_waiting() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("ptt.sock");
+        // Listening, never answering: connect succeeds (the backlog), nothing more.
+        let hung = std::os::unix::net::UnixListener::bind(&path).unwrap();
+        let asked = std::time::Instant::now();
+        let err = send_at(path.clone(), "press").unwrap_err();
+        assert!(matches!(err, PttError::NoAnswer { .. }), "{err}");
+        assert!(err.to_string().contains("hung"), "{err}");
+        assert!(asked.elapsed() < ANSWER_WITHIN + Duration::from_secs(2));
+        // Its process died: the socket file stays, nobody listens.
+        drop(hung);
+        let err = send_at(path.clone(), "press").unwrap_err();
+        assert!(matches!(err, PttError::Stale { .. }), "{err}");
+        assert!(err.to_string().contains("left by one that ended"), "{err}");
+    }
+
+    #[test]
+    fn a_silent_client_does_not_hold_up_the_server() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("ptt.sock");
+        let server = PttServer::start_at(path.clone()).unwrap();
+        let (tx, rx) = crossbeam_channel::unbounded();
+        server.set_target(Some(tx));
+        let _silent = std::os::unix::net::UnixStream::connect(&path).unwrap();
+        send_at(path.clone(), "toggle").unwrap();
+        assert_eq!(rx.try_recv(), Ok(Control::Toggle));
+        let dropped = std::time::Instant::now();
+        drop(server);
+        assert!(dropped.elapsed() < Duration::from_secs(2));
+        assert!(!path.exists());
     }
 
     #[test]

@@ -521,6 +521,38 @@ fn toggle_commands_and_shutdown_finish_the_dictation_in_flight() {
 }
 
 #[test]
+fn a_session_that_ends_mid_dictation_leaves_its_recording_for_the_next_start() {
+    let mut r = rig(Options {
+        engine_delay: Duration::from_millis(50),
+        ..Default::default()
+    });
+    r.key(TriggerKey::Main, true);
+    r.hear(tone(700));
+    r.service.on_control(Control::SessionEnded);
+    assert!(r.service.finished(), "no waiting for the engine");
+    assert!(
+        r.delivered().is_empty(),
+        "nothing goes to a desktop that is gone"
+    );
+    let files: Vec<_> = std::fs::read_dir(r.dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    let wav = files
+        .iter()
+        .find(|p| p.extension().is_some_and(|e| e == "wav"))
+        .expect("the recording is on disk");
+    assert!(
+        hound::WavReader::open(wav).unwrap().duration() > 0,
+        "its audio is in it"
+    );
+    assert!(
+        !wav.with_extension("json").exists(),
+        "no sidecar: the next start transcribes it"
+    );
+}
+
+#[test]
 fn a_pause_starts_the_engine_before_it_is_long_enough_to_end_the_segment() {
     let mut r = rig(Options::default());
     r.key(TriggerKey::Main, true);

@@ -1,0 +1,230 @@
+//! A throwaway desktop session for tests that end it on purpose: an Xvfb X
+//! server and a PulseAudio sound server with a virtual microphone (the recipe
+//! of `/work/shared/headless-linux.md`), each owned by the test and killable
+//! on its own (what a logout or a crashed compositor does). Unix only; the
+//! programs come from Debian's `xvfb`, `x11-utils` and `pulseaudio-utils`.
+//!
+//! ```no_run
+//! use utter_test_support::desktop::{Display, SoundServer};
+//! let display = Display::start();
+//! let sound = SoundServer::start(std::path::Path::new("/tmp/runtime"));
+//! // ... run the program under test with display.name() and sound.runtime_dir() ...
+//! drop(display); // the X server goes away
+//! ```
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Polls `ok` every 50 ms until it holds; panics naming `what` after `timeout`.
+pub fn wait_until(what: &str, timeout: Duration, mut ok: impl FnMut() -> bool) {
+    let deadline = Instant::now() + timeout;
+    while !ok() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// A shell that kills `pids` once this test process is gone: a test that
+/// panics (or a static that is never dropped) leaves no server behind.
+pub fn kill_when_tests_end(pids: &[u32]) -> Child {
+    let pids: Vec<String> = pids.iter().map(u32::to_string).collect();
+    let script = format!(
+        "while kill -0 {} 2>/dev/null; do sleep 1; done; kill {} 2>/dev/null",
+        std::process::id(),
+        pids.join(" ")
+    );
+    Command::new("sh")
+        .args(["-c", &script])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("sh")
+}
+
+/// SIGKILLs `child` (as a crash would) and reaps it.
+fn kill(child: &mut Child, watchdog: &mut Child) {
+    let _ = child.kill();
+    let _ = child.wait();
+    let _ = watchdog.kill();
+    let _ = watchdog.wait();
+}
+
+/// An Xvfb X server on a display number nobody uses. Dropping it (or
+/// [`Display::kill`]) kills the server: every client loses its connection.
+pub struct Display {
+    name: String,
+    xvfb: Child,
+    watchdog: Child,
+}
+
+impl Display {
+    pub fn start() -> Self {
+        // Free numbers only (no lock file, no socket); spread by pid so test
+        // binaries running side by side rarely race for one.
+        for n in (0..400).map(|i| (i + std::process::id() % 300) % 400 + 420) {
+            if Path::new(&format!("/tmp/.X{n}-lock")).exists()
+                || Path::new(&format!("/tmp/.X11-unix/X{n}")).exists()
+            {
+                continue;
+            }
+            let name = format!(":{n}");
+            let mut xvfb = Command::new("Xvfb")
+                .args([&name, "-screen", "0", "1280x800x24", "-nolisten", "tcp"])
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("Xvfb is installed (apt install xvfb)");
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while Instant::now() < deadline {
+                if let Ok(Some(_)) = xvfb.try_wait() {
+                    break; // lost the race for this number: try the next
+                }
+                let up = Command::new("xdpyinfo")
+                    .env("DISPLAY", &name)
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .status()
+                    .is_ok_and(|s| s.success());
+                if up {
+                    let watchdog = kill_when_tests_end(&[xvfb.id()]);
+                    return Self {
+                        name,
+                        xvfb,
+                        watchdog,
+                    };
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            let _ = xvfb.kill();
+            let _ = xvfb.wait();
+        }
+        panic!("no free X display number");
+    }
+
+    /// The value for `DISPLAY`, e.g. `:421`.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Kills the X server (SIGKILL: no goodbye to its clients) and waits for it.
+    pub fn kill(&mut self) {
+        kill(&mut self.xvfb, &mut self.watchdog);
+    }
+}
+
+impl Drop for Display {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// A PulseAudio server whose default source `vmic` plays what
+/// [`SoundServer::play`] is given (the virtual microphone), in its own
+/// `XDG_RUNTIME_DIR`. Dropping it (or [`SoundServer::kill`]) kills it.
+pub struct SoundServer {
+    runtime_dir: PathBuf,
+    pulse: Child,
+    watchdog: Child,
+}
+
+impl SoundServer {
+    /// Starts it with `runtime_dir` (created, mode 700) as its runtime dir.
+    pub fn start(runtime_dir: &Path) -> Self {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::create_dir_all(runtime_dir).expect("the runtime dir");
+        std::fs::set_permissions(runtime_dir, std::fs::Permissions::from_mode(0o700))
+            .expect("chmod 700");
+        let pulse = Command::new("pulseaudio")
+            .args([
+                "--daemonize=no",
+                "--exit-idle-time=-1",
+                "--disallow-exit",
+                "-n",
+                "--load=module-native-protocol-unix auth-anonymous=1",
+                "--load=module-null-sink sink_name=vspk",
+                // norewinds: without it the start of a playback can vanish.
+                "--load=module-null-sink sink_name=vmic_sink norewinds=1 rate=48000 channels=1",
+                "--load=module-remap-source master=vmic_sink.monitor source_name=vmic",
+                "--load=module-always-sink",
+            ])
+            .env("XDG_RUNTIME_DIR", runtime_dir)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("pulseaudio is installed");
+        let watchdog = kill_when_tests_end(&[pulse.id()]);
+        let me = Self {
+            runtime_dir: runtime_dir.to_path_buf(),
+            pulse,
+            watchdog,
+        };
+        wait_until("PulseAudio", Duration::from_secs(10), || {
+            me.pactl(&["info"])
+        });
+        assert!(me.pactl(&["set-default-source", "vmic"]));
+        assert!(me.pactl(&["set-default-sink", "vspk"]));
+        me
+    }
+
+    fn pactl(&self, args: &[&str]) -> bool {
+        Command::new("pactl")
+            .args(args)
+            .env("XDG_RUNTIME_DIR", &self.runtime_dir)
+            .output()
+            .is_ok_and(|o| o.status.success())
+    }
+
+    /// The `XDG_RUNTIME_DIR` its clients need.
+    pub fn runtime_dir(&self) -> &Path {
+        &self.runtime_dir
+    }
+
+    /// Starts playing `wav` into the virtual microphone.
+    pub fn play(&self, wav: &Path) -> Child {
+        Command::new("paplay")
+            .args(["--latency-msec=200", "--device=vmic_sink"])
+            .arg(wav)
+            .env("XDG_RUNTIME_DIR", &self.runtime_dir)
+            .stdin(Stdio::null())
+            .spawn()
+            .expect("paplay is installed")
+    }
+
+    /// Kills the sound server (SIGKILL) and waits for it.
+    pub fn kill(&mut self) {
+        kill(&mut self.pulse, &mut self.watchdog);
+    }
+}
+
+impl Drop for SoundServer {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// The pids of `parent`'s children whose command line contains `pattern`.
+pub fn children_matching(parent: u32, pattern: &str) -> Vec<u32> {
+    let out = Command::new("pgrep")
+        .args(["-P", &parent.to_string(), "-f", "--", pattern])
+        .output()
+        .expect("pgrep");
+    String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .filter_map(|p| p.parse().ok())
+        .collect()
+}
+
+/// Whether process `pid` still exists (a zombie counts as gone).
+pub fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|stat| {
+            let state = stat.rsplit_once(") ")?.1.chars().next()?;
+            Some(state != 'Z' && state != 'X')
+        })
+        .unwrap_or(false)
+}
