@@ -35,6 +35,9 @@ const MIGRATIONS: &[&str] = &[
     // 4: a dictation the AI rewrote keeps the dictated text and the model
     // (or why the dictated text was kept), as JSON.
     "ALTER TABLE entries ADD COLUMN rewrite_json TEXT;",
+    // 5: speech the engine could not turn into text is listed with the
+    // entry ("N s of speech could not be transcribed"), never dropped silently.
+    "ALTER TABLE entries ADD COLUMN warning TEXT;",
 ];
 
 pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;
@@ -108,6 +111,9 @@ pub struct EntryRecord {
     /// Set when the AI rewrite ran: the text as dictated, and the model
     /// that rewrote it (or why the dictated text was kept).
     pub rewrite: Option<RewriteReport>,
+    /// Speech that is missing from `text` though the voice detector heard
+    /// it ("N s of speech could not be transcribed").
+    pub warning: Option<String>,
 }
 
 /// A stored entry.
@@ -121,7 +127,7 @@ pub struct Entry {
 }
 
 const COLUMNS: &str =
-    "id, kind, text, created_ms, duration_ms, model, language, audio_path, source_name, error, raw_text, rewrite_json";
+    "id, kind, text, created_ms, duration_ms, model, language, audio_path, source_name, error, raw_text, rewrite_json, warning";
 
 fn entry(row: &Row) -> rusqlite::Result<Entry> {
     let kind: String = row.get(1)?;
@@ -147,6 +153,7 @@ fn entry(row: &Row) -> rusqlite::Result<Entry> {
             rewrite: row
                 .get::<_, Option<String>>(11)?
                 .and_then(|json| serde_json::from_str(&json).ok()),
+            warning: row.get(12)?,
         },
     })
 }
@@ -232,8 +239,8 @@ impl History {
             .as_ref()
             .map(|r| serde_json::to_string(r).expect("a rewrite report serialises"));
         self.conn.execute(
-            "INSERT INTO entries (kind, text, created_ms, duration_ms, model, language, audio_path, source_name, segments_json, error, raw_text, rewrite_json)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+            "INSERT INTO entries (kind, text, created_ms, duration_ms, model, language, audio_path, source_name, segments_json, error, raw_text, rewrite_json, warning)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
             params![
                 new.kind.as_str(),
                 new.text,
@@ -247,6 +254,7 @@ impl History {
                 new.error,
                 new.raw_text,
                 rewrite,
+                new.warning,
             ],
         )?;
         let id = self.conn.last_insert_rowid();
@@ -317,7 +325,7 @@ impl History {
         let segments =
             (!segments.is_empty()).then(|| serde_json::to_string(segments).expect("serialise"));
         self.conn.execute(
-            "UPDATE entries SET text = ?2, raw_text = ?3, model = ?4, segments_json = ?5, error = NULL
+            "UPDATE entries SET text = ?2, raw_text = ?3, model = ?4, segments_json = ?5, error = NULL, warning = NULL
              WHERE id = ?1",
             params![id, text, raw_text, model, segments],
         )?;
@@ -411,6 +419,7 @@ mod tests {
             error: None,
             raw_text: None,
             rewrite: None,
+            warning: None,
         }
     }
 

@@ -15,6 +15,7 @@
 pub mod app;
 pub mod audio;
 pub mod control;
+pub mod coverage;
 pub mod dictation;
 pub mod engine;
 pub mod export;

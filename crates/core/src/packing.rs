@@ -103,6 +103,32 @@ impl Window {
         Some((first, second))
     }
 
+    /// The part of the window from sample `at` (window time) on, mapped to
+    /// the same source: for a run over speech a run's text left out.
+    pub fn tail_from(&self, at: u64) -> Window {
+        let mut tail = Window::default();
+        for p in &self.pieces {
+            let end = p.window_start + p.len;
+            if end <= at {
+                continue;
+            }
+            let from = at.max(p.window_start);
+            tail.push_piece(
+                p.source_start + (from - p.window_start),
+                &self.pcm[from as usize..end as usize],
+            );
+        }
+        tail
+    }
+
+    /// The window's speech: each piece as (start, end) in window samples.
+    pub fn piece_spans(&self) -> Vec<(u64, u64)> {
+        self.pieces
+            .iter()
+            .map(|p| (p.window_start, p.window_start + p.len))
+            .collect()
+    }
+
     fn push_piece(&mut self, source_start: u64, pcm: &[f32]) {
         self.pieces.push(Piece {
             source_start,

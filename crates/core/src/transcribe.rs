@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use utter_postprocess::TextRules;
 
 use crate::audio::{self, AudioError};
+use crate::coverage::{self, Coverage, TextEnd};
 use crate::engine::{Engine, EngineError, Run, RunParams, Utterance};
 use crate::engine::{ModelInfo, RunCost};
 use crate::packing::{assemble, Packing, Window, WindowPacker};
@@ -203,11 +204,15 @@ struct Batches<'a> {
     params: RunParams,
     size: usize,
     in_flight: VecDeque<(Vec<Window>, Run)>,
+    /// Windows are speech the VAD found: their text must cover it (fixed
+    /// windows hold silence too, so no text could be checked against them).
+    check_coverage: bool,
 }
 
 impl<'a> Batches<'a> {
-    fn new(engines: &'a [Engine], params: RunParams, size: usize) -> Self {
+    fn new(engines: &'a [Engine], params: RunParams, size: usize, check_coverage: bool) -> Self {
         Self {
+            check_coverage,
             engines,
             next_engine: 0,
             params,
@@ -248,9 +253,16 @@ impl<'a> Batches<'a> {
         };
         let utterances = run.wait()?;
         let mut end = 0;
+        let engine = &self.engines[0];
         for (w, u) in windows.iter().zip(utterances) {
-            for (w, u) in rerun_if_cut_short(&self.engines[0], &self.params, w, u, MAX_SPLITS)? {
-                merge(transcript, &w, u, rules);
+            for (w, u) in rerun_if_cut_short(engine, &self.params, w, u, MAX_SPLITS)? {
+                let parts = match self.check_coverage {
+                    true => rerun_if_uncovered(engine, &self.params, &w, u)?,
+                    false => vec![(w, u)],
+                };
+                for (w, u) in parts {
+                    merge(transcript, &w, u, rules);
+                }
             }
             end = w.source_span_ms().1;
         }
@@ -355,6 +367,7 @@ pub fn transcribe_file(
         }
         Segmentation::Fixed => Splitter::Fixed { window },
     };
+    let check_coverage = matches!(splitter, Splitter::Vad { .. });
     let params = RunParams {
         language: options.language.clone(),
         translate: options.translate,
@@ -363,7 +376,7 @@ pub fn transcribe_file(
     };
     let mut pipeline = FilePipeline {
         source: WindowSource::new(splitter),
-        batches: Batches::new(engines, params, options.batch_size),
+        batches: Batches::new(engines, params, options.batch_size, check_coverage),
         transcript: FileTranscript {
             file: path.to_path_buf(),
             model: model_name.to_string(),
@@ -453,6 +466,92 @@ fn rerun_if_cut_short(
         results.extend(rerun_if_cut_short(engine, params, &half, u, splits - 1)?);
     }
     Ok(results)
+}
+
+/// Runs over the rest of a window whose text ends well before its speech
+/// (the model ended its output early; see [`crate::coverage`]), up to
+/// twice; speech that still yields nothing gets a warning, never silence.
+fn rerun_if_uncovered(
+    engine: &Engine,
+    params: &RunParams,
+    window: &Window,
+    utterance: Utterance,
+) -> Result<Vec<(Window, Utterance)>, EngineError> {
+    const ROUNDS: usize = 2;
+    let timed = engine.info().timestamps != crate::engine::Timestamps::None;
+    let mut results = vec![(window.clone(), utterance)];
+    // Window time where the text ends, and the text so far.
+    let (mut end, mut text) = {
+        let u = &results[0].1;
+        (TextEnd::of(u, timed), u.text.clone())
+    };
+    let spans = window.piece_spans();
+    for round in 0..=ROUNDS {
+        let Coverage::EndsEarly { from, missing_ms } = coverage::check(&text, end, &spans) else {
+            break;
+        };
+        if round == ROUNDS {
+            results[0]
+                .1
+                .warning
+                .get_or_insert(untranscribed(missing_ms));
+            break;
+        }
+        tracing::info!(
+            missing_ms,
+            from_ms = crate::audio::samples_to_ms(from),
+            "a window's text ends before its speech: running the rest again"
+        );
+        let tail = window.tail_from(from);
+        let mut u = engine
+            .submit(vec![tail.pcm.clone()], params.clone())
+            .wait()?
+            .pop()
+            .unwrap_or_default();
+        if u.text.trim().is_empty() {
+            results[0]
+                .1
+                .warning
+                .get_or_insert(untranscribed(missing_ms));
+            break;
+        }
+        let repeated = coverage::repeated_words(&text, &u.text);
+        if repeated == u.text.split_whitespace().count() {
+            break; // it heard only what the text has: the speech was covered
+        }
+        text = coverage::join_recovered(&text, &u.text);
+        end = match TextEnd::of(&u, timed) {
+            TextEnd::At(e) => TextEnd::At(from + e),
+            TextEnd::Unknown => TextEnd::Unknown,
+        };
+        drop_leading_words(&mut u, repeated);
+        results.push((tail, u));
+    }
+    Ok(results)
+}
+
+fn untranscribed(missing_ms: u64) -> String {
+    coverage::untranscribed_warning(missing_ms).unwrap_or_default()
+}
+
+/// Removes `n` words from the start of `u`'s text and segments (words a
+/// run over overlapping audio repeated).
+fn drop_leading_words(u: &mut Utterance, n: usize) {
+    let strip = |text: &str, n: usize| {
+        text.split_whitespace()
+            .skip(n)
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    u.text = strip(&u.text, n);
+    let mut left = n;
+    for s in &mut u.segments {
+        let words = s.text.split_whitespace().count();
+        let cut = left.min(words);
+        s.text = strip(&s.text, cut);
+        left -= cut;
+    }
+    u.segments.retain(|s| !s.text.is_empty());
 }
 
 /// Adds one window's result, mapped to file time.

@@ -332,6 +332,8 @@ fn finish(shared: &Shared, id: u64, result: Result<FileTranscript, AppError>) {
                 error: None,
                 raw_text: t.raw_text(),
                 rewrite: None,
+                // Speech left out, a file cut short: listed with the entry.
+                warning: (!t.warnings.is_empty()).then(|| t.warnings.join("; ")),
             };
             let entry = shared.add_history(&record, &segments);
             shared.files.update(id, |s| {

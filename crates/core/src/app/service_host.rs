@@ -294,6 +294,7 @@ impl EventHandler {
                 raw_text,
                 error,
                 rewrite,
+                warning,
                 ..
             } => {
                 if let Some(dictation) = self.recordings.remove(id) {
@@ -305,6 +306,7 @@ impl EventHandler {
                             raw_text: raw_text.clone(),
                             error: error.clone(),
                             rewrite: rewrite.clone(),
+                            warning: warning.clone(),
                             ..self.record(text, dictation)
                         };
                         self.shared.add_history(&record, &[]);
@@ -356,6 +358,7 @@ impl EventHandler {
             error: None,
             raw_text: None,
             rewrite: None,
+            warning: None,
         }
     }
 

@@ -263,6 +263,26 @@ impl SpeechWindows {
         self.windows.len()
     }
 
+    /// Where window `index`'s audio starts and ends (samples).
+    pub fn bounds(&self, index: usize) -> (u64, u64) {
+        let w = &self.windows[index];
+        (w.start, w.end)
+    }
+
+    pub fn window_text(&self, index: usize) -> String {
+        self.windows[index].text.clone()
+    }
+
+    /// Joins the text of a run over the end of window `index` (which may
+    /// repeat the end of its text) to it; whether that added any words.
+    pub fn append_recovered(&mut self, index: usize, recovered: &str) -> bool {
+        let w = &mut self.windows[index];
+        let joined = crate::coverage::join_recovered(&w.text, recovered);
+        let added = joined.split_whitespace().count() > w.text.split_whitespace().count();
+        w.text = joined;
+        added
+    }
+
     /// The text so far as the user may watch it while speaking: `settled`,
     /// which no later run changes (closed windows whose audio is all in
     /// the text, and the words the next run of the open window is given as

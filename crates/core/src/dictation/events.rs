@@ -92,6 +92,12 @@ pub enum DictationEvent {
         /// what it transcribed, and the recording is kept for a retry.
         #[serde(skip_serializing_if = "Option::is_none")]
         error: Option<String>,
+        /// Set when speech the VAD heard is missing from `text` ("N s of
+        /// speech could not be transcribed"): the engine's runs over it
+        /// came back empty.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        warning: Option<String>,
         /// Set when the AI rewrite ran: the text as dictated, and the model
         /// that rewrote it or why the dictated text was kept.
         #[serde(skip_serializing_if = "Option::is_none")]

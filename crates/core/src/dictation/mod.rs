@@ -11,6 +11,7 @@ pub mod context;
 pub mod defaults;
 pub mod events;
 pub mod record_log;
+mod recovery;
 pub mod rewrite_step;
 pub mod service;
 pub mod session;

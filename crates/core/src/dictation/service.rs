@@ -815,6 +815,7 @@ impl<E: FnMut(DictationEvent)> Service<E> {
             segments: d.segments(),
             raw_text: raw,
             error: d.failed().map(str::to_string),
+            warning: d.coverage_warning(),
             rewrite,
         });
         if !text.is_empty() && !command {

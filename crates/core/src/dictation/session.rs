@@ -322,6 +322,12 @@ impl Dictation {
         self.tally.engine_ms
     }
 
+    /// What the user is told when speech the VAD heard is not in the text
+    /// (the runs over the rest yielded nothing): never dropped silently.
+    pub fn coverage_warning(&self) -> Option<String> {
+        crate::coverage::untranscribed_warning(self.tally.untranscribed_ms)
+    }
+
     pub fn segments(&self) -> usize {
         self.spans.len().max(self.runs.pieces())
     }

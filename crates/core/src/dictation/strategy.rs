@@ -21,6 +21,7 @@ use crate::vad::SpeechSpan;
 
 use super::context::SpeechWindows;
 use super::events::DictationEvent;
+use super::recovery::Recovery;
 
 /// How the speech reaches the engine while the user speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -121,6 +122,8 @@ pub(super) struct Tally {
     pub engine_ms: f64,
     /// The last error the user was told of.
     pub failed: Option<String>,
+    /// Speech the VAD heard that no run turned into text ([`Recovery`]).
+    pub untranscribed_ms: u64,
 }
 
 impl Tally {
@@ -138,6 +141,9 @@ pub(super) enum Runs {
     Windows {
         windows: SpeechWindows,
         reply: Option<Run>,
+        /// The check that the text covers the speech, once all is in
+        /// (boxed: it holds a run and the spans).
+        recovery: Box<Recovery>,
     },
     OnRelease {
         reply: Option<Run>,
@@ -158,6 +164,8 @@ pub(super) struct RunContext<'a> {
     pub params: &'a RunParams,
     /// Cancelled: no new runs, only the one in flight is drained.
     pub aborted: bool,
+    /// A run without a prefix comes back with segment timestamps.
+    pub timestamps: bool,
 }
 
 impl<'a> RunContext<'a> {
@@ -167,10 +175,11 @@ impl<'a> RunContext<'a> {
             audio,
             params,
             aborted,
+            timestamps: engine.info().timestamps != crate::engine::Timestamps::None,
         }
     }
 
-    fn submit(&self, start: u64, end: u64, params: RunParams) -> Run {
+    pub(super) fn submit(&self, start: u64, end: u64, params: RunParams) -> Run {
         let end = (end as usize).min(self.audio.len());
         let start = (start as usize).min(end);
         self.engine
@@ -184,14 +193,17 @@ impl Runs {
             LiveStrategy::GrowingWindow => Self::Windows {
                 windows: SpeechWindows::for_model(engine.info()),
                 reply: None,
+                recovery: Box::default(),
             },
             LiveStrategy::ShortWindow => Self::Windows {
                 windows: SpeechWindows::short(engine.info()),
                 reply: None,
+                recovery: Box::default(),
             },
             LiveStrategy::PerSpan => Self::Windows {
                 windows: SpeechWindows::per_span(),
                 reply: None,
+                recovery: Box::default(),
             },
             LiveStrategy::OnRelease => Self::OnRelease {
                 reply: None,
@@ -225,7 +237,7 @@ impl Runs {
     /// Sends the next window run, unless one is in flight (spans that close
     /// meanwhile are coalesced into the run after it).
     fn submit_next(&mut self, cx: &RunContext) {
-        let Self::Windows { windows, reply } = self else {
+        let Self::Windows { windows, reply, .. } = self else {
             return;
         };
         if cx.aborted || reply.is_some() {
@@ -246,7 +258,12 @@ impl Runs {
     pub fn audio_done(&mut self, spans: &[SpeechSpan], cx: &RunContext) {
         match self {
             Self::Stream { .. } => cx.engine.stream_finish(),
-            Self::Windows { windows, reply } => {
+            Self::Windows {
+                windows,
+                reply,
+                recovery,
+            } => {
+                recovery.audio_done(spans);
                 if windows.in_flight_is_stale() {
                     // The user is waiting now: rather than finish a run whose
                     // result would only be the prefix of the next, run
@@ -274,7 +291,15 @@ impl Runs {
                     engine.stream_abort();
                 }
             }
-            Self::Windows { reply, .. } | Self::OnRelease { reply, .. } => {
+            Self::Windows {
+                reply, recovery, ..
+            } => {
+                recovery.abort();
+                if let Some(run) = reply {
+                    run.cancel();
+                }
+            }
+            Self::OnRelease { reply, .. } => {
                 if let Some(run) = reply {
                     run.cancel();
                 }
@@ -327,9 +352,19 @@ impl Runs {
         emit: &mut dyn FnMut(DictationEvent),
     ) {
         loop {
-            let Self::Windows { windows, reply } = self else {
+            let Self::Windows {
+                windows,
+                reply,
+                recovery,
+            } = self
+            else {
                 return;
             };
+            if reply.is_none() && windows.is_done() {
+                // Every window run is in: is all the speech in the text?
+                recovery.poll(id, windows, cx, tally, emit);
+                return;
+            }
             let Some(result) = reply.as_ref().and_then(try_result) else {
                 return;
             };
@@ -341,6 +376,7 @@ impl Runs {
             match result {
                 Ok(u) => {
                     tally.engine_ms += u.engine_ms;
+                    recovery.run_finished(window, &u, cx.timestamps && !had_prefix);
                     windows.finished(Ok(&u.text));
                     emit(DictationEvent::SegmentTranscribed {
                         id,
@@ -380,7 +416,9 @@ impl Runs {
             Self::Stream { events, .. } => events.is_none() || aborted,
             Self::OnRelease { reply, .. } => reply.is_none(),
             Self::Windows { reply, .. } if aborted => reply.is_none(),
-            Self::Windows { windows, .. } => windows.is_done(),
+            Self::Windows {
+                windows, recovery, ..
+            } => windows.is_done() && recovery.is_done(),
         }
     }
 

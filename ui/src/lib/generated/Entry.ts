@@ -23,4 +23,9 @@ rawText: string | null,
  * Set when the AI rewrite ran: the text as dictated, and the model
  * that rewrote it (or why the dictated text was kept).
  */
-rewrite: RewriteReport | null, };
+rewrite: RewriteReport | null, 
+/**
+ * Speech that is missing from `text` though the voice detector heard
+ * it ("N s of speech could not be transcribed").
+ */
+warning: string | null, };

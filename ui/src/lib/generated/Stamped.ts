@@ -30,6 +30,12 @@ raw_text: string | null,
  */
 error: string | null, 
 /**
+ * Set when speech the VAD heard is missing from `text` ("N s of
+ * speech could not be transcribed"): the engine's runs over it
+ * came back empty.
+ */
+warning?: string, 
+/**
  * Set when the AI rewrite ran: the text as dictated, and the model
  * that rewrote it or why the dictated text was kept.
  */
