@@ -39,6 +39,7 @@ export function defaultSettings(): Settings {
     output: 'paste',
     pasteKeys: 'ctrl+v',
     restoreClipboard: true,
+    pasteFallback: 'clipboard',
     trailingSpace: true,
     sounds: true,
     autostart: false,

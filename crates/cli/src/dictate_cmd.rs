@@ -16,7 +16,7 @@ use utter_core::engine::Compute;
 use utter_core::models::load::EngineOptions;
 use utter_core::models::ModelStore;
 use utter_core::platform::hotkeys::{Bindings, Hotkeys};
-use utter_core::platform::output::{OutputEnv, OutputMethod, PasteKeys};
+use utter_core::platform::output::{OutputEnv, OutputMethod, PasteFallback, PasteKeys};
 use utter_core::platform::ptt::PttServer;
 use utter_core::platform::session::DesktopSession;
 use utter_core::platform::session_watch;
@@ -62,6 +62,10 @@ pub struct DictateArgs {
     /// Leave the dictated text on the clipboard instead of restoring what was there
     #[arg(long)]
     no_restore_clipboard: bool,
+    /// When the app does not read a paste: clipboard (leave the text there and say
+    /// so) or type (type it instead)
+    #[arg(long, default_value = "clipboard", value_parser = parse_cli_value::<PasteFallback>)]
+    paste_fallback: PasteFallback,
     /// Add a space after each dictation
     #[arg(long)]
     trailing_space: bool,
@@ -239,6 +243,7 @@ fn dictate(
         output: args.output,
         paste_keys: args.paste_keys,
         restore_clipboard: !args.no_restore_clipboard,
+        paste_fallback: args.paste_fallback,
         trailing_space: args.trailing_space,
         silence_ms: args.silence_ms,
         microphone: args.mic,

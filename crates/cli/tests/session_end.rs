@@ -387,7 +387,7 @@ fn the_desktop_app_exits_with_its_workers_when_its_display_goes_away() {
         .stderr(std::fs::File::create(&log).unwrap())
         .spawn()
         .unwrap();
-    let _watchdog = utter_test_support::desktop::kill_when_tests_end(&[app.id()]);
+    let mut watchdog = utter_test_support::desktop::kill_when_tests_end(&[app.id()]);
     let pid = app.id();
     let logged = || std::fs::read_to_string(&log).unwrap_or_default();
     // Dictation is up once its socket answers and its workers run.
@@ -420,4 +420,6 @@ fn the_desktop_app_exits_with_its_workers_when_its_display_goes_away() {
     wait_until("the app's workers to end", Duration::from_secs(3), || {
         workers.iter().all(|&w| !alive(w))
     });
+    let _ = watchdog.kill();
+    let _ = watchdog.wait();
 }

@@ -14,7 +14,7 @@ use crate::dictation::service::MicMode;
 use crate::engine::Compute;
 pub use crate::language::{BadLanguage, Language};
 use crate::platform::hotkeys::parse_hotkey;
-use crate::platform::output::{OutputConfig, OutputMethod, PasteKeys};
+use crate::platform::output::{OutputConfig, OutputMethod, PasteFallback, PasteKeys};
 use crate::profiles::{Profile, ProfileSet};
 
 /// The schema version this build writes. Older versions are migrated on load.
@@ -45,6 +45,9 @@ pub struct Settings {
     pub output: OutputMethod,
     pub paste_keys: PasteKeys,
     pub restore_clipboard: bool,
+    /// When the app never reads a paste: leave the text on the clipboard
+    /// (say so), or type it.
+    pub paste_fallback: PasteFallback,
     pub trailing_space: bool,
     pub sounds: bool,
     pub autostart: bool,
@@ -91,6 +94,7 @@ impl Default for Settings {
             output: OutputMethod::Paste,
             paste_keys: PasteKeys::Standard,
             restore_clipboard: true,
+            paste_fallback: PasteFallback::default(),
             trailing_space: true,
             sounds: true,
             autostart: false,
@@ -272,6 +276,7 @@ impl Settings {
             method: self.output,
             paste_keys: self.paste_keys,
             restore_clipboard: self.restore_clipboard,
+            paste_fallback: self.paste_fallback,
             trailing_space: self.trailing_space,
             ..OutputConfig::default()
         }

@@ -1,8 +1,9 @@
-//! A thousand pastes into a real X11 window (Xvfb), each read by the target
+//! Two hundred pastes into a real X11 window (Xvfb), each read by the target
 //! after a random delay, with a sentinel on the clipboard: every paste must
-//! insert the dictated text (never the sentinel), and the sentinel must be
-//! back after every one. Prints the restore-latency distribution
-//! (docs/reliability.md quotes it).
+//! insert the dictated text (never the sentinel), the paste must be reported
+//! only once read, and the sentinel must be back after every one (once the
+//! reader has been quiet: apps read more than once). Prints the
+//! restore-latency distribution (docs/reliability.md quotes it).
 #![cfg(target_os = "linux")]
 
 use std::path::Path;
@@ -10,7 +11,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use utter_core::platform::output::{open_sink, OutputConfig, OutputEnv, OutputMethod};
+use utter_core::platform::output::{open_sink, Delivered, OutputConfig, OutputEnv, OutputMethod};
 use x11rb::connection::Connection;
 use x11rb::protocol::xproto::{
     Atom, AtomEnum, ConnectionExt, CreateWindowAux, EventMask, InputFocus, KeyButMask, Window,
@@ -21,7 +22,7 @@ use x11rb::rust_connection::RustConnection;
 use x11rb::wrapper::ConnectionExt as _;
 use x11rb::CURRENT_TIME;
 
-const CYCLES: usize = 1000;
+const CYCLES: usize = 200;
 /// The target reads the clipboard 0..=MAX_DELAY_MS after the keystroke.
 const MAX_DELAY_MS: u64 = 60;
 const SENTINEL: &str = "sentinel: the user's own clipboard ✓";
@@ -130,9 +131,10 @@ impl Client {
     }
 }
 
-/// What the target window read for one paste, and when.
+/// What the target window read for one paste, when it asked and when it had it.
 struct Pasted {
     text: String,
+    asked_at: Instant,
     read_at: Instant,
 }
 
@@ -149,9 +151,17 @@ fn run_target(target: Client, delays: Vec<Duration>, out: mpsc::Sender<Pasted>) 
                 continue;
             }
             std::thread::sleep(delays.next().unwrap_or_default());
+            let asked_at = Instant::now();
             let text = target.read_clipboard();
             let read_at = Instant::now();
-            if out.send(Pasted { text, read_at }).is_err() {
+            if out
+                .send(Pasted {
+                    text,
+                    asked_at,
+                    read_at,
+                })
+                .is_err()
+            {
                 return;
             }
         }
@@ -204,7 +214,7 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
 }
 
 #[test]
-fn a_thousand_pastes_insert_the_text_and_always_give_the_clipboard_back() {
+fn two_hundred_pastes_insert_the_text_and_always_give_the_clipboard_back() {
     let (_xvfb, display) = start_xvfb();
     // The only test in this binary, so nothing else reads the environment.
     std::env::set_var("DISPLAY", &display);
@@ -252,9 +262,11 @@ fn a_thousand_pastes_insert_the_text_and_always_give_the_clipboard_back() {
     for i in 0..CYCLES {
         let text = format!("dictation {i}: «ünïcode» ✓");
         let started = Instant::now();
-        sink.deliver(&text, &config.delivery())
+        let outcome = sink
+            .deliver(&text, &config.delivery())
             .unwrap_or_else(|e| panic!("cycle {i}: {e}"));
         let returned = Instant::now();
+        assert_eq!(outcome.delivered, Delivered::Pasted, "cycle {i}");
         let got = pasted
             .recv_timeout(Duration::from_secs(5))
             .unwrap_or_else(|_| panic!("cycle {i}: the target never saw the paste"));
@@ -262,16 +274,19 @@ fn a_thousand_pastes_insert_the_text_and_always_give_the_clipboard_back() {
             got.text, text,
             "cycle {i}: the paste inserted something else"
         );
-        assert_eq!(
-            checker.read_clipboard(),
-            SENTINEL,
-            "cycle {i}: the clipboard was not given back"
-        );
         assert!(
-            got.read_at <= returned,
-            "cycle {i}: the clipboard came back before the target read it"
+            got.asked_at <= returned,
+            "cycle {i}: the paste was reported before the target asked for it"
         );
-        restore.push(returned - got.read_at);
+        let deadline = Instant::now() + Duration::from_secs(3);
+        while checker.read_clipboard() != SENTINEL {
+            assert!(
+                Instant::now() < deadline,
+                "cycle {i}: the clipboard was not given back"
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        restore.push(got.read_at.elapsed());
         whole.push(returned - started);
     }
     let _ = xclip.kill();

@@ -20,6 +20,7 @@ export function historyEntry(id: number, over: Partial<HistoryEntry> = {}): Hist
     error: null,
     rawText: null,
     rewrite: null,
+    warning: null,
     ...over,
   };
 }

@@ -772,8 +772,8 @@ impl App {
         });
         let how = crate::dictation::service::delivery(&config, profile.as_ref());
         let (mut sink, notice) = open_sink(&config, &env)?;
-        sink.deliver(text, &how)?;
-        match notice {
+        let outcome = sink.deliver(text, &how)?;
+        match notice.or(outcome.notice) {
             Some(n) => Err(AppError::FellBack(n)),
             None => Ok(()),
         }

@@ -7,6 +7,7 @@ use std::time::Instant;
 use serde::Serialize;
 
 use super::rewrite_step::RewriteReport;
+use crate::platform::output::Delivered;
 
 /// Milliseconds since the process started (monotonic).
 pub fn now_ms() -> f64 {
@@ -14,6 +15,9 @@ pub fn now_ms() -> f64 {
     START.get_or_init(Instant::now).elapsed().as_secs_f64() * 1000.0
 }
 
+// `TextDelivered` is the big one, sent once per dictation: boxing its
+// fields would cost an allocation and buy nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
 #[serde(tag = "event", rename_all = "snake_case")]
 #[ts(export)]
@@ -84,6 +88,12 @@ pub enum DictationEvent {
         output: String,
         engine_ms: f64,
         segments: usize,
+        /// What became of the text, as far as the desktop can tell (`pasted`
+        /// only where the app was seen reading it); absent when nothing was
+        /// delivered (no speech, or an error).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        delivered: Option<Delivered>,
         /// The engine's text, where replacements, spoken punctuation or
         /// clean-up changed it.
         #[serde(skip_serializing_if = "Option::is_none")]

@@ -366,8 +366,9 @@ impl<E: FnMut(DictationEvent)> Service<E> {
             Some(Intent::PasteLast) if !self.last_text.is_empty() => {
                 let (_, profile) = self.focused_profile();
                 let how = delivery(&self.config.output, profile.as_ref());
-                if let Err(e) = self.io.sink.deliver(&self.last_text, &how) {
-                    self.error(e.to_string());
+                match self.io.sink.deliver(&self.last_text, &how) {
+                    Ok(outcome) => self.notice(outcome.notice),
+                    Err(e) => self.error(e.to_string()),
                 }
             }
             Some(Intent::PasteLast) | None => {}
@@ -789,12 +790,13 @@ impl<E: FnMut(DictationEvent)> Service<E> {
             RecordingStatus::Delivered
         };
         let delivered = if text.is_empty() {
-            Ok(())
+            Ok(None)
         } else {
-            self.io.sink.deliver(&text, &how)
+            self.io.sink.deliver(&text, &how).map(Some)
         };
-        if let Err(e) = &delivered {
-            self.error(e.to_string());
+        match &delivered {
+            Ok(outcome) => self.notice(outcome.as_ref().and_then(|o| o.notice.clone())),
+            Err(e) => self.error(e.to_string()),
         }
         // The sidecar marks the recording finished only once the text is out
         // (on a delivery or engine error it stays unfinished: the next start
@@ -813,6 +815,7 @@ impl<E: FnMut(DictationEvent)> Service<E> {
             },
             engine_ms: d.engine_ms(),
             segments: d.segments(),
+            delivered: delivered.ok().flatten().map(|o| o.delivered),
             raw_text: raw,
             error: d.failed().map(str::to_string),
             warning: d.coverage_warning(),
@@ -823,6 +826,13 @@ impl<E: FnMut(DictationEvent)> Service<E> {
             self.last_delivered = Some(Instant::now());
         }
         record_log::prune(&self.config.recordings_dir, self.config.keep_recordings);
+    }
+
+    /// Tells the user what the delivery needs them to know.
+    fn notice(&mut self, notice: Option<String>) {
+        if let Some(message) = notice {
+            (self.emit)(DictationEvent::Notice { message });
+        }
     }
 
     fn write_record(&self, d: &Dictation, status: RecordingStatus, text: String) {

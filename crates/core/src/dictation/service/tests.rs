@@ -14,6 +14,7 @@ use crate::audio::capture::CaptureError;
 use crate::control::TriggerKey;
 use crate::engine::EngineError;
 use crate::platform::focus::FocusedApp;
+use crate::platform::output::{Delivered, Outcome};
 use crate::platform::output::{OutputError, OutputMethod, PasteKeys};
 
 type Log<T> = Arc<Mutex<Vec<T>>>;
@@ -38,7 +39,7 @@ struct FakeSink {
 }
 
 impl TextSink for FakeSink {
-    fn deliver(&mut self, text: &str, how: &Delivery) -> Result<(), OutputError> {
+    fn deliver(&mut self, text: &str, how: &Delivery) -> Result<Outcome, OutputError> {
         if self.fail {
             return Err(OutputError::Input(
                 enigo::InputError::Simulate("the target app went away").into(),
@@ -46,7 +47,7 @@ impl TextSink for FakeSink {
         }
         self.delivered.lock().unwrap().push(text.to_string());
         self.hows.lock().unwrap().push(*how);
-        Ok(())
+        Ok(Delivered::Pasted.into())
     }
 
     fn method(&self) -> OutputMethod {

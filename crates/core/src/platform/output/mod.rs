@@ -9,6 +9,8 @@ pub mod ei_keys;
 mod paste_watch;
 pub mod selection;
 mod sinks;
+#[cfg(desktop_linux)]
+mod x11_clipboard;
 
 use std::time::Duration;
 
@@ -47,6 +49,73 @@ pub enum PasteKeys {
     CtrlShiftV,
 }
 
+/// What to do when the focused app never reads a paste (it ignores the
+/// paste keys, or nothing that takes text has focus). Spelled as in the
+/// settings file; the CLI's `--paste-fallback` takes the same words.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, ts_rs::TS)]
+#[serde(rename_all = "snake_case")]
+#[ts(export)]
+pub enum PasteFallback {
+    /// Leave the text on the clipboard and say "press Ctrl+V": nothing is
+    /// typed into a window that may take key presses as commands.
+    #[default]
+    Clipboard,
+    /// Type the text instead (apps that block paste).
+    Type,
+}
+
+/// What became of a delivered text, as far as this desktop can tell. Utter
+/// reports `pasted` only where the app was seen reading the text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
+#[serde(rename_all = "snake_case")]
+#[ts(export)]
+pub enum Delivered {
+    /// The focused app read the pasted text (X11; Wayland with data-control).
+    Pasted,
+    /// The paste keys were sent, but this desktop gives no sign of the app
+    /// reading the clipboard (macOS, Windows, GNOME on Wayland).
+    PasteUnconfirmed,
+    /// The app never read the paste: the text was typed instead.
+    TypedAfterUnreadPaste,
+    /// The app never read the paste: the text is left on the clipboard.
+    LeftOnClipboard,
+    Typed,
+    OnClipboard,
+    Printed,
+}
+
+impl Delivered {
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Pasted => "pasted",
+            Self::PasteUnconfirmed => "paste sent, unconfirmed",
+            Self::TypedAfterUnreadPaste => "typed (the paste was not read)",
+            Self::LeftOnClipboard => "left on the clipboard (the paste was not read)",
+            Self::Typed => "typed",
+            Self::OnClipboard => "on the clipboard",
+            Self::Printed => "printed",
+        }
+    }
+}
+
+/// A delivery's outcome, and what the user should be told about it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outcome {
+    pub delivered: Delivered,
+    /// Something the user must know (the paste was not read; part of their
+    /// clipboard could not be kept).
+    pub notice: Option<String>,
+}
+
+impl From<Delivered> for Outcome {
+    fn from(delivered: Delivered) -> Self {
+        Self {
+            delivered,
+            notice: None,
+        }
+    }
+}
+
 /// How one text is delivered: the output settings, with the focused app's
 /// profile applied (the core's `profiles` module).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -64,6 +133,8 @@ pub struct OutputConfig {
     pub trailing_space: bool,
     /// Longest wait for the target app to read the clipboard before restoring it.
     pub paste_timeout: Duration,
+    /// What happens when the app does not read the paste within `paste_timeout`.
+    pub paste_fallback: PasteFallback,
 }
 
 impl Default for OutputConfig {
@@ -74,6 +145,7 @@ impl Default for OutputConfig {
             restore_clipboard: true,
             trailing_space: false,
             paste_timeout: Duration::from_secs(2),
+            paste_fallback: PasteFallback::default(),
         }
     }
 }
@@ -100,6 +172,8 @@ const INPUT_PERMISSION_HINT: &str = "";
 pub enum OutputError {
     #[error("clipboard unavailable: {0}")]
     Clipboard(arboard::Error),
+    #[error("clipboard unavailable: {0}")]
+    ClipboardOwner(&'static str),
     #[error("cannot simulate key presses: {0}{hint}", hint = INPUT_PERMISSION_HINT)]
     Input(InputError),
     #[error(transparent)]
@@ -165,7 +239,7 @@ pub enum OutputUnavailable {
 pub trait TextSink {
     /// Delivers `text` (never empty) to the user as `how` says: the paste
     /// keys and trailing space always; a [`SinkSet`] also switches method.
-    fn deliver(&mut self, text: &str, how: &Delivery) -> Result<(), OutputError>;
+    fn deliver(&mut self, text: &str, how: &Delivery) -> Result<Outcome, OutputError>;
     /// The method actually in use (after any fallback).
     fn method(&self) -> OutputMethod;
 }
@@ -342,7 +416,7 @@ impl SinkSet {
 }
 
 impl TextSink for SinkSet {
-    fn deliver(&mut self, text: &str, how: &Delivery) -> Result<(), OutputError> {
+    fn deliver(&mut self, text: &str, how: &Delivery) -> Result<Outcome, OutputError> {
         self.sink_for(how.method)?.deliver(text, how)
     }
 

@@ -5,7 +5,8 @@ use enigo::{Direction, Enigo, Key, Keyboard, Settings};
 
 use super::paste_watch::{PasteWatch, Selection, Selections};
 use super::{
-    finish, Delivery, OutputConfig, OutputEnv, OutputError, OutputMethod, PasteKeys, TextSink,
+    finish, Delivered, Delivery, Outcome, OutputConfig, OutputEnv, OutputError, OutputMethod,
+    PasteFallback, PasteKeys, TextSink,
 };
 use crate::platform::session::DesktopSession;
 
@@ -39,12 +40,12 @@ fn set_text(clipboard: &mut arboard::Clipboard, text: &str) -> Result<(), Output
 pub struct StdoutSink;
 
 impl TextSink for StdoutSink {
-    fn deliver(&mut self, text: &str, how: &Delivery) -> Result<(), OutputError> {
+    fn deliver(&mut self, text: &str, how: &Delivery) -> Result<Outcome, OutputError> {
         use std::io::Write;
         let mut out = std::io::stdout().lock();
         let _ = writeln!(out, "{}", finish(text, how.trailing_space));
         let _ = out.flush();
-        Ok(())
+        Ok(Delivered::Printed.into())
     }
 
     fn method(&self) -> OutputMethod {
@@ -66,8 +67,9 @@ impl ClipboardSink {
 }
 
 impl TextSink for ClipboardSink {
-    fn deliver(&mut self, text: &str, how: &Delivery) -> Result<(), OutputError> {
-        set_text(&mut self.clipboard, &finish(text, how.trailing_space))
+    fn deliver(&mut self, text: &str, how: &Delivery) -> Result<Outcome, OutputError> {
+        set_text(&mut self.clipboard, &finish(text, how.trailing_space))?;
+        Ok(Delivered::OnClipboard.into())
     }
 
     fn method(&self) -> OutputMethod {
@@ -89,17 +91,9 @@ impl TypeSink {
 }
 
 impl TextSink for TypeSink {
-    fn deliver(&mut self, text: &str, how: &Delivery) -> Result<(), OutputError> {
-        let text = finish(text, how.trailing_space);
-        match &mut self.keyboard {
-            // enigo types Unicode text without the layout lookup on every
-            // platform, so this may run on the service thread.
-            KeySender::Enigo(enigo) => enigo.text(&text).map_err(|e| OutputError::Input(e.into())),
-            #[cfg(desktop_linux)]
-            KeySender::Libei(keyboard) => keyboard
-                .type_text(&text)
-                .map_err(|e| OutputError::Input(e.into())),
-        }
+    fn deliver(&mut self, text: &str, how: &Delivery) -> Result<Outcome, OutputError> {
+        self.keyboard.type_text(&finish(text, how.trailing_space))?;
+        Ok(Delivered::Typed.into())
     }
 
     fn method(&self) -> OutputMethod {
@@ -114,6 +108,20 @@ enum KeySender {
     /// GNOME and KDE on Wayland: libei through the RemoteDesktop portal.
     #[cfg(desktop_linux)]
     Libei(Box<super::ei_keys::EiKeyboard>),
+}
+
+impl KeySender {
+    fn type_text(&mut self, text: &str) -> Result<(), OutputError> {
+        match self {
+            // enigo types Unicode text without the layout lookup on every
+            // platform, so this may run on the service thread.
+            KeySender::Enigo(enigo) => enigo.text(text).map_err(|e| OutputError::Input(e.into())),
+            #[cfg(desktop_linux)]
+            KeySender::Libei(keyboard) => keyboard
+                .type_text(text)
+                .map_err(|e| OutputError::Input(e.into())),
+        }
+    }
 }
 
 /// enigo where it works; on Wayland without a virtual keyboard, libei.
@@ -145,6 +153,18 @@ pub struct PasteSink {
     /// Off macOS, the simulator lives with the sink (on macOS it is made on
     /// the main thread for each paste).
     keyboard: Option<KeySender>,
+    #[cfg(desktop_linux)]
+    x11: X11Clipboard,
+}
+
+/// Utter's own X11 clipboard owner (see `x11_clipboard`), started at the
+/// first paste on X11 and kept: it serves the restored clipboard afterwards.
+#[cfg(desktop_linux)]
+enum X11Clipboard {
+    NotStarted,
+    Running(super::x11_clipboard::Owner),
+    /// It could not start or its connection died: pastes go through arboard.
+    Unavailable,
 }
 
 impl PasteSink {
@@ -159,7 +179,102 @@ impl PasteSink {
             env,
             clipboard: clipboard()?,
             keyboard,
+            #[cfg(desktop_linux)]
+            x11: X11Clipboard::NotStarted,
         })
+    }
+
+    /// The paste app did not read the text in time: the configured fallback.
+    fn not_read_notice(&self, delivered: Delivered) -> String {
+        let keys = match self.config.paste_keys {
+            PasteKeys::Standard if cfg!(target_os = "macos") => "Cmd+V",
+            PasteKeys::Standard => "Ctrl+V",
+            PasteKeys::ShiftInsert => "Shift+Insert",
+            PasteKeys::CtrlShiftV => "Ctrl+Shift+V",
+        };
+        match delivered {
+            Delivered::TypedAfterUnreadPaste => {
+                "the app did not take the paste, so the text was typed instead".to_string()
+            }
+            _ => format!(
+                "the app did not take the paste: the text is on the clipboard, press {keys} \
+                 to paste it (it is in History too)"
+            ),
+        }
+    }
+
+    /// Types `text` after a paste nobody read (the `type` fallback).
+    fn type_instead(&mut self, text: &str) -> Result<(), OutputError> {
+        match self.keyboard.as_mut() {
+            Some(keyboard) => keyboard.type_text(text),
+            None => keyboard(&self.env.session)?.type_text(text),
+        }
+    }
+
+    /// The X11 paste through our own clipboard owner; `None` where it cannot
+    /// run (the arboard path then pastes).
+    #[cfg(desktop_linux)]
+    fn deliver_x11(&mut self, text: &str, how: &Delivery) -> Result<Option<Outcome>, OutputError> {
+        if matches!(self.x11, X11Clipboard::NotStarted) {
+            self.x11 = match super::x11_clipboard::Owner::start() {
+                Ok(owner) => X11Clipboard::Running(owner),
+                Err(e) => {
+                    tracing::warn!("no clipboard owner of our own ({e}): pasting through arboard");
+                    X11Clipboard::Unavailable
+                }
+            };
+        }
+        let X11Clipboard::Running(owner) =
+            std::mem::replace(&mut self.x11, X11Clipboard::Unavailable)
+        else {
+            return Ok(None);
+        };
+        let primary = Selections::for_keys(how.paste_keys, &self.env.session).primary;
+        let started = match owner.paste(text, primary, self.config.restore_clipboard) {
+            Ok(started) => started,
+            Err(e) => {
+                tracing::warn!("cannot take the clipboard ({e}): pasting through arboard");
+                return Ok(None);
+            }
+        };
+        // Said before the keys go out: a fast app (xterm) reads the
+        // selection before the thread would see a message sent after them.
+        let _ = owner.keys_sent();
+        let result = self.press_paste_keys(how.paste_keys);
+        let outcome = result.and_then(|()| {
+            let lost = (!started.lost.is_empty()).then(|| {
+                format!(
+                    "part of what you had copied could not be kept, it is gone from the \
+                     clipboard: {}",
+                    started.lost.join(", ")
+                )
+            });
+            if let Some(after) = owner.wait_read(self.config.paste_timeout) {
+                tracing::debug!("the paste was read {after:?} after the keys");
+                return Ok(Outcome {
+                    delivered: Delivered::Pasted,
+                    notice: lost,
+                });
+            }
+            tracing::warn!("the app did not read the paste in time");
+            let delivered = match self.config.paste_fallback {
+                PasteFallback::Clipboard => {
+                    owner.not_read(true).map_err(|_| owner_gone())?;
+                    Delivered::LeftOnClipboard
+                }
+                PasteFallback::Type => {
+                    owner.not_read(false).map_err(|_| owner_gone())?;
+                    self.type_instead(text)?;
+                    Delivered::TypedAfterUnreadPaste
+                }
+            };
+            Ok(Outcome {
+                delivered,
+                notice: Some(self.not_read_notice(delivered)),
+            })
+        });
+        self.x11 = X11Clipboard::Running(owner);
+        outcome.map(Some)
     }
 
     fn press_paste_keys(&mut self, keys: PasteKeys) -> Result<(), OutputError> {
@@ -252,12 +367,35 @@ fn press(enigo: &mut Enigo, keys: PasteKeys, wayland: bool) -> Result<(), Output
 }
 
 impl TextSink for PasteSink {
-    fn deliver(&mut self, text: &str, how: &Delivery) -> Result<(), OutputError> {
+    fn deliver(&mut self, text: &str, how: &Delivery) -> Result<Outcome, OutputError> {
         let text = finish(text, how.trailing_space);
+        #[cfg(desktop_linux)]
+        if self.env.session == DesktopSession::X11 {
+            if let Some(outcome) = self.deliver_x11(&text, how)? {
+                return Ok(outcome);
+            }
+        }
+        self.deliver_through_arboard(&text, how)
+    }
+
+    fn method(&self) -> OutputMethod {
+        OutputMethod::Paste
+    }
+}
+
+impl PasteSink {
+    /// The paste where we do not own the clipboard ourselves (Wayland, macOS,
+    /// Windows, or X11 when our owner cannot start): arboard sets the text,
+    /// and gives the previous *text* back.
+    fn deliver_through_arboard(
+        &mut self,
+        text: &str,
+        how: &Delivery,
+    ) -> Result<Outcome, OutputError> {
         // xterm and rxvt paste the PRIMARY selection on Shift+Insert, other
         // X11 apps the clipboard: serve both, restore both.
         let selections = Selections::for_keys(how.paste_keys, &self.env.session);
-        let previous = if self.config.restore_clipboard {
+        let mut previous = if self.config.restore_clipboard {
             Previous {
                 clipboard: self.clipboard.get_text().ok(),
                 primary: selections
@@ -271,44 +409,53 @@ impl TextSink for PasteSink {
         // Restore only after the target app has read our text: restoring on a
         // timer pastes the OLD clipboard when the target is slow (a known
         // failure of other dictation apps).
-        let watch_used = {
-            let watch = PasteWatch::serve(&text, &self.env.session, selections);
+        let (watch_used, read) = {
+            let watch = PasteWatch::serve(text, &self.env.session, selections);
             if watch.is_none() {
-                set_text(&mut self.clipboard, &text)?;
+                set_text(&mut self.clipboard, text)?;
                 if selections.primary {
-                    primary::set(&mut self.clipboard, &text)?;
+                    primary::set(&mut self.clipboard, text)?;
                 }
             }
             self.press_paste_keys(how.paste_keys)?;
             let pressed = std::time::Instant::now();
-            match &watch {
+            let read = match &watch {
                 Some(w) => {
-                    if w.wait_consumed(self.config.paste_timeout) {
+                    let read = w.wait_consumed(self.config.paste_timeout);
+                    if read {
                         tracing::debug!("the paste was read after {:?}", pressed.elapsed());
                     } else {
                         tracing::warn!("the target app did not read the clipboard in time");
                     }
+                    Some(read)
                 }
-                None => PasteWatch::fallback_wait(&self.env.session),
+                None => {
+                    PasteWatch::fallback_wait(&self.env.session);
+                    None
+                }
+            };
+            if read == Some(false) && self.config.paste_fallback == PasteFallback::Clipboard {
+                // Leave the text for the user to paste by hand.
+                previous = Previous::default();
             }
             // Hand the selections back: the previous text, or ours if there
             // was none (so it stays pasteable after our server stops).
             set_text(
                 &mut self.clipboard,
-                previous.clipboard.as_deref().unwrap_or(&text),
+                previous.clipboard.as_deref().unwrap_or(text),
             )?;
             if selections.primary {
                 primary::set(
                     &mut self.clipboard,
-                    previous.primary.as_deref().unwrap_or(&text),
+                    previous.primary.as_deref().unwrap_or(text),
                 )?;
             }
-            watch.is_some()
+            (watch.is_some(), read)
             // Our selection server, if any, stops here.
         };
         if watch_used {
             // Make sure it stuck (see `PasteWatch::holds`); set it again if not.
-            let clipboard = previous.clipboard.as_deref().unwrap_or(&text);
+            let clipboard = previous.clipboard.as_deref().unwrap_or(text);
             for attempt in 1..=3 {
                 if PasteWatch::holds(&self.env.session, Selection::Clipboard, clipboard) {
                     break;
@@ -318,7 +465,7 @@ impl TextSink for PasteSink {
                 );
                 set_text(&mut self.clipboard, clipboard)?;
             }
-            let primary_text = previous.primary.as_deref().unwrap_or(&text);
+            let primary_text = previous.primary.as_deref().unwrap_or(text);
             for attempt in 1..=3 {
                 if !selections.primary
                     || PasteWatch::holds(&self.env.session, Selection::Primary, primary_text)
@@ -331,12 +478,25 @@ impl TextSink for PasteSink {
                 primary::set(&mut self.clipboard, primary_text)?;
             }
         }
-        Ok(())
+        let delivered = match (read, self.config.paste_fallback) {
+            (Some(true), _) => return Ok(Delivered::Pasted.into()),
+            (None, _) => return Ok(Delivered::PasteUnconfirmed.into()),
+            (Some(false), PasteFallback::Clipboard) => Delivered::LeftOnClipboard,
+            (Some(false), PasteFallback::Type) => {
+                self.type_instead(text)?;
+                Delivered::TypedAfterUnreadPaste
+            }
+        };
+        Ok(Outcome {
+            delivered,
+            notice: Some(self.not_read_notice(delivered)),
+        })
     }
+}
 
-    fn method(&self) -> OutputMethod {
-        OutputMethod::Paste
-    }
+#[cfg(desktop_linux)]
+fn owner_gone() -> OutputError {
+    OutputError::ClipboardOwner("the clipboard thread has ended (the display went away?)")
 }
 
 /// What the selections held before a paste.

@@ -57,13 +57,22 @@ struct Server {
 
 #[cfg(desktop_linux)]
 impl Server {
+    /// Waits for the first read of the text, then until the reader has
+    /// been quiet for [`QUIET_AFTER_READ`]: apps read more than once
+    /// (Chromium twice, and it inserts the second answer), so giving the
+    /// clipboard back at the first read can paste the old one, or nothing.
     fn wait_consumed(&self, timeout: Duration) -> bool {
         let deadline = std::time::Instant::now() + timeout;
-        let got = self.consumed.recv_deadline(deadline).is_ok();
-        if got {
-            std::thread::sleep(SECOND_READ_GRACE);
+        if self.consumed.recv_deadline(deadline).is_err() {
+            return false;
         }
-        got
+        let hold_until = std::time::Instant::now() + MAX_HOLD_AFTER_READ;
+        while self
+            .consumed
+            .recv_deadline(hold_until.min(std::time::Instant::now() + QUIET_AFTER_READ))
+            .is_ok()
+        {}
+        true
     }
 }
 
@@ -133,8 +142,9 @@ impl PasteWatch {
     pub fn serve(text: &str, session: &DesktopSession, selections: Selections) -> Option<Self> {
         #[cfg(desktop_linux)]
         {
+            // X11 pastes go through our own owner (`x11_clipboard`); this
+            // path serves X11 only when that could not start: timed.
             let server = match session {
-                DesktopSession::X11 => x11::start(text, selections.primary),
                 DesktopSession::Wayland { .. } => wayland::start(text),
                 _ => return None,
             };
@@ -196,10 +206,12 @@ impl PasteWatch {
     }
 }
 
-/// After the first read, some apps read again (TARGETS then text, or two
-/// text types); a short grace lets that finish before the clipboard changes.
+/// How long the reader must have stopped reading before the clipboard is
+/// given back, and the longest the text is held after its first read.
 #[cfg(desktop_linux)]
-const SECOND_READ_GRACE: Duration = Duration::from_millis(30);
+const QUIET_AFTER_READ: Duration = Duration::from_millis(150);
+#[cfg(desktop_linux)]
+const MAX_HOLD_AFTER_READ: Duration = Duration::from_secs(2);
 
 #[cfg(desktop_linux)]
 mod wayland;

@@ -38,7 +38,8 @@ const POLL_INTERVAL_MS: i32 = 20;
 /// replaces it or the server is dropped.
 pub fn start(text: &str) -> Result<Server, ServeError> {
     let (ready_tx, ready) = bounded(1);
-    let (consumed_tx, consumed) = bounded(1);
+    // One message per read: the waiter counts the reads until they stop.
+    let (consumed_tx, consumed) = crossbeam_channel::unbounded();
     let stop = Arc::new(AtomicBool::new(false));
     let thread_stop = stop.clone();
     let text = text.as_bytes().to_vec();
@@ -49,7 +50,6 @@ pub fn start(text: &str) -> Result<Server, ServeError> {
             let mut state = State {
                 text,
                 consumed: consumed_tx,
-                notified: false,
                 replaced: false,
             };
             match offer(&mut state) {
@@ -131,7 +131,6 @@ fn serve(conn: &Connection, mut queue: EventQueue<State>, state: &mut State, sto
 struct State {
     text: Vec<u8>,
     consumed: Sender<()>,
-    notified: bool,
     /// Another source took the clipboard (or ours was cancelled).
     replaced: bool,
 }
@@ -159,10 +158,7 @@ impl State {
         if let Err(e) = &written {
             tracing::debug!("clipboard read cut short: {e}");
         }
-        if !self.notified {
-            self.notified = true;
-            let _ = self.consumed.try_send(());
-        }
+        let _ = self.consumed.try_send(());
     }
 }
 

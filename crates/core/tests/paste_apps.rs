@@ -1,0 +1,423 @@
+//! Pastes into real apps on a real X server (Xvfb), read back from the apps
+//! themselves, never from Utter's report:
+//! - Chromium (the engine of Chrome, Edge and every Electron app): the text
+//!   area's value through the DevTools protocol;
+//! - xterm (Shift+Insert, the PRIMARY selection): what `cat` wrote to a file.
+//!
+//! Alternating, with accents, quotes, emoji, CJK and a 2,000-character
+//! multi-line text, while the user's clipboard holds an image that must come
+//! back after every paste. And a window that never reads the paste: the
+//! fallback and its notice.
+#![cfg(target_os = "linux")]
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use utter_core::platform::output::{
+    open_sink, Delivered, Delivery, OutputConfig, OutputEnv, OutputMethod, PasteFallback, PasteKeys,
+};
+
+/// Each test takes the one display and its keyboard focus for itself.
+static DESKTOP: Mutex<()> = Mutex::new(());
+
+/// Pastes in the alternating run (half into each app).
+const PASTES: usize = 200;
+
+struct Killed(Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn start_xvfb() -> (Killed, String) {
+    let n = (0..300)
+        .map(|i| 300 + (std::process::id() + i) % 200)
+        .find(|n| !Path::new(&format!("/tmp/.X{n}-lock")).exists())
+        .expect("a free display number");
+    let display = format!(":{n}");
+    let child = Command::new("Xvfb")
+        .args([&display, "-screen", "0", "1280x800x24", "-nolisten", "tcp"])
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("Xvfb is installed (apt install xvfb)");
+    wait_until("Xvfb to start", Duration::from_secs(10), || {
+        x11rb::connect(Some(&display)).is_ok()
+    });
+    std::env::set_var("DISPLAY", &display);
+    std::env::remove_var("WAYLAND_DISPLAY");
+    (Killed(child), display)
+}
+
+fn wait_until(what: &str, timeout: Duration, mut ok: impl FnMut() -> bool) {
+    let deadline = Instant::now() + timeout;
+    while !ok() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn xdotool(args: &[&str]) -> String {
+    let out = Command::new("xdotool")
+        .args(args)
+        .output()
+        .expect("xdotool is installed");
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// The window named `name`, once it is mapped.
+fn window(name: &str) -> String {
+    let mut id = String::new();
+    wait_until(
+        &format!("the window {name}"),
+        Duration::from_secs(30),
+        || {
+            id = xdotool(&["search", "--onlyvisible", "--name", name])
+                .lines()
+                .next()
+                .unwrap_or("")
+                .to_string();
+            !id.is_empty()
+        },
+    );
+    id
+}
+
+fn focus(window: &str) {
+    xdotool(&["windowfocus", "--sync", window]);
+}
+
+/// What `xclip` reads from the clipboard as `target`.
+fn clipboard(target: &str) -> Vec<u8> {
+    Command::new("xclip")
+        .args(["-selection", "clipboard", "-o", "-t", target])
+        .output()
+        .map(|o| o.stdout)
+        .unwrap_or_default()
+}
+
+/// Puts `data` on the clipboard as `target`, served by xclip as a user's copy is.
+fn copy(data: &[u8], target: &str) -> Killed {
+    let mut child = Command::new("xclip")
+        .args(["-selection", "clipboard", "-t", target, "-i", "-quiet"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("xclip is installed");
+    child.stdin.take().unwrap().write_all(data).unwrap();
+    wait_until("xclip to own the clipboard", Duration::from_secs(5), || {
+        clipboard(target) == data
+    });
+    Killed(child)
+}
+
+/// A small real PNG (ImageMagick), as a user's copied image.
+fn png(dir: &Path) -> Vec<u8> {
+    let path = dir.join("copied.png");
+    let status = Command::new("convert")
+        .args(["-size", "64x48", "gradient:red-blue"])
+        .arg(&path)
+        .status()
+        .expect("ImageMagick is installed");
+    assert!(status.success());
+    std::fs::read(path).unwrap()
+}
+
+/// Chromium showing a text area, and the DevTools reader of it.
+struct Chromium {
+    _browser: Killed,
+    _reader: Killed,
+    commands: ChildStdin,
+    answers: BufReader<ChildStdout>,
+    window: String,
+}
+
+impl Chromium {
+    fn start(dir: &Path) -> Self {
+        let page = dir.join("page.html");
+        std::fs::write(
+            &page,
+            "<html><head><title>PasteTarget-Chromium</title></head>\
+             <body><textarea id=t rows=20 cols=80 autofocus></textarea></body></html>",
+        )
+        .unwrap();
+        let profile = dir.join("chromium-profile");
+        let browser = Command::new("chromium")
+            .args([
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-dev-shm-usage",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--no-first-run",
+                "--ozone-platform=x11",
+                "--remote-debugging-port=0",
+            ])
+            .arg(format!("--user-data-dir={}", profile.display()))
+            .arg(format!("file://{}", page.display()))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("chromium is installed (apt install chromium)");
+        let browser = Killed(browser);
+        let port_file = profile.join("DevToolsActivePort");
+        let mut port = String::new();
+        wait_until("Chromium's DevTools port", Duration::from_secs(30), || {
+            port = std::fs::read_to_string(&port_file)
+                .unwrap_or_default()
+                .lines()
+                .next()
+                .unwrap_or("")
+                .to_string();
+            !port.is_empty()
+        });
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/paste_apps/page.mjs");
+        let mut reader = Command::new("node")
+            .arg(script)
+            .arg(&port)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("node is installed");
+        let commands = reader.stdin.take().unwrap();
+        let answers = BufReader::new(reader.stdout.take().unwrap());
+        let mut chromium = Self {
+            _browser: browser,
+            _reader: Killed(reader),
+            commands,
+            answers,
+            window: window("PasteTarget-Chromium"),
+        };
+        assert!(chromium.answer().contains("ready"));
+        chromium
+    }
+
+    fn answer(&mut self) -> String {
+        let mut line = String::new();
+        self.answers.read_line(&mut line).unwrap();
+        assert!(!line.is_empty(), "the DevTools reader ended");
+        line
+    }
+
+    fn clear(&mut self) {
+        writeln!(self.commands, "clear").unwrap();
+        self.answer();
+    }
+
+    /// The text area's value, as the page sees it.
+    fn value(&mut self) -> String {
+        writeln!(self.commands, "value").unwrap();
+        let line = self.answer();
+        let parsed: serde_json::Value = serde_json::from_str(&line).unwrap();
+        parsed["value"].as_str().unwrap().to_string()
+    }
+}
+
+/// xterm running `cat` into a file, with no line buffering.
+struct Xterm {
+    _child: Killed,
+    out: PathBuf,
+    window: String,
+}
+
+impl Xterm {
+    fn start(dir: &Path) -> Self {
+        let out = dir.join("xterm.txt");
+        let child = Command::new("xterm")
+            .args(["-title", "PasteTarget-XTerm", "-e", "sh", "-c"])
+            .arg(format!(
+                "stty -icanon -echo; exec cat > '{}'",
+                out.display()
+            ))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("xterm is installed");
+        let window = window("PasteTarget-XTerm");
+        wait_until("xterm's cat", Duration::from_secs(10), || out.exists());
+        Self {
+            _child: Killed(child),
+            out,
+            window,
+        }
+    }
+
+    fn text(&self) -> String {
+        std::fs::read_to_string(&self.out).unwrap_or_default()
+    }
+}
+
+fn texts() -> Vec<String> {
+    let long: String = (0..40)
+        .map(|i| format!("Line {i:02}: the quick brown fox jumps over the lazy dog.\n"))
+        .collect();
+    assert!(long.chars().count() >= 2000);
+    vec![
+        "Perché no? Già fatto: «così è» — naïve café, São Paulo.".into(),
+        "She said \"it's 'quoted'\" and left; ok?".into(),
+        "Emoji 🎉👍 and a CJK word: 日本語 (にほんご), 中文.".into(),
+        long,
+    ]
+}
+
+fn delivery(keys: PasteKeys) -> Delivery {
+    Delivery {
+        method: OutputMethod::Paste,
+        paste_keys: keys,
+        trailing_space: false,
+    }
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+#[test]
+fn pastes_into_chromium_and_xterm_arrive_exactly_and_the_copied_image_comes_back() {
+    let _desktop = DESKTOP.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let (_xvfb, _display) = start_xvfb();
+    let mut chromium = Chromium::start(dir.path());
+    let xterm = Xterm::start(dir.path());
+    let image = png(dir.path());
+    let _user_copy = copy(&image, "image/png");
+
+    let config = OutputConfig::default();
+    let (mut sink, notice) = open_sink(&config, &OutputEnv::detect(None)).expect("a paste sink");
+    assert_eq!(notice, None);
+
+    let texts = texts();
+    let mut in_terminal = String::new();
+    let (mut to_read, mut to_restore) = (Vec::new(), Vec::new());
+    for i in 0..PASTES {
+        let into_browser = i % 2 == 0;
+        let text = &texts[(i / 2) % texts.len()];
+        // The terminal's cat gets single lines: a terminal turns pasted newlines into Enter.
+        let text = if into_browser {
+            text.clone()
+        } else {
+            text.lines().next().unwrap().to_string()
+        };
+        let keys = if into_browser {
+            chromium.clear();
+            focus(&chromium.window);
+            PasteKeys::Standard
+        } else {
+            focus(&xterm.window);
+            // Its built-in profile: xterm pastes PRIMARY on Shift+Insert.
+            PasteKeys::ShiftInsert
+        };
+        let started = Instant::now();
+        let outcome = sink
+            .deliver(&text, &delivery(keys))
+            .unwrap_or_else(|e| panic!("paste {i}: {e}"));
+        to_read.push(started.elapsed());
+        assert_eq!(outcome.delivered, Delivered::Pasted, "paste {i}");
+        assert_eq!(outcome.notice, None, "paste {i}");
+        if into_browser {
+            wait_until(
+                &format!("paste {i} in Chromium"),
+                Duration::from_secs(5),
+                || chromium.value() == text,
+            );
+        } else {
+            in_terminal.push_str(&text);
+            wait_until(
+                &format!("paste {i} in xterm"),
+                Duration::from_secs(5),
+                || xterm.text() == in_terminal,
+            );
+        }
+        wait_until(
+            &format!("the image back on the clipboard after paste {i}"),
+            Duration::from_secs(3),
+            || clipboard("TARGETS").windows(9).any(|w| w == b"image/png"),
+        );
+        to_restore.push(started.elapsed());
+    }
+    assert_eq!(
+        clipboard("image/png"),
+        image,
+        "the copied image, byte for byte"
+    );
+    println!(
+        "{PASTES} pastes, Chromium and xterm alternating: read by the app {:.0} ms after the \
+         delivery started (median), the image back after {:.0} ms (median)",
+        ms(median(to_read)),
+        ms(median(to_restore)),
+    );
+}
+
+/// A window that takes the focus and ignores every key: the paste is never read.
+struct DeafWindow {
+    /// Kept open: the window lives as long as its connection.
+    _conn: x11rb::rust_connection::RustConnection,
+}
+
+impl DeafWindow {
+    fn open() -> Self {
+        use x11rb::connection::Connection;
+        use x11rb::protocol::xproto::{
+            ConnectionExt, CreateWindowAux, EventMask, InputFocus, WindowClass,
+        };
+        use x11rb::wrapper::ConnectionExt as _;
+        let (conn, screen) = x11rb::connect(None).unwrap();
+        let root = conn.setup().roots[screen].root;
+        let win = conn.generate_id().unwrap();
+        conn.create_window(
+            0,
+            win,
+            root,
+            0,
+            0,
+            200,
+            100,
+            0,
+            WindowClass::INPUT_OUTPUT,
+            0,
+            &CreateWindowAux::new().event_mask(EventMask::KEY_PRESS),
+        )
+        .unwrap();
+        conn.map_window(win).unwrap();
+        conn.sync().unwrap();
+        std::thread::sleep(Duration::from_millis(100));
+        conn.set_input_focus(InputFocus::PARENT, win, x11rb::CURRENT_TIME)
+            .unwrap();
+        conn.sync().unwrap();
+        Self { _conn: conn }
+    }
+}
+
+#[test]
+fn a_paste_nobody_reads_is_left_on_the_clipboard_and_said_so() {
+    let _desktop = DESKTOP.lock().unwrap_or_else(|e| e.into_inner());
+    let (_xvfb, _display) = start_xvfb();
+    let _user_copy = copy(b"what the user had copied", "UTF8_STRING");
+    let _deaf = DeafWindow::open();
+    let config = OutputConfig {
+        paste_timeout: Duration::from_millis(500),
+        paste_fallback: PasteFallback::Clipboard,
+        ..OutputConfig::default()
+    };
+    let (mut sink, _) = open_sink(&config, &OutputEnv::detect(None)).expect("a paste sink");
+    let text = "a dictation nobody pasted";
+    let outcome = sink
+        .deliver(text, &delivery(PasteKeys::Standard))
+        .expect("delivered");
+    assert_eq!(outcome.delivered, Delivered::LeftOnClipboard);
+    let notice = outcome.notice.expect("the user is told");
+    assert!(notice.contains("press Ctrl+V"), "{notice}");
+    assert_eq!(clipboard("UTF8_STRING"), text.as_bytes());
+}
