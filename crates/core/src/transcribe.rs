@@ -480,6 +480,13 @@ fn rerun_if_uncovered(
     const ROUNDS: usize = 2;
     let timed = engine.info().timestamps != crate::engine::Timestamps::None;
     let mut results = vec![(window.clone(), utterance)];
+    if !timed {
+        // Files are never prefixed, so a model with timestamps always has
+        // them here; without any, only the text's length could judge, and
+        // that misfires on terse output (the synthetic Qwen3 model's
+        // "Hello" became three overlapping cues).
+        return Ok(results);
+    }
     // Window time where the text ends, and the text so far.
     let (mut end, mut text) = {
         let u = &results[0].1;
