@@ -208,6 +208,8 @@ impl Owner {
         let (done_tx, done) = bounded(1);
         let (wake, wake_rx) = UnixStream::pair()?;
         wake_rx.set_nonblocking(true)?;
+        // Never blocks the sink: a full socket already wakes the thread.
+        wake.set_nonblocking(true)?;
         let thread = std::thread::Builder::new()
             .name("utter-clipboard".into())
             .spawn(move || {
@@ -240,7 +242,7 @@ impl Owner {
     fn send(&self, command: Command) -> Result<(), OwnerError> {
         self.commands.send(command).map_err(|_| OwnerError::Ended)?;
         // A byte on the socket pair wakes the thread from its poll.
-        let _ = (&self.wake).write_all_nonblocking(&[1]);
+        let _ = std::io::Write::write(&mut &self.wake, &[1]);
         Ok(())
     }
 
@@ -289,20 +291,6 @@ impl Drop for Owner {
                 let _ = t.join();
             }
         }
-    }
-}
-
-/// A non-blocking write of a wake-up byte (a full socket already wakes it).
-trait WriteNonBlocking {
-    fn write_all_nonblocking(self, bytes: &[u8]) -> std::io::Result<()>;
-}
-
-impl WriteNonBlocking for &UnixStream {
-    fn write_all_nonblocking(self, bytes: &[u8]) -> std::io::Result<()> {
-        use std::io::Write;
-        self.set_nonblocking(true)?;
-        let mut stream = self;
-        stream.write(bytes).map(|_| ())
     }
 }
 
@@ -390,17 +378,7 @@ impl State {
                     .cloned()
                 else {
                     // Not ours (any more): refuse, as the protocol asks.
-                    let notify = x11rb::protocol::xproto::SelectionNotifyEvent {
-                        response_type: x11rb::protocol::xproto::SELECTION_NOTIFY_EVENT,
-                        sequence: 0,
-                        time: req.time,
-                        requestor: req.requestor,
-                        selection: req.selection,
-                        target: req.target,
-                        property: x11rb::NONE,
-                    };
-                    self.conn
-                        .send_event(false, req.requestor, EventMask::NO_EVENT, notify)?;
+                    serve::refuse(&self.conn, &req)?;
                     return Ok(());
                 };
                 let served =

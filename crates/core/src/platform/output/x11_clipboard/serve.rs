@@ -89,16 +89,7 @@ impl Server {
         } else {
             false
         };
-        let notify = SelectionNotifyEvent {
-            response_type: SELECTION_NOTIFY_EVENT,
-            sequence: 0,
-            time: req.time,
-            requestor: req.requestor,
-            selection: req.selection,
-            target: req.target,
-            property: if ok { property } else { x11rb::NONE },
-        };
-        conn.send_event(false, req.requestor, EventMask::NO_EVENT, notify)?;
+        notify(conn, req, if ok { property } else { x11rb::NONE })?;
         conn.flush()?;
         Ok(served)
     }
@@ -182,6 +173,30 @@ impl Server {
         conn.flush()?;
         Ok(())
     }
+}
+
+/// Refuses `req`: a selection we no longer own.
+pub fn refuse(conn: &RustConnection, req: &SelectionRequestEvent) -> Result<(), OwnerError> {
+    notify(conn, req, x11rb::NONE)
+}
+
+/// Tells the requestor its conversion is done (in `property`) or refused (NONE).
+fn notify(
+    conn: &RustConnection,
+    req: &SelectionRequestEvent,
+    property: Atom,
+) -> Result<(), OwnerError> {
+    let event = SelectionNotifyEvent {
+        response_type: SELECTION_NOTIFY_EVENT,
+        sequence: 0,
+        time: req.time,
+        requestor: req.requestor,
+        selection: req.selection,
+        target: req.target,
+        property,
+    };
+    conn.send_event(false, req.requestor, EventMask::NO_EVENT, event)?;
+    Ok(())
 }
 
 fn change(
