@@ -1517,6 +1517,38 @@ impl Sway {
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
+    /// Copies `data` as `mime` only (as an image viewer copies a picture).
+    fn set_clipboard_data(&self, mime: &str, data: &[u8]) {
+        use std::io::Write;
+        let mut copy = self
+            .cmd("wl-copy")
+            .args(["--type", mime])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        copy.stdin.take().unwrap().write_all(data).unwrap();
+        assert!(copy.wait().unwrap().success(), "wl-copy --type {mime}");
+    }
+
+    /// The MIME types the clipboard offers now.
+    fn clipboard_types(&self) -> Vec<String> {
+        let out = self.cmd("wl-paste").arg("--list-types").output().unwrap();
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(str::to_owned)
+            .collect()
+    }
+
+    fn clipboard_data(&self, mime: &str) -> Vec<u8> {
+        self.cmd("wl-paste")
+            .args(["--no-newline", "--type", mime])
+            .output()
+            .unwrap()
+            .stdout
+    }
+
     /// What foot has received so far, as a mark for [`Sway::typed_since`].
     /// (foot's `cat` keeps writing at its own offset: truncating the file
     /// would leave a hole, so each test reads only what came after its mark.)
@@ -1689,6 +1721,31 @@ fn on_sway_ptt_dictates_into_a_wayland_app_and_the_clipboard_is_restored() {
         "the previous clipboard back",
         Duration::from_secs(5),
         || s.clipboard() == "previous clipboard ✓",
+    );
+
+    // Issue 39: the whole clipboard comes back, not only text. An image
+    // copied alone (image/png, no text type) is offered again, byte for byte.
+    let image: Vec<u8> = b"\x89PNG\r\n\x1a\n"
+        .iter()
+        .copied()
+        .chain((0..40_000u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8))
+        .collect();
+    s.set_clipboard_data("image/png", &image);
+    let mark = s.typed_mark();
+    let ev = Take::keys(d, &clip(1), || ptt("press"), || ptt("release")).run(&dictate);
+    assert_eq!(ev["delivered"], "pasted", "{ev}");
+    let text = ev["text"].as_str().unwrap().to_string();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while s.typed_since(mark).trim() != text && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(s.typed_since(mark).trim(), text, "{}", s.logs());
+    wait_until("the copied image back", Duration::from_secs(5), || {
+        s.clipboard_types() == ["image/png"]
+    });
+    assert!(
+        s.clipboard_data("image/png") == image,
+        "the image came back changed"
     );
     dictate.stop();
 }

@@ -10,6 +10,8 @@ mod paste_watch;
 pub mod selection;
 mod sinks;
 #[cfg(desktop_linux)]
+mod wayland_clipboard;
+#[cfg(desktop_linux)]
 mod x11_clipboard;
 
 use std::time::Duration;

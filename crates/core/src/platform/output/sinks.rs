@@ -10,6 +10,25 @@ use super::{
 };
 use crate::platform::session::DesktopSession;
 
+#[cfg(desktop_linux)]
+use super::wayland_clipboard::Snapshot as WholeClipboard;
+
+/// Where no copy of the whole clipboard is made yet (macOS, Windows: the
+/// paste gives back only the previous text).
+#[cfg(not(desktop_linux))]
+enum WholeClipboard {}
+
+#[cfg(not(desktop_linux))]
+impl WholeClipboard {
+    fn restore(&self) -> Result<(), std::io::Error> {
+        match *self {}
+    }
+
+    fn lost(&self) -> &[String] {
+        match *self {}
+    }
+}
+
 fn clipboard() -> Result<arboard::Clipboard, OutputError> {
     arboard::Clipboard::new().map_err(OutputError::Clipboard)
 }
@@ -242,13 +261,7 @@ impl PasteSink {
         let _ = owner.keys_sent();
         let result = self.press_paste_keys(how.paste_keys);
         let outcome = result.and_then(|()| {
-            let lost = (!started.lost.is_empty()).then(|| {
-                format!(
-                    "part of what you had copied could not be kept, it is gone from the \
-                     clipboard: {}",
-                    started.lost.join(", ")
-                )
-            });
+            let lost = lost_notice(&started.lost);
             if let Some(after) = owner.wait_read(self.config.paste_timeout) {
                 tracing::debug!("the paste was read {after:?} after the keys");
                 return Ok(Outcome {
@@ -275,6 +288,23 @@ impl PasteSink {
         });
         self.x11 = X11Clipboard::Running(owner);
         outcome.map(Some)
+    }
+
+    /// A copy of the whole clipboard before a paste on Wayland (data-control
+    /// compositors); `None` where the previous text is all we give back.
+    fn wayland_snapshot(&self) -> Option<WholeClipboard> {
+        #[cfg(desktop_linux)]
+        if self.config.restore_clipboard && self.env.session.is_wayland() {
+            return match WholeClipboard::take() {
+                Ok(copy) if !copy.is_empty() => Some(copy),
+                Ok(_) => None,
+                Err(e) => {
+                    tracing::debug!("{e}: only the clipboard's text will come back");
+                    None
+                }
+            };
+        }
+        None
     }
 
     fn press_paste_keys(&mut self, keys: PasteKeys) -> Result<(), OutputError> {
@@ -395,6 +425,9 @@ impl PasteSink {
         // xterm and rxvt paste the PRIMARY selection on Shift+Insert, other
         // X11 apps the clipboard: serve both, restore both.
         let selections = Selections::for_keys(how.paste_keys, &self.env.session);
+        // On Wayland the whole clipboard (every type: an image, rich text) is
+        // copied first; elsewhere here, only its text.
+        let mut whole = self.wayland_snapshot();
         let mut previous = if self.config.restore_clipboard {
             Previous {
                 clipboard: self.clipboard.get_text().ok(),
@@ -437,13 +470,23 @@ impl PasteSink {
             if read == Some(false) && self.config.paste_fallback == PasteFallback::Clipboard {
                 // Leave the text for the user to paste by hand.
                 previous = Previous::default();
+                whole = None;
             }
-            // Hand the selections back: the previous text, or ours if there
-            // was none (so it stays pasteable after our server stops).
-            set_text(
-                &mut self.clipboard,
-                previous.clipboard.as_deref().unwrap_or(text),
-            )?;
+            // Hand the selections back: the previous clipboard, or our text if
+            // there was none (so it stays pasteable after our server stops).
+            let restored_whole = whole.as_ref().is_some_and(|copy| match copy.restore() {
+                Ok(()) => true,
+                Err(e) => {
+                    tracing::warn!("{e}; giving back only its text");
+                    false
+                }
+            });
+            if !restored_whole {
+                set_text(
+                    &mut self.clipboard,
+                    previous.clipboard.as_deref().unwrap_or(text),
+                )?;
+            }
             if selections.primary {
                 primary::set(
                     &mut self.clipboard,
@@ -453,7 +496,23 @@ impl PasteSink {
             (watch.is_some(), read)
             // Our selection server, if any, stops here.
         };
-        if watch_used {
+        #[cfg(desktop_linux)]
+        if let Some(copy) = &whole {
+            // Make sure it stuck (a clipboard manager may re-take the
+            // selection with our text); offer it again if not.
+            for attempt in 1..=3 {
+                if copy.is_offered() {
+                    break;
+                }
+                tracing::warn!(
+                    "the clipboard did not keep what it held; offering it again ({attempt})"
+                );
+                if let Err(e) = copy.restore() {
+                    tracing::warn!("{e}");
+                }
+            }
+        }
+        if watch_used && whole.is_none() {
             // Make sure it stuck (see `PasteWatch::holds`); set it again if not.
             let clipboard = previous.clipboard.as_deref().unwrap_or(text);
             for attempt in 1..=3 {
@@ -478,9 +537,20 @@ impl PasteSink {
                 primary::set(&mut self.clipboard, primary_text)?;
             }
         }
+        let lost = whole.as_ref().and_then(|copy| lost_notice(copy.lost()));
         let delivered = match (read, self.config.paste_fallback) {
-            (Some(true), _) => return Ok(Delivered::Pasted.into()),
-            (None, _) => return Ok(Delivered::PasteUnconfirmed.into()),
+            (Some(true), _) => {
+                return Ok(Outcome {
+                    delivered: Delivered::Pasted,
+                    notice: lost,
+                })
+            }
+            (None, _) => {
+                return Ok(Outcome {
+                    delivered: Delivered::PasteUnconfirmed,
+                    notice: lost,
+                })
+            }
             (Some(false), PasteFallback::Clipboard) => Delivered::LeftOnClipboard,
             (Some(false), PasteFallback::Type) => {
                 self.type_instead(text)?;
@@ -497,6 +567,16 @@ impl PasteSink {
 #[cfg(desktop_linux)]
 fn owner_gone() -> OutputError {
     OutputError::ClipboardOwner("the clipboard thread has ended (the display went away?)")
+}
+
+/// The notice for clipboard types that could not be kept across a paste.
+fn lost_notice(lost: &[String]) -> Option<String> {
+    (!lost.is_empty()).then(|| {
+        format!(
+            "part of what you had copied could not be kept, it is gone from the clipboard: {}",
+            lost.join(", ")
+        )
+    })
 }
 
 /// What the selections held before a paste.
