@@ -28,6 +28,8 @@ test_packages=(sox libsox-fmt-mp3 ffmpeg pocketsphinx-testdata
   # real recorded English, French and Spanish speech with its script (language tests, vocabulary benchmark)
   asterisk-core-sounds-en-g722 asterisk-core-sounds-fr-g722 asterisk-core-sounds-es-g722
   xvfb xauth x11-utils xdotool xclip zenity
+  # keyboard layouts for the typing test (setxkbmap)
+  x11-xkb-utils
   # terminals for the per-app profile tests (xterm pastes PRIMARY on Shift+Insert, lxterminal Ctrl+Shift+V)
   xterm lxterminal
   pulseaudio pulseaudio-utils libasound2-plugins alsa-utils webkit2gtk-driver chromium imagemagick

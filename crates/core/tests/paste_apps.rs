@@ -421,3 +421,67 @@ fn a_paste_nobody_reads_is_left_on_the_clipboard_and_said_so() {
     assert!(notice.contains("press Ctrl+V"), "{notice}");
     assert_eq!(clipboard("UTF8_STRING"), text.as_bytes());
 }
+
+/// What `read` gives once it equals `expected`, or its last answer at the
+/// timeout (for the failure message).
+fn settled(timeout: Duration, expected: &str, mut read: impl FnMut() -> String) -> String {
+    let deadline = Instant::now() + timeout;
+    loop {
+        let now = read();
+        if now == expected || Instant::now() > deadline {
+            return now;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// `setxkbmap LAYOUT` on the test's display.
+fn set_layout(layout: &str) {
+    let ok = Command::new("setxkbmap")
+        .arg(layout)
+        .status()
+        .expect("setxkbmap is installed (apt install x11-xkb-utils)")
+        .success();
+    assert!(ok, "setxkbmap {layout}");
+}
+
+/// Typing (`--output type`) under German and French layouts: the
+/// characters arrive as written, in Chromium and in xterm (Handy #439 is
+/// accented letters mangled by direct typing). Layout keys that differ
+/// from US (y/z, a/q, the AltGr symbols, dead keys) are in the text.
+#[test]
+fn typed_text_arrives_exactly_under_german_and_french_layouts() {
+    let _desktop = DESKTOP.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let (_xvfb, _display) = start_xvfb();
+    let mut chromium = Chromium::start(dir.path());
+    let xterm = Xterm::start(dir.path());
+    let config = OutputConfig {
+        method: OutputMethod::Type,
+        ..OutputConfig::default()
+    };
+    let (mut sink, notice) = open_sink(&config, &OutputEnv::detect(None)).expect("a type sink");
+    assert_eq!(notice, None);
+    let how = Delivery {
+        method: OutputMethod::Type,
+        paste_keys: PasteKeys::Standard,
+        trailing_space: false,
+    };
+    let text = "Grüße aus Köln: Zürich, Quai d'Orsay; ÄÖÜ ß — 5 € «très» élève, ça, œuvre, \
+                naïve; @ # { } [ ] | \\ ~ ^ ` y z q a m w! 日本";
+    let mut in_terminal = String::new();
+    for layout in ["de", "fr", "us"] {
+        set_layout(layout);
+        chromium.clear();
+        focus(&chromium.window);
+        let outcome = sink.deliver(text, &how).expect("typed into Chromium");
+        assert_eq!(outcome.delivered, Delivered::Typed);
+        let arrived = settled(Duration::from_secs(10), text, || chromium.value());
+        assert_eq!(arrived, text, "typed into Chromium under {layout}");
+        focus(&xterm.window);
+        sink.deliver(text, &how).expect("typed into xterm");
+        in_terminal.push_str(text);
+        let arrived = settled(Duration::from_secs(10), &in_terminal, || xterm.text());
+        assert_eq!(arrived, in_terminal, "typed into xterm under {layout}");
+    }
+}

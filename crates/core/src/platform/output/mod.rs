@@ -13,6 +13,8 @@ mod sinks;
 mod wayland_clipboard;
 #[cfg(desktop_linux)]
 mod x11_clipboard;
+#[cfg(desktop_linux)]
+mod x11_layout;
 
 use std::time::Duration;
 

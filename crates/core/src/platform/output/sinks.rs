@@ -123,7 +123,7 @@ impl TextSink for TypeSink {
 /// What presses keys: the paste chord, or the text typed.
 enum KeySender {
     /// X11 (XTest), a wlroots virtual keyboard, Windows.
-    Enigo(Box<Enigo>),
+    Enigo(Box<EnigoKeys>),
     /// GNOME and KDE on Wayland: libei through the RemoteDesktop portal.
     #[cfg(desktop_linux)]
     Libei(Box<super::ei_keys::EiKeyboard>),
@@ -134,7 +134,10 @@ impl KeySender {
         match self {
             // enigo types Unicode text without the layout lookup on every
             // platform, so this may run on the service thread.
-            KeySender::Enigo(enigo) => enigo.text(text).map_err(|e| OutputError::Input(e.into())),
+            KeySender::Enigo(keys) => keys
+                .current()?
+                .text(text)
+                .map_err(|e| OutputError::Input(e.into())),
             #[cfg(desktop_linux)]
             KeySender::Libei(keyboard) => keyboard
                 .type_text(text)
@@ -143,10 +146,55 @@ impl KeySender {
     }
 }
 
+/// enigo, made again when the X11 keyboard layout changed under it (it
+/// reads the keymap once, when made).
+struct EnigoKeys {
+    /// `None` between dropping a stale one and making its successor: the old
+    /// one must give its spare keycodes back first, or the new one would
+    /// take them for keys of the layout.
+    enigo: Option<Enigo>,
+    session: DesktopSession,
+    #[cfg(desktop_linux)]
+    layout: Option<super::x11_layout::LayoutWatch>,
+}
+
+impl EnigoKeys {
+    fn new(session: &DesktopSession) -> Result<Self, OutputError> {
+        let enigo = input(session)?;
+        #[cfg(desktop_linux)]
+        let layout = (*session == DesktopSession::X11)
+            .then(super::x11_layout::LayoutWatch::start)
+            .and_then(|watch| {
+                watch
+                    .map_err(|e| tracing::warn!("a keyboard layout change will go unnoticed: {e}"))
+                    .ok()
+            });
+        Ok(Self {
+            enigo: Some(enigo),
+            session: session.clone(),
+            #[cfg(desktop_linux)]
+            layout,
+        })
+    }
+
+    /// The simulator for the layout in use now.
+    fn current(&mut self) -> Result<&mut Enigo, OutputError> {
+        #[cfg(desktop_linux)]
+        if self.layout.as_mut().is_some_and(|layout| layout.changed()) {
+            tracing::info!("the keyboard layout changed: reading it again");
+            self.enigo = None;
+        }
+        if self.enigo.is_none() {
+            self.enigo = Some(input(&self.session)?);
+        }
+        Ok(self.enigo.as_mut().expect("made above"))
+    }
+}
+
 /// enigo where it works; on Wayland without a virtual keyboard, libei.
 fn keyboard(session: &DesktopSession) -> Result<KeySender, OutputError> {
-    match input(session) {
-        Ok(enigo) => Ok(KeySender::Enigo(Box::new(enigo))),
+    match EnigoKeys::new(session) {
+        Ok(keys) => Ok(KeySender::Enigo(Box::new(keys))),
         #[cfg(desktop_linux)]
         Err(virtual_keyboard) if session.is_wayland() => {
             match super::ei_keys::EiKeyboard::connect() {
@@ -309,8 +357,8 @@ impl PasteSink {
 
     fn press_paste_keys(&mut self, keys: PasteKeys) -> Result<(), OutputError> {
         match self.keyboard.as_mut() {
-            Some(KeySender::Enigo(enigo)) => {
-                return press(enigo, keys, self.env.session.is_wayland())
+            Some(KeySender::Enigo(enigo_keys)) => {
+                return press(enigo_keys.current()?, keys, self.env.session.is_wayland())
             }
             #[cfg(desktop_linux)]
             Some(KeySender::Libei(keyboard)) => {
