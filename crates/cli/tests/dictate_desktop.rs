@@ -1651,47 +1651,7 @@ fn on_sway_ptt_dictates_into_a_wayland_app_and_the_clipboard_is_restored() {
     let tmp = tempfile::tempdir().unwrap();
     let mark = s.typed_mark();
     s.set_clipboard("previous clipboard ✓");
-    let socket = d.runtime_dir.join("ptt-sway.sock");
-    let pulse = format!("unix:{}", d.runtime_dir.join("pulse/native").display());
-    let runtime = s.runtime_dir.to_string_lossy().into_owned();
-    let socket_str = socket.to_string_lossy().into_owned();
-    let env = [
-        ("DISPLAY", ""),
-        ("WAYLAND_DISPLAY", "wayland-1"),
-        ("XDG_SESSION_TYPE", "wayland"),
-        ("XDG_RUNTIME_DIR", runtime.as_str()),
-        ("PULSE_SERVER", pulse.as_str()),
-        ("UTTER_PTT_SOCKET", socket_str.as_str()),
-    ];
-    // foot pastes with Ctrl+Shift+V, like most terminals: no flag says so,
-    // the built-in terminal profile does, once sway's IPC names foot.
-    let sway_socket = sway_ipc_socket(&s.runtime_dir).expect("sway's IPC socket");
-    let sway_socket = sway_socket.to_string_lossy().into_owned();
-    let env = [env.as_slice(), &[("SWAYSOCK", sway_socket.as_str())]].concat();
-    let dictate = Dictate::start_with_env(d, tmp.path(), &["--output", "paste"], &env);
-    let notices: Vec<Value> = dictate
-        .seen
-        .borrow()
-        .iter()
-        .filter(|ev| ev["event"] == "notice")
-        .cloned()
-        .collect();
-    assert!(
-        notices
-            .iter()
-            .all(|n| !n["message"].as_str().unwrap().contains("paste output")),
-        "paste works on sway: {notices:?}"
-    );
-    let ptt = |arg: &str| {
-        let ok = d
-            .cmd(env!("CARGO_BIN_EXE_utter"))
-            .args(["ptt", arg])
-            .env("UTTER_PTT_SOCKET", &socket)
-            .status()
-            .unwrap()
-            .success();
-        assert!(ok, "utter ptt {arg}");
-    };
+    let (dictate, ptt) = dictate_in_sway(d, s, tmp.path());
     s.focus_foot();
     let ev = Take::keys(d, &clip(0), || ptt("press"), || ptt("release")).run(&dictate);
     assert_eq!(ev["output"], "paste");
@@ -1746,6 +1706,156 @@ fn on_sway_ptt_dictates_into_a_wayland_app_and_the_clipboard_is_restored() {
     assert!(
         s.clipboard_data("image/png") == image,
         "the image came back changed"
+    );
+    dictate.stop();
+}
+
+/// `utter dictate --output paste` in the sway session, driven by `utter ptt`
+/// (what a compositor key binding runs): the process, and `ptt(press|release)`.
+fn dictate_in_sway<'a>(d: &'a Desktop, s: &Sway, dir: &Path) -> (Dictate, impl Fn(&str) + 'a) {
+    let socket = d.runtime_dir.join("ptt-sway.sock");
+    let pulse = format!("unix:{}", d.runtime_dir.join("pulse/native").display());
+    let runtime = s.runtime_dir.to_string_lossy().into_owned();
+    let socket_str = socket.to_string_lossy().into_owned();
+    // The focused app's profile (foot pastes with Ctrl+Shift+V, like most
+    // terminals) comes from sway's IPC, which names it.
+    let sway_socket = sway_ipc_socket(&s.runtime_dir).expect("sway's IPC socket");
+    let sway_socket = sway_socket.to_string_lossy().into_owned();
+    let env = [
+        ("DISPLAY", ""),
+        ("WAYLAND_DISPLAY", "wayland-1"),
+        ("XDG_SESSION_TYPE", "wayland"),
+        ("XDG_RUNTIME_DIR", runtime.as_str()),
+        ("PULSE_SERVER", pulse.as_str()),
+        ("UTTER_PTT_SOCKET", socket_str.as_str()),
+        ("SWAYSOCK", sway_socket.as_str()),
+    ];
+    let dictate = Dictate::start_with_env(d, dir, &["--output", "paste"], &env);
+    let notices: Vec<Value> = dictate
+        .seen
+        .borrow()
+        .iter()
+        .filter(|ev| ev["event"] == "notice")
+        .cloned()
+        .collect();
+    assert!(
+        notices
+            .iter()
+            .all(|n| !n["message"].as_str().unwrap().contains("paste output")),
+        "paste works on sway: {notices:?}"
+    );
+    let ptt = move |arg: &str| {
+        let ok = d
+            .cmd(env!("CARGO_BIN_EXE_utter"))
+            .args(["ptt", arg])
+            .env("UTTER_PTT_SOCKET", &socket)
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "utter ptt {arg}");
+    };
+    (dictate, ptt)
+}
+
+/// Issue 39: Chromium as a Wayland client (`--ozone-platform=wayland`, as
+/// Chrome and every Electron app run on a Wayland desktop) gets the spoken
+/// dictation, read back from the page through DevTools; `pasted` is said
+/// only after it read the text, and the previous clipboard comes back.
+#[test]
+fn on_sway_a_dictation_pastes_into_chromium_running_on_wayland() {
+    use utter_test_support::desktop::KilledOnDrop;
+    let _guard = serial();
+    let d = desktop();
+    let s = sway();
+    let tmp = tempfile::tempdir().unwrap();
+    let page = tmp.path().join("page.html");
+    std::fs::write(
+        &page,
+        "<html><head><title>PasteTarget-Chromium</title></head>\
+         <body><textarea id=t rows=20 cols=80 autofocus></textarea></body></html>",
+    )
+    .unwrap();
+    let profile = tmp.path().join("chromium-profile");
+    let browser = s
+        .cmd("chromium")
+        .args([
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-dev-shm-usage",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--no-first-run",
+            "--ozone-platform=wayland",
+            "--remote-debugging-port=0",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .arg(format!("file://{}", page.display()))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("chromium is installed (apt install chromium)");
+    let _browser = KilledOnDrop(browser);
+    let mut port = String::new();
+    wait_until("Chromium's DevTools port", Duration::from_secs(30), || {
+        port = std::fs::read_to_string(profile.join("DevToolsActivePort"))
+            .unwrap_or_default()
+            .lines()
+            .next()
+            .unwrap_or("")
+            .to_string();
+        !port.is_empty()
+    });
+    let reader_script =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../core/tests/paste_apps/page.mjs");
+    let mut reader = Command::new("node")
+        .arg(reader_script)
+        .arg(&port)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("node is installed");
+    let mut commands = reader.stdin.take().unwrap();
+    let mut answers = BufReader::new(reader.stdout.take().unwrap());
+    let _reader = KilledOnDrop(reader);
+    let mut ready = String::new();
+    answers.read_line(&mut ready).unwrap();
+    assert!(ready.contains("ready"), "the page reader said {ready:?}");
+    let mut ask = |command: &str| -> Value {
+        use std::io::Write;
+        writeln!(commands, "{command}").unwrap();
+        let mut line = String::new();
+        answers.read_line(&mut line).unwrap();
+        serde_json::from_str(&line).unwrap_or_else(|_| panic!("the page reader said {line:?}"))
+    };
+    ask("clear");
+    s.swaymsg(&["[app_id=chromium]", "focus"]);
+    s.set_clipboard("previous clipboard ✓");
+
+    let (dictate, ptt) = dictate_in_sway(d, s, tmp.path());
+    let ev = Take::keys(d, &clip(0), || ptt("press"), || ptt("release")).run(&dictate);
+    let started = dictate.seen("recording_started").pop().unwrap();
+    assert_eq!(
+        started["app"], "chromium",
+        "sway's IPC named the focused app: {started}"
+    );
+    assert_eq!(ev["delivered"], "pasted", "{ev}");
+    let text = ev["text"].as_str().unwrap().to_string();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let mut in_page = String::new();
+    while Instant::now() < deadline {
+        in_page = ask("value")["value"].as_str().unwrap().to_string();
+        if in_page == text {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(in_page, text, "what the page received\n{}", s.logs());
+    assert!(word_error_rate(&truth(0), &in_page) <= 0.15, "{in_page}");
+    wait_until(
+        "the previous clipboard back",
+        Duration::from_secs(5),
+        || s.clipboard() == "previous clipboard ✓",
     );
     dictate.stop();
 }

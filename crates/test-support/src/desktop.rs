@@ -25,6 +25,16 @@ pub fn wait_until(what: &str, timeout: Duration, mut ok: impl FnMut() -> bool) {
     }
 }
 
+/// A program the test started, killed (and reaped) when dropped.
+pub struct KilledOnDrop(pub Child);
+
+impl Drop for KilledOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// A shell that kills `pids` once this test process is gone: a test that
 /// panics (or a static that is never dropped) leaves no server behind.
 pub fn kill_when_tests_end(pids: &[u32]) -> Child {
