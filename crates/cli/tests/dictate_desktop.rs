@@ -1763,72 +1763,15 @@ fn dictate_in_sway<'a>(d: &'a Desktop, s: &Sway, dir: &Path) -> (Dictate, impl F
 /// only after it read the text, and the previous clipboard comes back.
 #[test]
 fn on_sway_a_dictation_pastes_into_chromium_running_on_wayland() {
-    use utter_test_support::desktop::KilledOnDrop;
+    use utter_test_support::chromium::TextAreaPage;
     let _guard = serial();
     let d = desktop();
     let s = sway();
     let tmp = tempfile::tempdir().unwrap();
-    let page = tmp.path().join("page.html");
-    std::fs::write(
-        &page,
-        "<html><head><title>PasteTarget-Chromium</title></head>\
-         <body><textarea id=t rows=20 cols=80 autofocus></textarea></body></html>",
-    )
-    .unwrap();
-    let profile = tmp.path().join("chromium-profile");
-    let browser = s
-        .cmd("chromium")
-        .args([
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-dev-shm-usage",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--no-first-run",
-            "--ozone-platform=wayland",
-            "--remote-debugging-port=0",
-        ])
-        .arg(format!("--user-data-dir={}", profile.display()))
-        .arg(format!("file://{}", page.display()))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("chromium is installed (apt install chromium)");
-    let _browser = KilledOnDrop(browser);
-    let mut port = String::new();
-    wait_until("Chromium's DevTools port", Duration::from_secs(30), || {
-        port = std::fs::read_to_string(profile.join("DevToolsActivePort"))
-            .unwrap_or_default()
-            .lines()
-            .next()
-            .unwrap_or("")
-            .to_string();
-        !port.is_empty()
-    });
-    let reader_script =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../core/tests/paste_apps/page.mjs");
-    let mut reader = Command::new("node")
-        .arg(reader_script)
-        .arg(&port)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("node is installed");
-    let mut commands = reader.stdin.take().unwrap();
-    let mut answers = BufReader::new(reader.stdout.take().unwrap());
-    let _reader = KilledOnDrop(reader);
-    let mut ready = String::new();
-    answers.read_line(&mut ready).unwrap();
-    assert!(ready.contains("ready"), "the page reader said {ready:?}");
-    let mut ask = |command: &str| -> Value {
-        use std::io::Write;
-        writeln!(commands, "{command}").unwrap();
-        let mut line = String::new();
-        answers.read_line(&mut line).unwrap();
-        serde_json::from_str(&line).unwrap_or_else(|_| panic!("the page reader said {line:?}"))
-    };
-    ask("clear");
+    let mut browser = s.cmd("chromium");
+    browser.arg("--ozone-platform=wayland");
+    let mut page = TextAreaPage::start(browser, tmp.path());
+    page.clear();
     s.swaymsg(&["[app_id=chromium]", "focus"]);
     s.set_clipboard("previous clipboard ✓");
 
@@ -1844,7 +1787,7 @@ fn on_sway_a_dictation_pastes_into_chromium_running_on_wayland() {
     let deadline = Instant::now() + Duration::from_secs(5);
     let mut in_page = String::new();
     while Instant::now() < deadline {
-        in_page = ask("value")["value"].as_str().unwrap().to_string();
+        in_page = page.value();
         if in_page == text {
             break;
         }

@@ -10,15 +10,16 @@
 //! fallback and its notice.
 #![cfg(target_os = "linux")]
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use utter_core::platform::output::{
     open_sink, Delivered, Delivery, OutputConfig, OutputEnv, OutputMethod, PasteFallback, PasteKeys,
 };
+use utter_test_support::chromium::{self, TextAreaPage};
 
 /// Each test takes the one display and its keyboard focus for itself.
 static DESKTOP: Mutex<()> = Mutex::new(());
@@ -130,93 +131,30 @@ fn png(dir: &Path) -> Vec<u8> {
 }
 
 /// Chromium showing a text area, and the DevTools reader of it.
+/// Chromium on X11, and its window for the keyboard focus.
 struct Chromium {
-    _browser: Killed,
-    _reader: Killed,
-    commands: ChildStdin,
-    answers: BufReader<ChildStdout>,
+    page: TextAreaPage,
     window: String,
 }
 
 impl Chromium {
     fn start(dir: &Path) -> Self {
-        let page = dir.join("page.html");
-        std::fs::write(
-            &page,
-            "<html><head><title>PasteTarget-Chromium</title></head>\
-             <body><textarea id=t rows=20 cols=80 autofocus></textarea></body></html>",
-        )
-        .unwrap();
-        let profile = dir.join("chromium-profile");
-        let browser = Command::new("chromium")
-            .args([
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-dev-shm-usage",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync",
-                "--no-first-run",
-                "--ozone-platform=x11",
-                "--remote-debugging-port=0",
-            ])
-            .arg(format!("--user-data-dir={}", profile.display()))
-            .arg(format!("file://{}", page.display()))
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("chromium is installed (apt install chromium)");
-        let browser = Killed(browser);
-        let port_file = profile.join("DevToolsActivePort");
-        let mut port = String::new();
-        wait_until("Chromium's DevTools port", Duration::from_secs(30), || {
-            port = std::fs::read_to_string(&port_file)
-                .unwrap_or_default()
-                .lines()
-                .next()
-                .unwrap_or("")
-                .to_string();
-            !port.is_empty()
-        });
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/paste_apps/page.mjs");
-        let mut reader = Command::new("node")
-            .arg(script)
-            .arg(&port)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .expect("node is installed");
-        let commands = reader.stdin.take().unwrap();
-        let answers = BufReader::new(reader.stdout.take().unwrap());
-        let mut chromium = Self {
-            _browser: browser,
-            _reader: Killed(reader),
-            commands,
-            answers,
-            window: window("PasteTarget-Chromium"),
-        };
-        assert!(chromium.answer().contains("ready"));
-        chromium
-    }
-
-    fn answer(&mut self) -> String {
-        let mut line = String::new();
-        self.answers.read_line(&mut line).unwrap();
-        assert!(!line.is_empty(), "the DevTools reader ended");
-        line
+        let mut browser = Command::new("chromium");
+        browser.arg("--ozone-platform=x11");
+        let page = TextAreaPage::start(browser, dir);
+        Self {
+            page,
+            window: window(chromium::TITLE),
+        }
     }
 
     fn clear(&mut self) {
-        writeln!(self.commands, "clear").unwrap();
-        self.answer();
+        self.page.clear()
     }
 
     /// The text area's value, as the page sees it.
     fn value(&mut self) -> String {
-        writeln!(self.commands, "value").unwrap();
-        let line = self.answer();
-        let parsed: serde_json::Value = serde_json::from_str(&line).unwrap();
-        parsed["value"].as_str().unwrap().to_string()
+        self.page.value()
     }
 }
 

@@ -7,10 +7,14 @@
 //!   records each request (method, headers, body) and can stream a reply.
 //! - [`chat`]: the replies of an OpenAI-compatible chat-completions server
 //!   (streamed answers, errors, the model list), for the AI rewrite tests.
+//! - [`chromium`] (Unix): Chromium showing a text area whose value is read
+//!   through DevTools, for paste and typing tests into a browser.
 //! - [`desktop`] (Unix): an Xvfb display and a PulseAudio virtual microphone
 //!   that a test can kill, as a logout does.
 
 pub mod chat;
+#[cfg(unix)]
+pub mod chromium;
 #[cfg(unix)]
 pub mod desktop;
 pub mod http;
