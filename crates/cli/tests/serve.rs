@@ -223,6 +223,32 @@ fn the_openai_python_sdk_transcribes_translates_and_gets_clear_errors() {
         || server.log(),
     );
 
+    // One call from the official `openai` npm package (installed beside the venv).
+    let npm_openai = PathBuf::from(std::env::var("HOME").unwrap())
+        .join(".cache/utter/api-npm/node_modules/openai");
+    let out = Command::new("node")
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/api/openai_npm.mjs"))
+        .arg(&npm_openai)
+        .args([&base_url, CLIP])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{said}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let npm: serde_json::Value = serde_json::from_str(
+        said.lines()
+            .find_map(|l| l.strip_prefix("RESULT "))
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        npm["text"], result["json"],
+        "the npm client gets the Python client's text"
+    );
+
     // The same clip through `utter transcribe`: the server is no worse.
     let cli = Command::new(env!("CARGO_BIN_EXE_utter"))
         .args(["transcribe", CLIP])
