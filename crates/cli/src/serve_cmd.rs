@@ -82,8 +82,7 @@ pub fn run(store: ModelStore, args: ServeArgs) -> Result<ExitCode> {
     match result {
         Ok(()) => Ok(ExitCode::SUCCESS),
         Err(e @ (ServeError::KeyRequired(_) | ServeError::EmptyKey)) => {
-            eprintln!("error: {e}");
-            eprintln!("hint: pass --api-key-file FILE or set UTTER_API_KEY, or keep the default --host 127.0.0.1");
+            crate::hints::print_error(&e);
             Ok(ExitCode::from(exit::USAGE))
         }
         Err(e) => Err(e.into()),
