@@ -495,3 +495,55 @@ fn the_mcp_client_lists_tools_and_transcribes_a_file() {
     let w = wer(reference, result["text"].as_str().unwrap());
     assert!(w < 0.25, "WER {w}");
 }
+
+#[test]
+fn a_full_queue_answers_503_with_retry_after() {
+    let tmp = tempfile::tempdir().unwrap();
+    let long = tmp.path().join("long.wav");
+    let mut sox = Command::new("sox");
+    // About 200 s of speech: several seconds of work even on a fast machine.
+    for _ in 0..8 {
+        sox.args(common::librivox_clips().iter().map(|(wav, _)| wav.clone()));
+    }
+    run(sox.arg(&long));
+    // One worker, no waiting places: a second job while one runs is refused.
+    let server = Server::start(&["--workers", "1", "--queue", "0"], &[], tmp.path());
+    let (ctype, body) = multipart(
+        "long.wav",
+        &std::fs::read(&long).unwrap(),
+        &[("model", "whisper-tiny.en")],
+    );
+    let addr = server.addr;
+    let first = std::thread::spawn(move || {
+        let mut s = TcpStream::connect(addr).unwrap();
+        let head = format!(
+            "POST /v1/audio/transcriptions HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\n\r\n",
+            body.len()
+        );
+        s.write_all(head.as_bytes()).unwrap();
+        s.write_all(&body).unwrap();
+        let mut out = Vec::new();
+        s.read_to_end(&mut out).unwrap();
+        parse_response(&out)
+    });
+    std::thread::sleep(Duration::from_millis(1500)); // the long job is running
+    let (ctype, short) = multipart("a.wav", &std::fs::read(CLIP).unwrap(), &[]);
+    let mut s = TcpStream::connect(server.addr).unwrap();
+    let head = format!(
+        "POST /v1/audio/transcriptions HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\n\r\n",
+        short.len()
+    );
+    s.write_all(head.as_bytes()).unwrap();
+    s.write_all(&short).unwrap();
+    let mut out = Vec::new();
+    s.read_to_end(&mut out).unwrap();
+    let raw = String::from_utf8_lossy(&out).to_lowercase();
+    let (status, body) = parse_response(&out);
+    assert_eq!(status, 503, "{raw}");
+    assert!(raw.contains("retry-after: 5"), "{raw}");
+    assert_eq!(error_shape(&body)["code"], "server_busy");
+    // The running job was not disturbed.
+    let (status, body) = first.join().unwrap();
+    assert_eq!(status, 200, "{body}");
+    assert!(body.to_lowercase().contains("dashwood"), "{body}");
+}
