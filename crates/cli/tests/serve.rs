@@ -547,3 +547,48 @@ fn a_full_queue_answers_503_with_retry_after() {
     assert_eq!(status, 200, "{body}");
     assert!(body.to_lowercase().contains("dashwood"), "{body}");
 }
+
+#[test]
+fn a_wyoming_client_that_disconnects_cancels_its_job() {
+    let tmp = tempfile::tempdir().unwrap();
+    let server = Server::start(&["--wyoming", "--wyoming-port", "0"], &[], tmp.path());
+    let wyoming = server
+        .log()
+        .lines()
+        .find_map(|l| l.split("tcp://").nth(1).map(|a| a.trim().to_string()))
+        .expect("a Wyoming address");
+    // About 100 s of speech as raw 16-bit PCM (the clips are 16 kHz mono WAV).
+    let mut pcm = Vec::new();
+    for _ in 0..4 {
+        for (wav, _) in common::librivox_clips() {
+            pcm.extend_from_slice(&std::fs::read(wav).unwrap()[44..]);
+        }
+    }
+    {
+        let mut s = TcpStream::connect(&wyoming).unwrap();
+        let event = |kind: &str, data: &str, payload: usize| {
+            format!("{{\"type\":\"{kind}\",\"data\":{data},\"payload_length\":{payload}}}\n")
+        };
+        let format = r#"{"rate":16000,"width":2,"channels":1}"#;
+        s.write_all(event("transcribe", "{}", 0).as_bytes())
+            .unwrap();
+        s.write_all(event("audio-start", format, 0).as_bytes())
+            .unwrap();
+        s.write_all(event("audio-chunk", format, pcm.len()).as_bytes())
+            .unwrap();
+        s.write_all(&pcm).unwrap();
+        s.write_all(event("audio-stop", "{}", 0).as_bytes())
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(1500)); // the job is running
+    } // the client goes away
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !server
+        .log()
+        .contains("wyoming client disconnected: cancelling")
+    {
+        assert!(Instant::now() < deadline, "not cancelled: {}", server.log());
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(uploads_left(tmp.path()), Vec::<String>::new());
+}

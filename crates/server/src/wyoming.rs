@@ -185,7 +185,7 @@ async fn connection(stream: TcpStream, state: Arc<AppState>) -> Result<(), Wyomi
                     wav,
                 },
             ) => {
-                transcribe(&state, &mut write, model, language, wav).await?;
+                transcribe(&state, &mut reader, &mut write, model, language, wav).await?;
                 Phase::Idle
             }
             (_, phase) => phase, // events for other services, or out of order: ignored
@@ -232,6 +232,7 @@ fn info(state: &AppState) -> Value {
 
 async fn transcribe(
     state: &Arc<AppState>,
+    reader: &mut BufReader<tokio::net::tcp::OwnedReadHalf>,
     out: &mut tokio::net::tcp::OwnedWriteHalf,
     model: Option<String>,
     language: Option<String>,
@@ -268,13 +269,23 @@ async fn transcribe(
     write_event(out, "transcript-start", json!({})).await?;
     let run = state.jobs.run(admission, job);
     tokio::pin!(run);
-    // Chunks as segments settle; the job ends with the sender dropped.
+    // Chunks as segments settle, until the job ends. A client that closes
+    // the connection meanwhile cancels the job (dropping `run` does).
+    let mut watching = true;
     let result = loop {
         tokio::select! {
             Some(text) = rx.recv() => {
                 write_event(out, "transcript-chunk", json!({"text": text})).await?;
             }
             result = &mut run => break result,
+            filled = reader.fill_buf(), if watching => match filled {
+                Ok([]) | Err(_) => {
+                    tracing::info!("wyoming client disconnected: cancelling its transcription");
+                    return Ok(());
+                }
+                // A next event already: it waits its turn in the buffer.
+                Ok(_) => watching = false,
+            },
         }
     };
     while let Ok(text) = rx.try_recv() {
