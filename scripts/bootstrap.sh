@@ -25,6 +25,8 @@ run_packages=(build-essential pkg-config cmake libssl-dev libasound2-dev libxdo-
 # microphone, key presses, a paste target,
 # WebDriver for the real app, Chromium for the UI's page tests.
 test_packages=(sox libsox-fmt-mp3 ffmpeg pocketsphinx-testdata
+  # a virtualenv for the official API clients the server tests drive (scripts/api-clients.sh)
+  python3-venv
   # real recorded English, French and Spanish speech with its script (language tests, vocabulary benchmark)
   asterisk-core-sounds-en-g722 asterisk-core-sounds-fr-g722 asterisk-core-sounds-es-g722
   xvfb xauth x11-utils xdotool xclip zenity
@@ -84,4 +86,9 @@ if [[ "$mode" == test ]]; then
   for model in moonshine-tiny-en moonshine-base-en whisper-base; do
     "$bin_dir/utter" models install "$model"
   done
+fi
+if [[ "$mode" == test ]]; then
+  # The official clients the local server's tests drive (openai, wyoming, mcp; pinned, cached).
+  echo "==> the API clients for the server tests (PyPI)"
+  bash scripts/api-clients.sh >/dev/null
 fi

@@ -7,6 +7,7 @@ use std::error::Error;
 use utter_core::models::load::LoadError;
 use utter_core::models::ModelError;
 use utter_core::platform::hotkeys::{HotkeyError, NoHotkeys};
+use utter_server::ServeError;
 
 /// What to run when no model is installed.
 pub const INSTALL_MODEL: &str =
@@ -39,6 +40,11 @@ fn hint_for(e: &(dyn Error + 'static)) -> Option<&'static str> {
             ModelError::NoneInstalled { .. } | ModelError::NotInstalled { .. }
         )
         .then_some(INSTALL_MODEL);
+    }
+    if let Some(e) = e.downcast_ref::<ServeError>() {
+        return matches!(e, ServeError::KeyRequired(_) | ServeError::EmptyKey).then_some(
+            "pass --api-key-file FILE or set UTTER_API_KEY, or keep the default --host 127.0.0.1",
+        );
     }
     match e.downcast_ref::<HotkeyError>() {
         Some(HotkeyError::Taken { .. }) => Some("choose another with --hotkey"),

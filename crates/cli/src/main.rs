@@ -9,6 +9,7 @@ mod doctor_cmd;
 mod hints;
 mod models_cmd;
 mod rewrite_cmd;
+mod serve_cmd;
 mod shutdown;
 mod text_args;
 mod transcribe_cmd;
@@ -74,6 +75,10 @@ enum Command {
     /// Rewrite text from standard input with a language model (clean-up, formal, email...);
     /// the text comes out as given, exit status 3, when the model fails or is too slow
     Rewrite(rewrite_cmd::RewriteArgs),
+    /// Serve the OpenAI audio API (transcriptions, translations, models) to other programs
+    Serve(serve_cmd::ServeArgs),
+    /// Serve MCP over standard input/output for AI agents (tools: transcribe_file, list_models)
+    Mcp,
 }
 
 fn init_logging(verbose: u8) {
@@ -115,6 +120,10 @@ fn main() -> ExitCode {
         Command::Ptt { command } => dictate_cmd::ptt(&command),
         Command::Doctor => doctor_cmd::run(&store),
         Command::Rewrite(args) => rewrite_cmd::run(args),
+        Command::Serve(args) => serve_cmd::run(store, args),
+        Command::Mcp => utter_server::mcp::serve_stdio(store)
+            .map(|()| ExitCode::SUCCESS)
+            .map_err(Into::into),
     };
     match result {
         Ok(code) => code,

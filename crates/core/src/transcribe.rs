@@ -35,6 +35,9 @@ pub struct FileOptions {
     pub segmenter: SegmenterConfig,
     /// The user's words, passed to the engine with every window.
     pub vocabulary: Vec<String>,
+    /// Text said before this audio (Whisper's previous-context slot), given
+    /// with every window: the local API's `prompt` field.
+    pub prompt: Option<String>,
     /// Replacements and clean-up, applied to each segment.
     pub rules: TextRules,
 }
@@ -49,6 +52,7 @@ impl Default for FileOptions {
             batch_size: 1,
             segmenter: SegmenterConfig::for_files(),
             vocabulary: Vec::new(),
+            prompt: None,
             rules: TextRules::default(),
         }
     }
@@ -345,7 +349,29 @@ pub fn transcribe_file(
     path: &Path,
     model_name: &str,
     options: &FileOptions,
+    on_progress: impl FnMut(Progress),
+) -> Result<FileTranscript, FileError> {
+    transcribe_file_streamed(
+        engines,
+        segmentation,
+        path,
+        model_name,
+        options,
+        on_progress,
+        |_| {},
+    )
+}
+
+/// [`transcribe_file`], telling `on_segment` each segment as soon as it is
+/// settled, in file order (the local API's streamed responses).
+pub fn transcribe_file_streamed(
+    engines: &[Engine],
+    segmentation: Segmentation,
+    path: &Path,
+    model_name: &str,
+    options: &FileOptions,
     mut on_progress: impl FnMut(Progress),
+    mut on_segment: impl FnMut(&crate::engine::TimedText),
 ) -> Result<FileTranscript, FileError> {
     assert!(!engines.is_empty(), "at least one engine");
     let model = engines[0].info();
@@ -372,6 +398,7 @@ pub fn transcribe_file(
         language: options.language.clone(),
         translate: options.translate,
         vocabulary: options.vocabulary.clone(),
+        prompt: options.prompt.clone(),
         ..Default::default()
     };
     let mut pipeline = FilePipeline {
@@ -387,12 +414,17 @@ pub fn transcribe_file(
     // The decoder calls back with audio; the first engine failure stops the
     // pipeline (the decoder runs to its end regardless).
     let mut failed: Option<EngineError> = None;
+    let mut told = 0;
     let decoded = audio::decode_file(path, |pcm| {
         if failed.is_none() {
             match pipeline.push(pcm) {
                 Ok(progress) => on_progress(progress),
                 Err(e) => failed = Some(e),
             }
+            for segment in &pipeline.transcript.segments[told..] {
+                on_segment(segment);
+            }
+            told = pipeline.transcript.segments.len();
         }
     });
     let engine_fail = |source: EngineError| FileError::Engine {
@@ -407,6 +439,9 @@ pub fn transcribe_file(
         source,
     })?;
     pipeline.finish(&mut on_progress).map_err(engine_fail)?;
+    for segment in &pipeline.transcript.segments[told..] {
+        on_segment(segment);
+    }
     let mut transcript = pipeline.transcript;
     // Where it ran at the end: a GPU failure mid-file moves the rest to the CPU.
     transcript.backend = engines[0].backend();

@@ -1,0 +1,594 @@
+//! `utter serve` and `utter mcp` driven by the official clients (issue 43):
+//! the `openai` Python SDK, the `wyoming` package's AsyncTcpClient and the
+//! `mcp` package's stdio client, against the real binary, the installed
+//! models and real LibriVox speech. The client sides are tests/api/*.py;
+//! their wheels come from scripts/api-clients.sh (cached under ~/.cache/utter).
+//! Safety checks (keys, limits, slow and vanishing clients, many
+//! connections) use plain sockets, as an attacker would.
+
+mod common;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use utter_core::text::{normalize_words, word_edit_distance};
+
+const CLIP: &str =
+    "/usr/share/pocketsphinx/test/data/librivox/sense_and_sensibility_01_austen_64kb-0870.wav";
+
+/// A running `utter serve`, killed on drop; its stderr is kept.
+struct Server {
+    child: Child,
+    addr: SocketAddr,
+    log: Arc<Mutex<String>>,
+}
+
+impl Server {
+    fn start(args: &[&str], env: &[(&str, &str)], tmp: &Path) -> Self {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_utter"))
+            .args(["serve", "--port", "0", "-v"])
+            .args(args)
+            .envs(env.iter().copied())
+            .env("TMPDIR", tmp)
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("utter serve starts");
+        let log = Arc::new(Mutex::new(String::new()));
+        let (tx, rx) = std::sync::mpsc::channel();
+        let stderr = child.stderr.take().unwrap();
+        let sink = log.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if let Some(rest) = line.split("http://").nth(1) {
+                    let _ = tx.send(rest.split('/').next().unwrap_or_default().to_string());
+                }
+                sink.lock().unwrap().push_str(&(line + "\n"));
+            }
+        });
+        let addr = rx
+            .recv_timeout(Duration::from_secs(30))
+            .unwrap_or_else(|_| panic!("utter serve printed no address: {}", log.lock().unwrap()))
+            .parse()
+            .unwrap();
+        let server = Self { child, addr, log };
+        server.wait_healthy();
+        server
+    }
+
+    fn wait_healthy(&self) {
+        let deadline = Instant::now() + Duration::from_secs(120);
+        while Instant::now() < deadline {
+            if let Ok((200, _)) = self.request("GET", "/health", &[], b"") {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        panic!("/health never answered 200: {}", self.log());
+    }
+
+    fn log(&self) -> String {
+        self.log.lock().unwrap().clone()
+    }
+
+    /// One HTTP/1.1 request on its own connection: (status, body).
+    fn request(
+        &self,
+        method: &str,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: &[u8],
+    ) -> std::io::Result<(u16, String)> {
+        let mut s = TcpStream::connect(self.addr)?;
+        s.set_read_timeout(Some(Duration::from_secs(120)))?;
+        let mut head = format!(
+            "{method} {path} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\nContent-Length: {}\r\n",
+            self.addr,
+            body.len()
+        );
+        for (k, v) in headers {
+            head.push_str(&format!("{k}: {v}\r\n"));
+        }
+        head.push_str("\r\n");
+        s.write_all(head.as_bytes())?;
+        s.write_all(body)?;
+        let mut out = Vec::new();
+        s.read_to_end(&mut out)?;
+        Ok(parse_response(&out))
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn parse_response(raw: &[u8]) -> (u16, String) {
+    let text = String::from_utf8_lossy(raw);
+    let status = text
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    let body = text.split_once("\r\n\r\n").map(|(_, b)| b).unwrap_or("");
+    (status, body.to_string())
+}
+
+/// A multipart body with a `file` part and text fields.
+fn multipart(file_name: &str, audio: &[u8], fields: &[(&str, &str)]) -> (String, Vec<u8>) {
+    let boundary = "utter-test-boundary-7d3f";
+    let mut body = Vec::new();
+    for (k, v) in fields {
+        body.extend(
+            format!("--{boundary}\r\nContent-Disposition: form-data; name=\"{k}\"\r\n\r\n{v}\r\n")
+                .as_bytes(),
+        );
+    }
+    body.extend(
+        format!(
+            "--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"{file_name}\"\r\n\
+             Content-Type: application/octet-stream\r\n\r\n"
+        )
+        .as_bytes(),
+    );
+    body.extend_from_slice(audio);
+    body.extend(format!("\r\n--{boundary}--\r\n").as_bytes());
+    (format!("multipart/form-data; boundary={boundary}"), body)
+}
+
+fn error_shape(body: &str) -> serde_json::Value {
+    let v: serde_json::Value =
+        serde_json::from_str(body).unwrap_or_else(|e| panic!("not JSON ({e}): {body}"));
+    let err = &v["error"];
+    for key in ["message", "type", "param", "code"] {
+        assert!(err.get(key).is_some(), "error without `{key}`: {body}");
+    }
+    assert!(!err["message"].as_str().unwrap().is_empty(), "{body}");
+    err.clone()
+}
+
+fn run(cmd: &mut Command) {
+    let out = cmd.output().unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
+    assert!(
+        out.status.success(),
+        "{cmd:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// The venv's python with the pinned clients (installed once, cached).
+fn client_python() -> PathBuf {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/api-clients.sh");
+    let out = Command::new("bash").arg(script).output().unwrap();
+    assert!(
+        out.status.success(),
+        "scripts/api-clients.sh failed (the openai, mcp and wyoming wheels): {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
+}
+
+fn wer(reference: &str, hypothesis: &str) -> f64 {
+    let r = normalize_words(reference);
+    word_edit_distance(&r, &normalize_words(hypothesis)) as f64 / r.len() as f64
+}
+
+fn uploads_left(tmp: &Path) -> Vec<String> {
+    std::fs::read_dir(tmp)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("utter-upload-"))
+        .collect()
+}
+
+#[test]
+fn the_openai_python_sdk_transcribes_translates_and_gets_clear_errors() {
+    let tmp = tempfile::tempdir().unwrap();
+    let server_tmp = tempfile::tempdir().unwrap();
+    let p = |n: &str| tmp.path().join(n).to_string_lossy().into_owned();
+    // A browser's upload: WebM/Opus, as MediaRecorder makes it.
+    run(Command::new("ffmpeg").args([
+        "-v",
+        "error",
+        "-y",
+        "-i",
+        CLIP,
+        "-c:a",
+        "libopus",
+        &p("speech.webm"),
+    ]));
+    run(Command::new("ffmpeg")
+        .args(["-v", "error", "-y", "-f", "g722", "-i"])
+        .arg("/usr/share/asterisk/sounds/es_MX_f_Allison/tt-allbusy.g722")
+        .args(["-ar", "16000", "-ac", "1", &p("spanish.wav")]));
+    std::fs::write(p("notes.wav"), "These are meeting notes, not audio.\n").unwrap();
+
+    let server = Server::start(&[], &[], server_tmp.path());
+    let base_url = format!("http://{}/v1", server.addr);
+    let result = python_client(
+        "openai_client.py",
+        &[
+            &base_url,
+            CLIP,
+            &p("speech.webm"),
+            &p("spanish.wav"),
+            &p("notes.wav"),
+        ],
+        || server.log(),
+    );
+
+    // One call from the official `openai` npm package (installed beside the venv).
+    let npm_openai = PathBuf::from(std::env::var("HOME").unwrap())
+        .join(".cache/utter/api-npm/node_modules/openai");
+    let out = Command::new("node")
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/api/openai_npm.mjs"))
+        .arg(&npm_openai)
+        .args([&base_url, CLIP])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{said}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let npm: serde_json::Value = serde_json::from_str(
+        said.lines()
+            .find_map(|l| l.strip_prefix("RESULT "))
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        npm["text"], result["json"],
+        "the npm client gets the Python client's text"
+    );
+
+    // The same clip through `utter transcribe`: the server is no worse.
+    let cli = Command::new(env!("CARGO_BIN_EXE_utter"))
+        .args(["transcribe", CLIP])
+        .output()
+        .unwrap();
+    assert!(cli.status.success());
+    let cli_text = String::from_utf8_lossy(&cli.stdout);
+    let reference = &common::librivox_clips()[0].1;
+    let (server_wer, cli_wer) = (
+        wer(reference, result["json"].as_str().unwrap()),
+        wer(reference, &cli_text),
+    );
+    let webm_wer = wer(reference, result["webm"].as_str().unwrap());
+    eprintln!(
+        "WER: server {server_wer:.3}, utter transcribe {cli_wer:.3}, WebM/Opus {webm_wer:.3}"
+    );
+    assert!(
+        server_wer <= cli_wer + 0.05 && server_wer < 0.25,
+        "{server_wer} vs {cli_wer}"
+    );
+    assert!(webm_wer < 0.25, "{webm_wer}");
+
+    // Nothing left behind in the server's temporary folder.
+    assert_eq!(uploads_left(server_tmp.path()), Vec::<String>::new());
+}
+
+#[test]
+fn limits_keys_slow_clients_and_many_connections() {
+    let tmp = tempfile::tempdir().unwrap();
+    // No key on a non-loopback address: refuses to start.
+    let out = Command::new(env!("CARGO_BIN_EXE_utter"))
+        .args(["serve", "--host", "0.0.0.0", "--port", "0"])
+        .env_remove("UTTER_API_KEY")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("without an API key") && err.contains("--api-key-file"),
+        "{err}"
+    );
+
+    let key_file = tmp.path().join("key");
+    std::fs::write(&key_file, "s3cret-key\n").unwrap();
+    let server = Server::start(
+        &[
+            "--host",
+            "0.0.0.0",
+            "--api-key-file",
+            key_file.to_str().unwrap(),
+            "--max-upload-mb",
+            "1",
+            "--read-timeout-s",
+            "2",
+        ],
+        &[],
+        tmp.path(),
+    );
+    let (status, body) = server
+        .request(
+            "GET",
+            "/v1/models",
+            &[("Authorization", "Bearer wrong")],
+            b"",
+        )
+        .unwrap();
+    assert_eq!(status, 401, "{body}");
+    assert_eq!(error_shape(&body)["code"], "invalid_api_key");
+    let (status, _) = server.request("GET", "/v1/models", &[], b"").unwrap();
+    assert_eq!(status, 401);
+    let key = [("Authorization", "Bearer s3cret-key")];
+    let (status, body) = server.request("GET", "/v1/models", &key, b"").unwrap();
+    assert_eq!(status, 200, "{body}");
+
+    // Over the upload limit: 413, told in the error shape.
+    let (ctype, big) = multipart("big.wav", &vec![0u8; 1_500_000], &[("model", "whisper-1")]);
+    let headers = [key[0], ("Content-Type", ctype.as_str())];
+    let (status, body) = server
+        .request("POST", "/v1/audio/transcriptions", &headers, &big)
+        .unwrap();
+    assert_eq!(status, 413, "{body}");
+    assert_eq!(error_shape(&body)["code"], "file_too_large");
+
+    // Headers one byte a second: the connection is closed after the read timeout.
+    let started = Instant::now();
+    let mut slow = TcpStream::connect(server.addr).unwrap();
+    slow.set_read_timeout(Some(Duration::from_secs(1))).unwrap();
+    let mut closed = false;
+    for b in b"GET /v1/models HTTP/1.1\r\nHost: x\r\n".iter() {
+        if slow.write_all(&[*b]).is_err() {
+            closed = true;
+            break;
+        }
+        let mut buf = [0u8; 256];
+        if let Ok(0) = slow.read(&mut buf) {
+            closed = true;
+            break;
+        }
+    }
+    assert!(closed, "a slow client kept its connection");
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+
+    // 200 connections at once, all answered.
+    let streams: Vec<TcpStream> = (0..200)
+        .map(|_| {
+            let mut s = TcpStream::connect(server.addr).unwrap();
+            s.write_all(b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+                .unwrap();
+            s
+        })
+        .collect();
+    for mut s in streams {
+        s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+        let mut out = Vec::new();
+        s.read_to_end(&mut out).unwrap();
+        assert_eq!(parse_response(&out).0, 200);
+    }
+
+    // Still answering.
+    let (status, _) = server.request("GET", "/v1/models", &key, b"").unwrap();
+    assert_eq!(status, 200);
+}
+
+#[test]
+fn a_client_that_disconnects_cancels_its_job() {
+    let tmp = tempfile::tempdir().unwrap();
+    // About 100 s of speech: a job that takes a while on two cores.
+    let long = tmp.path().join("long.wav");
+    let mut sox = Command::new("sox");
+    for _ in 0..4 {
+        sox.args(common::librivox_clips().iter().map(|(wav, _)| wav.clone()));
+    }
+    run(sox.arg(&long));
+    let server_tmp = tempfile::tempdir().unwrap();
+    let server = Server::start(&["--workers", "1"], &[], server_tmp.path());
+    let (ctype, body) = multipart(
+        "long.wav",
+        &std::fs::read(&long).unwrap(),
+        &[("model", "whisper-tiny.en")],
+    );
+    {
+        let mut s = TcpStream::connect(server.addr).unwrap();
+        let head = format!(
+            "POST /v1/audio/transcriptions HTTP/1.1\r\nHost: x\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\n\r\n",
+            body.len()
+        );
+        s.write_all(head.as_bytes()).unwrap();
+        s.write_all(&body).unwrap();
+        std::thread::sleep(Duration::from_secs(2)); // the job is running
+    } // the client goes away
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !server.log().contains("cancelling its transcription") {
+        assert!(
+            Instant::now() < deadline,
+            "the job was not cancelled: {}",
+            server.log()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // The engine is free at once: a short clip is answered.
+    let (ctype, short) = multipart(
+        "a.wav",
+        &std::fs::read(CLIP).unwrap(),
+        &[("model", "whisper-tiny.en")],
+    );
+    let (status, body) = server
+        .request(
+            "POST",
+            "/v1/audio/transcriptions",
+            &[("Content-Type", ctype.as_str())],
+            &short,
+        )
+        .unwrap();
+    assert_eq!(status, 200, "{body}");
+    assert!(body.to_lowercase().contains("dashwood"), "{body}");
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(uploads_left(server_tmp.path()), Vec::<String>::new());
+}
+
+/// Runs one of tests/api/*.py; returns its RESULT line's JSON.
+fn python_client(
+    script: &str,
+    args: &[&str],
+    server_log: impl Fn() -> String,
+) -> serde_json::Value {
+    let out = Command::new(client_python())
+        .arg(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../../tests/api")
+                .join(script),
+        )
+        .args(args)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{said}\n{}\nserver log:\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        server_log()
+    );
+    eprintln!("{said}");
+    serde_json::from_str(
+        said.lines()
+            .find_map(|l| l.strip_prefix("RESULT "))
+            .expect("a RESULT line"),
+    )
+    .unwrap()
+}
+
+#[test]
+fn the_wyoming_client_describes_and_transcribes() {
+    let server_tmp = tempfile::tempdir().unwrap();
+    let server = Server::start(
+        &["--wyoming", "--wyoming-port", "0"],
+        &[],
+        server_tmp.path(),
+    );
+    let wyoming = server
+        .log()
+        .lines()
+        .find_map(|l| l.split("tcp://").nth(1).map(str::to_string))
+        .expect("a Wyoming address");
+    let (host, port) = wyoming.trim().rsplit_once(':').unwrap();
+    let result = python_client("wyoming_client.py", &[host, port, CLIP], || server.log());
+    let reference = &common::librivox_clips()[0].1;
+    let w = wer(reference, result["text"].as_str().unwrap());
+    assert!(w < 0.25, "WER {w}");
+    assert_eq!(uploads_left(server_tmp.path()), Vec::<String>::new());
+}
+
+#[test]
+fn the_mcp_client_lists_tools_and_transcribes_a_file() {
+    let result = python_client(
+        "mcp_client.py",
+        &[env!("CARGO_BIN_EXE_utter"), CLIP],
+        String::new,
+    );
+    let reference = &common::librivox_clips()[0].1;
+    let w = wer(reference, result["text"].as_str().unwrap());
+    assert!(w < 0.25, "WER {w}");
+}
+
+#[test]
+fn a_full_queue_answers_503_with_retry_after() {
+    let tmp = tempfile::tempdir().unwrap();
+    let long = tmp.path().join("long.wav");
+    let mut sox = Command::new("sox");
+    // About 200 s of speech: several seconds of work even on a fast machine.
+    for _ in 0..8 {
+        sox.args(common::librivox_clips().iter().map(|(wav, _)| wav.clone()));
+    }
+    run(sox.arg(&long));
+    // One worker, no waiting places: a second job while one runs is refused.
+    let server = Server::start(&["--workers", "1", "--queue", "0"], &[], tmp.path());
+    let (ctype, body) = multipart(
+        "long.wav",
+        &std::fs::read(&long).unwrap(),
+        &[("model", "whisper-tiny.en")],
+    );
+    let addr = server.addr;
+    let first = std::thread::spawn(move || {
+        let mut s = TcpStream::connect(addr).unwrap();
+        let head = format!(
+            "POST /v1/audio/transcriptions HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\n\r\n",
+            body.len()
+        );
+        s.write_all(head.as_bytes()).unwrap();
+        s.write_all(&body).unwrap();
+        let mut out = Vec::new();
+        s.read_to_end(&mut out).unwrap();
+        parse_response(&out)
+    });
+    std::thread::sleep(Duration::from_millis(1500)); // the long job is running
+    let (ctype, short) = multipart("a.wav", &std::fs::read(CLIP).unwrap(), &[]);
+    let mut s = TcpStream::connect(server.addr).unwrap();
+    let head = format!(
+        "POST /v1/audio/transcriptions HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\n\r\n",
+        short.len()
+    );
+    s.write_all(head.as_bytes()).unwrap();
+    s.write_all(&short).unwrap();
+    let mut out = Vec::new();
+    s.read_to_end(&mut out).unwrap();
+    let raw = String::from_utf8_lossy(&out).to_lowercase();
+    let (status, body) = parse_response(&out);
+    assert_eq!(status, 503, "{raw}");
+    assert!(raw.contains("retry-after: 5"), "{raw}");
+    assert_eq!(error_shape(&body)["code"], "server_busy");
+    // The running job was not disturbed.
+    let (status, body) = first.join().unwrap();
+    assert_eq!(status, 200, "{body}");
+    assert!(body.to_lowercase().contains("dashwood"), "{body}");
+}
+
+#[test]
+fn a_wyoming_client_that_disconnects_cancels_its_job() {
+    let tmp = tempfile::tempdir().unwrap();
+    let server = Server::start(&["--wyoming", "--wyoming-port", "0"], &[], tmp.path());
+    let wyoming = server
+        .log()
+        .lines()
+        .find_map(|l| l.split("tcp://").nth(1).map(|a| a.trim().to_string()))
+        .expect("a Wyoming address");
+    // About 100 s of speech as raw 16-bit PCM (the clips are 16 kHz mono WAV).
+    let mut pcm = Vec::new();
+    for _ in 0..4 {
+        for (wav, _) in common::librivox_clips() {
+            pcm.extend_from_slice(&std::fs::read(wav).unwrap()[44..]);
+        }
+    }
+    {
+        let mut s = TcpStream::connect(&wyoming).unwrap();
+        let event = |kind: &str, data: &str, payload: usize| {
+            format!("{{\"type\":\"{kind}\",\"data\":{data},\"payload_length\":{payload}}}\n")
+        };
+        let format = r#"{"rate":16000,"width":2,"channels":1}"#;
+        s.write_all(event("transcribe", "{}", 0).as_bytes())
+            .unwrap();
+        s.write_all(event("audio-start", format, 0).as_bytes())
+            .unwrap();
+        s.write_all(event("audio-chunk", format, pcm.len()).as_bytes())
+            .unwrap();
+        s.write_all(&pcm).unwrap();
+        s.write_all(event("audio-stop", "{}", 0).as_bytes())
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(1500)); // the job is running
+    } // the client goes away
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !server
+        .log()
+        .contains("wyoming client disconnected: cancelling")
+    {
+        assert!(Instant::now() < deadline, "not cancelled: {}", server.log());
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(uploads_left(tmp.path()), Vec::<String>::new());
+}

@@ -1,0 +1,244 @@
+//! MCP (Model Context Protocol) over stdio for AI agents (`utter mcp`):
+//! newline-delimited JSON-RPC 2.0 with the `initialize` handshake, and the
+//! tools `transcribe_file` (a path the agent names: the only way a request
+//! reaches the filesystem) and `list_models`. The model loads on first use
+//! and stays loaded for the session.
+
+use std::io::{BufRead, Write};
+use std::path::PathBuf;
+
+use serde_json::{json, Value};
+use utter_core::engine::{Engine, EngineConfig};
+use utter_core::export::{self, Format};
+use utter_core::models::ModelStore;
+use utter_core::transcribe::{transcribe_file, FileOptions};
+use utter_core::vad::SpeechDetector;
+
+use crate::models::Catalog;
+
+/// The revisions of the handshake this server speaks, newest last.
+const PROTOCOL_VERSIONS: &[&str] = &["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
+
+#[derive(Debug, thiserror::Error)]
+pub enum McpError {
+    #[error("standard input/output: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// A loaded model and detector, kept between calls.
+struct Loaded {
+    name: String,
+    engine: Engine,
+    detector: Option<SpeechDetector>,
+}
+
+struct Session {
+    catalog: Catalog,
+    loaded: Option<Loaded>,
+}
+
+/// Answers requests from standard input until it closes.
+pub fn serve_stdio(store: ModelStore) -> Result<(), McpError> {
+    let mut session = Session {
+        catalog: Catalog::new(store),
+        loaded: None,
+    };
+    let stdin = std::io::stdin();
+    let mut stdout = std::io::stdout();
+    for line in stdin.lock().lines() {
+        let line = line?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let reply = match serde_json::from_str::<Value>(&line) {
+            Ok(message) => session.handle(&message),
+            Err(e) => Some(error_reply(Value::Null, -32700, &format!("not JSON: {e}"))),
+        };
+        if let Some(reply) = reply {
+            writeln!(stdout, "{reply}")?;
+            stdout.flush()?;
+        }
+    }
+    Ok(())
+}
+
+fn error_reply(id: Value, code: i64, message: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
+}
+
+fn tool_text(text: String, is_error: bool) -> Value {
+    json!({"content": [{"type": "text", "text": text}], "isError": is_error})
+}
+
+fn tools() -> Value {
+    json!({"tools": [
+        {
+            "name": "transcribe_file",
+            "description": "Transcribe an audio or video file on this computer with Utter's local speech engine (nothing leaves the machine). Returns the text, or subtitles.",
+            "inputSchema": {
+                "type": "object",
+                "properties": {
+                    "path": {"type": "string", "description": "Absolute path of the audio or video file (wav, flac, mp3, ogg, opus, m4a, mp4, webm, mkv...)"},
+                    "language": {"type": "string", "description": "ISO 639-1 code of the spoken language, e.g. en; omit to detect"},
+                    "format": {"type": "string", "enum": ["text", "srt", "vtt", "json"], "description": "text (default), srt or vtt subtitles, or json with timed segments"},
+                    "model": {"type": "string", "description": "An installed model's name (see list_models); omit for the default"}
+                },
+                "required": ["path"]
+            }
+        },
+        {
+            "name": "list_models",
+            "description": "List the speech models installed for Utter, with their languages and whether they translate.",
+            "inputSchema": {"type": "object", "properties": {}}
+        }
+    ]})
+}
+
+impl Session {
+    fn handle(&mut self, message: &Value) -> Option<Value> {
+        let method = message["method"].as_str().unwrap_or_default();
+        // A notification (no id) gets no answer.
+        let id = message.get("id")?.clone();
+        let result = match method {
+            "initialize" => {
+                let asked = message["params"]["protocolVersion"]
+                    .as_str()
+                    .unwrap_or_default();
+                let version = PROTOCOL_VERSIONS
+                    .iter()
+                    .find(|v| **v == asked)
+                    .unwrap_or(PROTOCOL_VERSIONS.last().expect("a version"));
+                json!({
+                    "protocolVersion": version,
+                    "capabilities": {"tools": {"listChanged": false}},
+                    "serverInfo": {"name": "utter", "version": env!("CARGO_PKG_VERSION")},
+                    "instructions": "Utter transcribes audio files on this computer with a local speech model."
+                })
+            }
+            "ping" => json!({}),
+            "tools/list" => tools(),
+            "tools/call" => {
+                let params = &message["params"];
+                match params["name"].as_str().unwrap_or_default() {
+                    "transcribe_file" => self.transcribe(&params["arguments"]),
+                    "list_models" => self.list_models(),
+                    other => {
+                        return Some(error_reply(
+                            id,
+                            -32602,
+                            &format!("unknown tool `{other}`: use transcribe_file or list_models"),
+                        ))
+                    }
+                }
+            }
+            other => {
+                return Some(error_reply(
+                    id,
+                    -32601,
+                    &format!("method `{other}` is not offered"),
+                ))
+            }
+        };
+        Some(json!({"jsonrpc": "2.0", "id": id, "result": result}))
+    }
+
+    fn list_models(&self) -> Value {
+        match self.catalog.speech() {
+            Ok(models) => {
+                let list: Vec<Value> = models
+                    .into_iter()
+                    .map(|m| {
+                        let caps = m.capabilities.unwrap_or_default();
+                        json!({"name": m.name, "languages": caps.languages, "translates": caps.translates})
+                    })
+                    .collect();
+                tool_text(
+                    serde_json::to_string_pretty(&list).unwrap_or_default(),
+                    false,
+                )
+            }
+            Err(e) => tool_text(e.message, true),
+        }
+    }
+
+    fn transcribe(&mut self, args: &Value) -> Value {
+        match self.try_transcribe(args) {
+            Ok(text) => tool_text(text, false),
+            Err(message) => tool_text(message, true),
+        }
+    }
+
+    /// The text, or what went wrong in words an agent can act on.
+    fn try_transcribe(&mut self, args: &Value) -> Result<String, String> {
+        let path = args["path"]
+            .as_str()
+            .filter(|p| !p.is_empty())
+            .map(PathBuf::from)
+            .ok_or("`path` is required: the audio file's absolute path")?;
+        if !path.is_file() {
+            return Err(format!("{} is not a file", path.display()));
+        }
+        let format = match args["format"].as_str().unwrap_or("text") {
+            "text" => Format::Txt,
+            "srt" => Format::Srt,
+            "vtt" => Format::Vtt,
+            "json" => Format::Json,
+            other => {
+                return Err(format!(
+                    "unknown format `{other}`: use text, srt, vtt or json"
+                ))
+            }
+        };
+        let model = match args["model"].as_str().filter(|m| !m.is_empty()) {
+            Some(name) => self.catalog.resolve(name),
+            None => self.catalog.default_model(),
+        }
+        .map_err(|e| e.message)?;
+        if self.loaded.as_ref().is_none_or(|l| l.name != model.name) {
+            self.loaded = None; // one model at a time
+            let engine = Engine::start(EngineConfig::new(model.path.clone()))
+                .map_err(|e| format!("the speech engine could not load `{}`: {e}", model.name))?;
+            let store = self.catalog.store();
+            let detector = match store.vad().ok().flatten() {
+                Some(vad) => Some(
+                    SpeechDetector::load(&store.path_of(&vad))
+                        .map_err(|e| format!("the voice detector could not load: {e}"))?,
+                ),
+                None => None,
+            };
+            self.loaded = Some(Loaded {
+                name: model.name.clone(),
+                engine,
+                detector,
+            });
+        }
+        let loaded = self.loaded.as_mut().expect("loaded above");
+        let language = args["language"]
+            .as_str()
+            .filter(|l| !l.is_empty() && *l != "auto")
+            .map(crate::languages::code_for);
+        loaded
+            .engine
+            .info()
+            .check_language(language.as_deref())
+            .map_err(|e| e.to_string())?;
+        let options = FileOptions {
+            language,
+            ..FileOptions::default()
+        };
+        let transcript = transcribe_file(
+            std::slice::from_ref(&loaded.engine),
+            loaded.detector.as_mut().into(),
+            &path,
+            &loaded.name,
+            &options,
+            |_| {},
+        )
+        .map_err(|e| e.to_string())?;
+        let mut text = export::render(&transcript, format);
+        for warning in &transcript.warnings {
+            text.push_str(&format!("\n[warning: {warning}]"));
+        }
+        Ok(text.trim_end().to_string())
+    }
+}

@@ -1,0 +1,270 @@
+//! The OpenAI audio API's routes: transcriptions, translations, models,
+//! and a health check.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use axum::extract::multipart::MultipartRejection;
+use axum::extract::{DefaultBodyLimit, Multipart, Path, State};
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde_json::json;
+use utter_core::transcribe::FileOptions;
+
+use crate::error::{list_or_none, ApiError};
+use crate::format::{self, ResponseFormat, Task};
+use crate::jobs::{Job, Jobs};
+use crate::models::Catalog;
+use crate::upload::{self, Limits, Upload};
+use crate::{auth, languages, stream};
+
+pub struct AppState {
+    pub catalog: Catalog,
+    pub jobs: Arc<Jobs>,
+    pub limits: Limits,
+    pub api_key: Option<String>,
+    /// The default model has loaded (until then `/health` answers 503).
+    pub ready: AtomicBool,
+}
+
+pub fn router(state: Arc<AppState>) -> Router {
+    // The multipart reader's own limit, a little above the file's, so the
+    // file's limit is the one that answers (with its clearer message).
+    let body_limit = (state.limits.max_bytes as usize).saturating_add(1 << 20);
+    Router::new()
+        .route("/v1/audio/transcriptions", post(transcriptions))
+        .route("/v1/audio/translations", post(translations))
+        .route("/v1/models", get(list_models))
+        .route("/v1/models/{id}", get(get_model))
+        .route("/health", get(health))
+        .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
+        .layer(DefaultBodyLimit::max(body_limit))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            auth::require_key,
+        ))
+        .with_state(state)
+}
+
+async fn health(State(state): State<Arc<AppState>>) -> Response {
+    if state.ready.load(Ordering::SeqCst) {
+        Json(json!({"status": "ok"})).into_response()
+    } else {
+        (
+            StatusCode::SERVICE_UNAVAILABLE,
+            Json(json!({"status": "loading"})),
+        )
+            .into_response()
+    }
+}
+
+async fn list_models(State(state): State<Arc<AppState>>) -> Result<Response, ApiError> {
+    let data: Vec<_> = state
+        .catalog
+        .speech()?
+        .iter()
+        .map(|m| state.catalog.api_model(m))
+        .collect();
+    Ok(Json(json!({"object": "list", "data": data})).into_response())
+}
+
+async fn get_model(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
+    let models = state.catalog.speech()?;
+    match models.iter().find(|m| m.name == id) {
+        Some(m) => Ok(Json(state.catalog.api_model(m)).into_response()),
+        None => Err(ApiError::model_not_found(&id, &state.catalog.names()?)),
+    }
+}
+
+async fn not_found() -> ApiError {
+    ApiError::not_found(
+        "No such endpoint. This server offers POST /v1/audio/transcriptions, \
+         POST /v1/audio/translations, GET /v1/models and GET /health.",
+    )
+}
+
+async fn method_not_allowed() -> ApiError {
+    ApiError {
+        status: StatusCode::METHOD_NOT_ALLOWED,
+        ..ApiError::invalid("method", "This endpoint does not take that HTTP method.")
+    }
+}
+
+async fn transcriptions(
+    State(state): State<Arc<AppState>>,
+    headers: HeaderMap,
+    form: Result<Multipart, MultipartRejection>,
+) -> Result<Response, ApiError> {
+    handle(state, headers, form, Task::Transcribe).await
+}
+
+async fn translations(
+    State(state): State<Arc<AppState>>,
+    headers: HeaderMap,
+    form: Result<Multipart, MultipartRejection>,
+) -> Result<Response, ApiError> {
+    handle(state, headers, form, Task::Translate).await
+}
+
+async fn handle(
+    state: Arc<AppState>,
+    headers: HeaderMap,
+    form: Result<Multipart, MultipartRejection>,
+    task: Task,
+) -> Result<Response, ApiError> {
+    let declared = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > state.limits.max_bytes + (1 << 20)) {
+        return Err(ApiError::too_large(state.limits.max_bytes));
+    }
+    let form = form.map_err(|e| {
+        ApiError::invalid(
+            "file",
+            format!(
+                "{}. Send multipart/form-data with a `file` part.",
+                e.body_text()
+            ),
+        )
+    })?;
+    let upload = upload::read(form, &state.limits).await?;
+    let request = Request::from_upload(&state, &upload, task)?;
+    let Some(file) = upload.file else {
+        return Err(ApiError::invalid(
+            "file",
+            "The request has no `file` part: send the audio as multipart/form-data field `file`.",
+        ));
+    };
+    if file.bytes == 0 {
+        return Err(ApiError::invalid(
+            "file",
+            "The uploaded file is empty (0 bytes): send the audio.",
+        )
+        .with_code("invalid_audio"));
+    }
+    let admission = state.jobs.admit()?;
+    let job = Job {
+        model_name: request.model_name,
+        model_path: request.model_path,
+        audio: file.temp.path().to_path_buf(),
+        options: request.options,
+        on_segment: None,
+    };
+    if request.stream {
+        // The temporary file moves into the stream, which deletes it at its end.
+        return Ok(stream::respond(
+            state.jobs.clone(),
+            admission,
+            job,
+            file.temp,
+        ));
+    }
+    let transcript = state.jobs.run(admission, job).await?;
+    drop(file);
+    Ok(format::render(&transcript, request.format, task))
+}
+
+/// The form's fields, checked.
+struct Request {
+    model_name: String,
+    model_path: std::path::PathBuf,
+    format: ResponseFormat,
+    stream: bool,
+    options: FileOptions,
+}
+
+impl Request {
+    fn from_upload(state: &AppState, upload: &Upload, task: Task) -> Result<Self, ApiError> {
+        let model = match upload
+            .text("model")
+            .map(str::trim)
+            .filter(|m| !m.is_empty())
+        {
+            Some(id) => state.catalog.resolve(id)?,
+            None => state.catalog.default_model()?,
+        };
+        if task == Task::Translate {
+            let translators = state.catalog.translators()?;
+            if !translators.contains(&model.name) {
+                return Err(ApiError::invalid(
+                    "model",
+                    format!(
+                        "`{}` cannot translate (English-only or no translation head). Models here that can: {}.",
+                        model.name,
+                        list_or_none(&translators)
+                    ),
+                )
+                .with_code("translation_unsupported"));
+            }
+        }
+        let format = ResponseFormat::parse(upload.text("response_format").unwrap_or("json"))?;
+        if let Some(t) = upload.text("temperature") {
+            match t.trim().parse::<f64>() {
+                Ok(v) if (0.0..=1.0).contains(&v) => {}
+                _ => {
+                    return Err(ApiError::invalid(
+                        "temperature",
+                        format!("temperature must be a number from 0 to 1, not `{t}`."),
+                    ))
+                }
+            }
+        }
+        for g in upload.list("timestamp_granularities") {
+            if g != "word" && g != "segment" {
+                return Err(ApiError::invalid(
+                    "timestamp_granularities",
+                    format!("Unknown timestamp granularity `{g}`: use word or segment."),
+                ));
+            }
+        }
+        let stream = match upload.text("stream").map(str::trim) {
+            None | Some("false") | Some("") => false,
+            Some("true") => true,
+            Some(other) => {
+                return Err(ApiError::invalid(
+                    "stream",
+                    format!("stream must be true or false, not `{other}`."),
+                ))
+            }
+        };
+        if stream && task == Task::Translate {
+            return Err(ApiError::invalid(
+                "stream",
+                "Translations cannot be streamed.",
+            ));
+        }
+        let language = match task {
+            // A translation's `language` is the output's: always English.
+            Task::Translate => None,
+            Task::Transcribe => upload
+                .text("language")
+                .map(str::trim)
+                .filter(|l| !l.is_empty() && !l.eq_ignore_ascii_case("auto"))
+                .map(languages::code_for),
+        };
+        let options = FileOptions {
+            language,
+            translate: task == Task::Translate,
+            prompt: upload
+                .text("prompt")
+                .map(str::trim)
+                .filter(|p| !p.is_empty())
+                .map(String::from),
+            ..FileOptions::default()
+        };
+        Ok(Self {
+            model_name: model.name,
+            model_path: model.path,
+            format,
+            stream,
+            options,
+        })
+    }
+}

@@ -1,0 +1,46 @@
+"""The `mcp` package's client over stdio against `utter mcp`.
+
+Run by crates/cli/tests/serve_protocols.rs: python mcp_client.py UTTER_BIN SPEECH_WAV
+Prints `ok: ...` per check and `RESULT {json}` last.
+"""
+
+import asyncio
+import json
+import sys
+
+from mcp.client import Client
+from mcp.client.stdio import StdioServerParameters
+
+
+def check(cond, what):
+    if not cond:
+        raise AssertionError(what)
+    print("ok:", what, flush=True)
+
+
+async def main(utter, wav):
+    params = StdioServerParameters(command=utter, args=["mcp"])
+    async with Client(params) as client:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        check({"transcribe_file", "list_models"} <= set(tools), f"tools: {sorted(tools)}")
+        check(tools["transcribe_file"].input_schema["required"] == ["path"], "transcribe_file takes a path")
+
+        models = await client.call_tool("list_models", {})
+        listed = json.loads(models.content[0].text)
+        check(any(m["name"] == "whisper-tiny.en" for m in listed), "list_models lists the installed models")
+
+        result = await client.call_tool("transcribe_file", {"path": wav, "language": "en"})
+        check(not result.is_error, "transcribe_file succeeds")
+        text = result.content[0].text
+        check(len(text.split()) > 5, f"transcribe_file: {text!r}")
+
+        srt = await client.call_tool("transcribe_file", {"path": wav, "format": "srt"})
+        check(" --> " in srt.content[0].text, "transcribe_file as srt")
+
+        missing = await client.call_tool("transcribe_file", {"path": "/no/such/file.wav"})
+        check(missing.is_error and "not a file" in missing.content[0].text,
+              f"a missing file is a tool error: {missing.content[0].text}")
+        print("RESULT " + json.dumps({"text": text}), flush=True)
+
+
+asyncio.run(main(*sys.argv[1:3]))
