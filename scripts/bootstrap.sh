@@ -82,4 +82,6 @@ if [[ "$mode" == test ]]; then
   for model in moonshine-tiny-en moonshine-base-en whisper-base; do
     "$bin_dir/utter" models install "$model"
   done
+  # A real llama.cpp server and small model for the AI rewrite's tests.
+  bash scripts/local-llm.sh
 fi

@@ -9,8 +9,12 @@
 //!   (streamed answers, errors, the model list), for the AI rewrite tests.
 //! - [`desktop`] (Unix): an Xvfb display and a PulseAudio virtual microphone
 //!   that a test can kill, as a logout does.
+//! - [`llm`] (Unix): a real llama.cpp server with a small real model, for
+//!   the AI rewrite's tests against a real server.
 
 pub mod chat;
 #[cfg(unix)]
 pub mod desktop;
 pub mod http;
+#[cfg(unix)]
+pub mod llm;
