@@ -33,7 +33,9 @@ test_packages=(sox libsox-fmt-mp3 ffmpeg pocketsphinx-testdata
   pulseaudio pulseaudio-utils libasound2-plugins alsa-utils webkit2gtk-driver chromium imagemagick
   sway foot wl-clipboard grim dbus-daemon
   # a real Secret Service for the keychain test, in its own private D-Bus session
-  gnome-keyring dbus-bin)
+  gnome-keyring dbus-bin
+  # the virtual environment of the AI rewrite's real llama.cpp server (scripts/local-llm.sh)
+  python3-venv)
 
 missing=()
 wanted=("${run_packages[@]}")
