@@ -37,7 +37,9 @@ test_packages=(sox libsox-fmt-mp3 ffmpeg pocketsphinx-testdata
   pulseaudio pulseaudio-utils libasound2-plugins alsa-utils webkit2gtk-driver chromium imagemagick
   sway foot wl-clipboard grim dbus-daemon
   # a real Secret Service for the keychain test, in its own private D-Bus session
-  gnome-keyring dbus-bin)
+  gnome-keyring dbus-bin
+  # the virtual environment of the AI rewrite's real llama.cpp server (scripts/local-llm.sh)
+  python3-venv)
 
 missing=()
 wanted=("${run_packages[@]}")
@@ -86,6 +88,8 @@ if [[ "$mode" == test ]]; then
   for model in moonshine-tiny-en moonshine-base-en whisper-base; do
     "$bin_dir/utter" models install "$model"
   done
+  # A real llama.cpp server and small model for the AI rewrite's tests.
+  bash scripts/local-llm.sh
 fi
 if [[ "$mode" == test ]]; then
   # The official clients the local server's tests drive (openai, wyoming, mcp; pinned, cached).

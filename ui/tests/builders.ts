@@ -53,6 +53,7 @@ export function defaultSettings(): Settings {
     theme: 'system',
     vocabulary: [],
     replacements: [],
+    snippets: [],
     spokenPunctuation: false,
     cleanUp: false,
     profiles: builtinProfiles(),

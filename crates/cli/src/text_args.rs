@@ -1,10 +1,12 @@
 //! The options that teach Utter the user's words, shared by `transcribe` and
-//! `dictate`: vocabulary, replacements, spoken punctuation, clean-up.
+//! `dictate`: vocabulary, replacements, spoken punctuation, clean-up,
+//! snippets.
 
 use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
+use utter_core::postprocess::snippets::file as snippet_file;
 use utter_core::postprocess::{vocabulary, Replacement, TextRules, TextRulesConfig};
 use utter_core::settings::VOCABULARY_MAX;
 
@@ -27,6 +29,12 @@ pub struct TextArgs {
     /// Drop fillers ("um", "uh") and stuttered repeats ("I I think")
     #[arg(long)]
     clean_up: bool,
+    /// Stored texts a spoken trigger inserts (dictation): a file where
+    /// "== my address" starts a snippet ("==+ ..." also inside a sentence)
+    /// and its text, any number of lines with {date}, {time} or {clipboard},
+    /// follows
+    #[arg(long, value_name = "FILE")]
+    snippets_file: Option<PathBuf>,
 }
 
 impl TextArgs {
@@ -68,12 +76,22 @@ impl TextArgs {
                 })
             })
             .collect::<Result<_>>()?;
+        let snippets = match &self.snippets_file {
+            Some(path) => {
+                let text = std::fs::read_to_string(path)
+                    .with_context(|| format!("cannot read the snippets file {}", path.display()))?;
+                snippet_file::parse(&text)
+                    .with_context(|| format!("the snippets file {}", path.display()))?
+            }
+            None => Vec::new(),
+        };
         let config = TextRulesConfig {
             replacements,
             spoken_punctuation: self.spoken_punctuation,
             clean_up: self.clean_up,
+            snippets,
         };
-        TextRules::new(&config)?; // fail on a bad rule now, not at the first dictation
+        TextRules::new(&config)?; // fail on a bad rule or snippet now, not at the first dictation
         Ok(config)
     }
 }

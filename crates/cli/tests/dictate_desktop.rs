@@ -2605,3 +2605,106 @@ fn live_text_arrives_while_speaking_and_its_settled_words_begin_the_final_text()
     }
     dictate.stop();
 }
+
+// ---- snippets (issue 40) ----
+
+impl Terminal {
+    /// `xterm` running a shell that reads `lines` lines into a file: a
+    /// multi-line paste as the shell saw it.
+    fn open_reading_lines(d: &Desktop, title: &str, lines: usize) -> Self {
+        let out = d.runtime_dir.join(format!("{title}.out"));
+        let _ = std::fs::remove_file(&out);
+        let partial = out.with_extension("partial");
+        let script = format!(
+            "head -n {lines} > '{}' && mv '{}' '{}'",
+            partial.display(),
+            partial.display(),
+            out.display()
+        );
+        let child = d
+            .cmd("xterm")
+            .args(["-fa", "Monospace", "-T", title, "-e", "bash", "-c", &script])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("xterm is installed (npm test installs it)");
+        let mut window = String::new();
+        wait_until("the xterm window", Duration::from_secs(30), || {
+            let found = d
+                .cmd("xdotool")
+                .args(["search", "--name", title])
+                .output()
+                .unwrap();
+            window = String::from_utf8_lossy(&found.stdout)
+                .lines()
+                .next()
+                .unwrap_or_default()
+                .to_string();
+            !window.is_empty()
+        });
+        std::thread::sleep(Duration::from_millis(800)); // its shell starts
+        d.xdotool(&["windowfocus", "--sync", &window]);
+        Self { child, out }
+    }
+}
+
+/// "Goodbye" said alone (a real recording) with a snippet for it from
+/// `--snippets-file`: the three stored lines arrive in xterm, the date and
+/// the clipboard's text filled in, and the clipboard is given back.
+#[test]
+fn a_spoken_trigger_pastes_a_multi_line_snippet_into_a_terminal() {
+    let _guard = serial();
+    let d = desktop();
+    let tmp = tempfile::tempdir().unwrap();
+    let goodbye = d.fixtures.join("goodbye.wav");
+    let ok = Command::new("ffmpeg")
+        .args(["-y", "-v", "error", "-f", "g722", "-i"])
+        .arg("/usr/share/asterisk/sounds/en_US_f_Allison/vm-goodbye.g722")
+        .args(["-ar", "16000", "-ac", "1"])
+        .arg(&goodbye)
+        .status()
+        .expect("ffmpeg")
+        .success();
+    assert!(
+        ok,
+        "the English prompt (apt install asterisk-core-sounds-en-g722; npm test does)"
+    );
+    let snippets = tmp.path().join("snippets.txt");
+    std::fs::write(
+        &snippets,
+        "# test\n== goodbye\nBest regards,\nAnna, {date}\nref: {clipboard}\n",
+    )
+    .unwrap();
+    let today = Command::new("date").arg("+%Y-%m-%d").output().unwrap();
+    let today = String::from_utf8_lossy(&today.stdout).trim().to_string();
+    let expected = format!("Best regards,\nAnna, {today}\nref: order 42");
+    let _clipboard = d.set_clipboard("order 42");
+    let dictate = Dictate::start(
+        d,
+        tmp.path(),
+        &[
+            "--output",
+            "paste",
+            "--snippets-file",
+            snippets.to_str().unwrap(),
+        ],
+    );
+    let terminal = Terminal::open_reading_lines(d, "Snippet-xterm", 3);
+    let delivered = Take::hotkey(d, &goodbye).run(&dictate);
+    assert_eq!(
+        delivered["text"].as_str().map(str::trim_end),
+        Some(expected.as_str()),
+        "{delivered}"
+    );
+    assert!(
+        delivered["raw_text"]
+            .as_str()
+            .is_some_and(|raw| raw.to_lowercase().contains("goodbye")),
+        "the engine heard the trigger: {delivered}"
+    );
+    assert_eq!(terminal.submit(d), expected);
+    wait_until("the clipboard back", Duration::from_secs(5), || {
+        d.clipboard() == "order 42"
+    });
+    dictate.stop();
+}

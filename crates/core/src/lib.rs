@@ -25,6 +25,7 @@ pub mod models;
 pub mod packing;
 pub mod panics;
 pub mod paths;
+pub mod placeholders;
 pub mod platform;
 pub mod profiles;
 pub mod settings;

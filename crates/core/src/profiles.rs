@@ -1,8 +1,8 @@
 //! Per-app profiles: rules that match the focused app (`platform::focus`)
 //! and override some dictation settings for it — how the text is delivered
 //! (a terminal pastes with Ctrl+Shift+V, xterm with Shift+Insert), the
-//! language, extra vocabulary, spoken punctuation, clean-up, the final
-//! period. The first profile whose patterns match any of the app's names
+//! language, extra vocabulary, spoken punctuation, clean-up, snippets, the
+//! final period. The first profile whose patterns match any of the app's names
 //! applies; none matching, the settings apply as they are.
 //!
 //! The terminals' profiles are built in as the settings' default list, so a
@@ -58,6 +58,11 @@ pub struct Profile {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub clean_up: Option<bool>,
+    /// `false`: snippets are not inserted in this app (their triggers stay
+    /// words).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub snippets: Option<bool>,
     /// The AI rewrite in this app, when rewriting is on: a mode's id, or
     /// `off` for none (a terminal wants the words as said).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -240,6 +245,9 @@ impl Profile {
         if let Some(on) = self.clean_up {
             rules = rules.with_clean_up(on);
         }
+        if let Some(on) = self.snippets {
+            rules = rules.with_snippets(on);
+        }
         if !self.vocabulary.is_empty() {
             rules = rules.with_vocabulary(&self.vocabulary_before(vocabulary));
         }
@@ -399,5 +407,32 @@ mod tests {
         let text = |rules: &TextRules| rules.dictation("hello comma world", false).text;
         assert_eq!(text(&base), "hello, world");
         assert_eq!(text(&profile.text_rules(&base, &[])), "hello comma world");
+    }
+
+    #[test]
+    fn a_profile_turns_snippets_off_for_its_app() {
+        let base = TextRules::new(&utter_postprocess::TextRulesConfig {
+            snippets: vec![utter_postprocess::Snippet {
+                trigger: "sign off".into(),
+                text: "Best regards,\nAnna".into(),
+                in_sentence: false,
+            }],
+            ..Default::default()
+        })
+        .unwrap();
+        let off = Profile {
+            name: "Chat".into(),
+            apps: vec!["slack".into()],
+            snippets: Some(false),
+            ..Profile::default()
+        };
+        let text = |rules: &TextRules| rules.dictation("Sign off.", false).text;
+        assert_eq!(text(&base), "Best regards,\nAnna");
+        assert_eq!(text(&off.text_rules(&base, &[])), "Sign off.");
+        let unset = Profile {
+            snippets: None,
+            ..off
+        };
+        assert_eq!(text(&unset.text_rules(&base, &[])), "Best regards,\nAnna");
     }
 }

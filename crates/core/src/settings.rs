@@ -3,10 +3,11 @@
 //! aside (never deleted) and replaced by defaults, with a notice for the UI.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
-use utter_postprocess::{TextRules, TextRulesConfig};
+use utter_postprocess::{RuleError, TextRules, TextRulesConfig};
 
 use crate::control::TriggerMode;
 use crate::dictation::defaults;
@@ -241,8 +242,18 @@ impl Settings {
 
     pub fn text_rules(&self) -> Result<TextRules, SettingsError> {
         TextRules::new(&self.text_rules)
-            .map(|rules| rules.with_vocabulary(&self.vocabulary))
-            .map_err(|e| invalid("replacements", e.to_string()))
+            .map(|rules| {
+                rules
+                    .with_vocabulary(&self.vocabulary)
+                    .with_placeholders(Arc::new(crate::placeholders::SystemValues))
+            })
+            .map_err(|e| {
+                let field = match e {
+                    RuleError::Snippet(_) => "snippets",
+                    _ => "replacements",
+                };
+                invalid(field, e.to_string())
+            })
     }
 
     pub fn profile_set(&self) -> Result<ProfileSet, SettingsError> {
@@ -444,6 +455,11 @@ mod tests {
                 }],
                 spoken_punctuation: true,
                 clean_up: true,
+                snippets: vec![utter_postprocess::Snippet {
+                    trigger: "sign off".into(),
+                    text: "Best,\nAnna".into(),
+                    in_sentence: false,
+                }],
             },
             ..Settings::default()
         };
@@ -459,6 +475,7 @@ mod tests {
         assert_eq!(json["pasteKeys"], "ctrl+v");
         assert_eq!(json["theme"], "system");
         assert_eq!(json["replacements"][0]["written"], "GitHub");
+        assert_eq!(json["snippets"][0]["text"], "Best,\nAnna");
         let loaded = load(&path);
         assert_eq!(loaded.settings, s);
         assert!(loaded.notice.is_none());

@@ -7,18 +7,23 @@
 //! Order: clean-up first (a filler must not split a rule's words), then
 //! spoken commands, then the vocabulary's sound-alike corrections, then the
 //! user's replacements (their spelling wins, and may itself contain words
-//! that sound like commands), then the first capital.
+//! that sound like commands), then the first capital, then the snippets
+//! (dictation only; their stored text is inserted as written).
 
 mod cleanup;
 mod commands;
 mod replace;
+pub mod snippets;
 pub mod sounds_like;
 mod tokens;
 pub mod vocabulary;
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 
 pub use replace::{Replacement, RuleError};
+pub use snippets::{Placeholder, PlaceholderValues, Snippet, SnippetError};
 
 /// The text rules as the user set them (part of the settings).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, ts_rs::TS)]
@@ -29,16 +34,36 @@ pub struct TextRulesConfig {
     pub spoken_punctuation: bool,
     /// Drop fillers and stuttered repeats.
     pub clean_up: bool,
+    /// Stored texts inserted by a spoken trigger (dictation only).
+    pub snippets: Vec<Snippet>,
 }
 
 /// The rules, checked and compiled once per settings change.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct TextRules {
     /// The user's vocabulary as a correction of what sounds like it.
     sounds_like: sounds_like::SoundsLike,
     replacements: Vec<replace::Compiled>,
     spoken_punctuation: bool,
     clean_up: bool,
+    snippets: snippets::Snippets,
+    /// Off for an app whose profile turns snippets off.
+    snippets_on: bool,
+    placeholders: Arc<dyn PlaceholderValues>,
+}
+
+impl Default for TextRules {
+    fn default() -> Self {
+        Self {
+            sounds_like: Default::default(),
+            replacements: Vec::new(),
+            spoken_punctuation: false,
+            clean_up: false,
+            snippets: Default::default(),
+            snippets_on: true,
+            placeholders: Arc::new(snippets::NoValues),
+        }
+    }
 }
 
 /// Text as the user gets it, and the engine's text when a rule changed it.
@@ -46,13 +71,23 @@ pub struct TextRules {
 pub struct Processed {
     pub text: String,
     pub raw: Option<String>,
+    /// The triggers of the snippets inserted (their text is to arrive as
+    /// stored: the AI rewrite leaves such a dictation alone).
+    pub snippets: Vec<String>,
+    /// Placeholders of an inserted snippet that had no value ("the
+    /// clipboard holds no text"), to be told to the user.
+    pub unavailable: Vec<Placeholder>,
 }
 
 impl Processed {
     fn new(raw: &str, text: String) -> Self {
         let raw = raw.trim();
         let raw = (text != raw).then(|| raw.to_string());
-        Self { text, raw }
+        Self {
+            text,
+            raw,
+            ..Self::default()
+        }
     }
 }
 
@@ -65,11 +100,25 @@ impl TextRules {
             .map(|(i, r)| replace::Compiled::new(i, r))
             .collect::<Result<_, _>>()?;
         Ok(Self {
-            sounds_like: Default::default(),
             replacements,
             spoken_punctuation: config.spoken_punctuation,
             clean_up: config.clean_up,
+            snippets: snippets::Snippets::new(&config.snippets)?,
+            ..Self::default()
         })
+    }
+
+    /// The rules with snippets on or off (a per-app profile's choice).
+    pub fn with_snippets(mut self, on: bool) -> Self {
+        self.snippets_on = on;
+        self
+    }
+
+    /// Where a snippet's `{date}`, `{time}` and `{clipboard}` get their
+    /// values (without this, none have one).
+    pub fn with_placeholders(mut self, values: Arc<dyn PlaceholderValues>) -> Self {
+        self.placeholders = values;
+        self
     }
 
     /// The rules, with stretches of text that sound like an entry of
@@ -114,7 +163,18 @@ impl TextRules {
             }
             text = tokens::render(&tokens);
         }
-        Processed::new(raw, text)
+        let inserted = self
+            .snippets_on
+            .then(|| self.snippets.apply(&text, self.placeholders.as_ref()))
+            .flatten();
+        match inserted {
+            Some(inserted) => Processed {
+                snippets: inserted.triggers,
+                unavailable: inserted.unavailable,
+                ..Processed::new(raw, inserted.text)
+            },
+            None => Processed::new(raw, text),
+        }
     }
 
     /// One segment of a file transcript: replacements and clean-up, no
@@ -166,6 +226,7 @@ mod tests {
                 .collect(),
             spoken_punctuation,
             clean_up,
+            snippets: Vec::new(),
         })
         .unwrap()
     }
@@ -238,6 +299,63 @@ mod tests {
                 .text,
             "yes comma no"
         );
+    }
+
+    #[derive(Debug)]
+    struct Today;
+
+    impl PlaceholderValues for Today {
+        fn value(&self, placeholder: Placeholder) -> Option<String> {
+            (placeholder == Placeholder::Date).then(|| "2026-12-03".into())
+        }
+    }
+
+    fn with_snippets() -> TextRules {
+        TextRules::new(&TextRulesConfig {
+            spoken_punctuation: true,
+            clean_up: true,
+            snippets: vec![
+                Snippet {
+                    trigger: "my address".into(),
+                    text: "12 Main Street\nSpringfield".into(),
+                    in_sentence: true,
+                },
+                Snippet {
+                    trigger: "sign off".into(),
+                    text: "Best regards,\nAnna ({date})".into(),
+                    in_sentence: false,
+                },
+            ],
+            ..TextRulesConfig::default()
+        })
+        .unwrap()
+        .with_placeholders(Arc::new(Today))
+    }
+
+    #[test]
+    fn a_snippet_alone_or_in_a_sentence_after_the_other_rules() {
+        let r = with_snippets();
+        let p = r.dictation("Um, sign off.", false);
+        assert_eq!(p.text, "Best regards,\nAnna (2026-12-03)");
+        assert_eq!(p.raw.as_deref(), Some("Um, sign off."));
+        assert_eq!(p.snippets, ["sign off"]);
+        let p = r.dictation("Ship it to uh my address comma please", true);
+        assert_eq!(p.text, "ship it to 12 Main Street\nSpringfield, please");
+        assert_eq!(p.snippets, ["my address"]);
+        // Not a trigger: the words stay.
+        let p = r.dictation("Please sign off on it.", false);
+        assert_eq!(p.text, "Please sign off on it.");
+        assert!(p.snippets.is_empty());
+        // File transcripts never insert snippets.
+        assert_eq!(r.transcript("Sign off.").text, "Sign off.");
+    }
+
+    #[test]
+    fn snippets_turned_off_leave_the_trigger_as_words() {
+        let r = with_snippets().with_snippets(false);
+        let p = r.dictation("Sign off.", false);
+        assert_eq!(p.text, "Sign off.");
+        assert!(p.snippets.is_empty());
     }
 
     #[test]

@@ -26,6 +26,8 @@ pub enum RuleError {
         pattern: String,
         why: String,
     },
+    #[error(transparent)]
+    Snippet(#[from] crate::SnippetError),
 }
 
 /// A rule ready to apply.

@@ -168,16 +168,16 @@ fn matches(entry: &Entry, span: &[Word]) -> Option<usize> {
 
 /// A word of the transcript: the letters between its punctuation.
 #[derive(Debug)]
-struct Word {
+pub(crate) struct Word {
     /// The word without leading/trailing punctuation (hyphens inside kept).
-    core: String,
-    letters: String,
-    core_start: usize,
-    core_end: usize,
-    ends_clause: bool,
+    pub core: String,
+    pub letters: String,
+    pub core_start: usize,
+    pub core_end: usize,
+    pub ends_clause: bool,
 }
 
-fn split_words(text: &str) -> Vec<Word> {
+pub(crate) fn split_words(text: &str) -> Vec<Word> {
     let mut words = Vec::new();
     let mut at = 0;
     for piece in text.split_inclusive(char::is_whitespace) {
@@ -205,7 +205,7 @@ fn split_words(text: &str) -> Vec<Word> {
 }
 
 /// Lower-case letters and digits only.
-fn letters(s: &str) -> String {
+pub(crate) fn letters(s: &str) -> String {
     s.chars()
         .filter(|c| c.is_alphanumeric())
         .flat_map(char::to_lowercase)
@@ -259,7 +259,7 @@ pub(crate) fn key(s: &str) -> String {
     collapsed
 }
 
-fn edit_distance(a: &[u8], b: &[u8]) -> usize {
+pub(crate) fn edit_distance(a: &[u8], b: &[u8]) -> usize {
     let mut prev: Vec<usize> = (0..=b.len()).collect();
     for (i, x) in a.iter().enumerate() {
         let mut cur = vec![i + 1];

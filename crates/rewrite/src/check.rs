@@ -19,6 +19,23 @@ pub fn length_limit(input_chars: usize) -> usize {
     input_chars * LENGTH_FACTOR + LENGTH_SLACK
 }
 
+/// Characters per token that the token cap assumes: English runs about four
+/// a token, so an answer as long as [`length_limit`] allows fits twice over;
+/// Chinese or Japanese (about one a token) still fits up to the input's
+/// length again plus the slack.
+const CHARS_PER_TOKEN: usize = 2;
+/// Tokens added for a reasoning model's hidden thinking (a `<think>` block,
+/// or a hosted model's reasoning tokens, which count against the cap too).
+const THINKING_TOKENS: usize = 512;
+
+/// The `max_tokens` sent with a request whose visible answer may be
+/// `max_chars` long. Without one a small local model can loop for minutes
+/// after Utter has given up on it (SmolLM2 ran 1,980 tokens, 490 s); the
+/// server stops at the cap even when nobody reads the answer.
+pub fn token_cap(max_chars: usize) -> usize {
+    max_chars.div_ceil(CHARS_PER_TOKEN) + THINKING_TOKENS
+}
+
 /// How to judge one answer.
 #[derive(Debug, Clone)]
 pub struct Rules<'a> {

@@ -8,7 +8,10 @@
 //! channel; the caller waits on the channel until the deadline and no longer.
 //! (reqwest's blocking timeout applies to each read, so a server trickling a
 //! token now and then could outlast it.) A caller that stops listening drops
-//! the channel: the worker's next send fails and it drops the connection.
+//! the channel: the worker's next send fails and it drops the connection,
+//! so a streaming server learns within a token that nobody is reading; a
+//! server still reading the prompt (sending nothing) is cut off by the
+//! worker's own timeout, [`WORKER_SLACK`] after the deadline.
 
 use std::io::{BufRead, BufReader, Read};
 use std::sync::mpsc::{self, RecvTimeoutError, Sender};
@@ -23,9 +26,10 @@ use crate::keys::ApiKey;
 use crate::sse;
 use crate::Notice;
 
-/// The worker's own timeout runs this much past the caller's deadline, so the
-/// caller's deadline decides and the worker still ends soon after it.
-const WORKER_SLACK: Duration = Duration::from_millis(500);
+/// The worker's own timeout (reqwest's total timeout: connect, headers and
+/// body) runs this much past the caller's deadline, so the caller's deadline
+/// decides and the connection still closes right after it.
+const WORKER_SLACK: Duration = Duration::from_millis(100);
 /// The most of an error body or a non-streamed answer read.
 const BODY_MAX: u64 = 1 << 20;
 /// The longest server message quoted in a notice.

@@ -78,7 +78,7 @@ pub enum Notice {
     Unreadable { detail: String },
     #[error("The model's answer was empty.")]
     EmptyAnswer,
-    #[error("The model's answer was cut off before its end.")]
+    #[error("The model's answer ran past the length allowed for this text and was cut off.")]
     Truncated,
     #[error("The model's answer was far longer than what you said ({answer_chars} characters for {input_chars}).")]
     TooLong { answer_chars: u64, input_chars: u64 },

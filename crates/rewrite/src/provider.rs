@@ -118,6 +118,18 @@ impl ProviderKind {
     pub fn is_local(self) -> bool {
         self.key_use() == KeyUse::Never
     }
+
+    /// The request field that caps the answer's tokens. OpenAI refuses
+    /// `max_tokens` for its reasoning models ("use max_completion_tokens
+    /// instead"), and Groq documents it as deprecated; the local servers,
+    /// OpenRouter and Anthropic's compatibility layer read `max_tokens`, as
+    /// does most of what a custom URL can point at.
+    pub fn token_cap_field(self) -> &'static str {
+        match self {
+            Self::OpenAi | Self::Groq => "max_completion_tokens",
+            _ => "max_tokens",
+        }
+    }
 }
 
 /// One provider as the Settings page lists it.

@@ -147,7 +147,7 @@ impl Rewriter {
                         .map_err(|e| Notice::NotConfigured {
                             reason: e.to_string(),
                         })?;
-                let body = request_body(&provider.model, prompt);
+                let body = request_body(provider, prompt, check::token_cap(rules.max_chars));
                 self.http
                     .stream_chat(url, key, body, provider.time_budget(), rules)
             })
@@ -210,14 +210,18 @@ fn key_to_send<'a>(
     }
 }
 
-fn request_body(model: &str, prompt: &Prompt) -> Vec<u8> {
-    serde_json::to_vec(&serde_json::json!({
-        "model": model.trim(),
+/// The chat request, with a token cap so that the server stops by itself
+/// (also when Utter has closed the connection at its deadline and a server
+/// does not notice until it next writes).
+fn request_body(provider: &ProviderConfig, prompt: &Prompt, max_tokens: usize) -> Vec<u8> {
+    let mut body = serde_json::json!({
+        "model": provider.model.trim(),
         "stream": true,
         "messages": [
             {"role": "system", "content": prompt.system},
             {"role": "user", "content": prompt.user},
         ],
-    }))
-    .expect("a JSON value serializes")
+    });
+    body[provider.kind.token_cap_field()] = max_tokens.into();
+    serde_json::to_vec(&body).expect("a JSON value serializes")
 }

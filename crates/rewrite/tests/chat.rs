@@ -82,6 +82,58 @@ fn a_streamed_rewrite_arrives_with_the_mode_prompt_and_vocabulary_sent() {
     assert!(system.contains("Ana, Kubernetes"), "{system}");
     assert_eq!(body["messages"][1]["role"], "user");
     assert_eq!(body["messages"][1]["content"], SAID);
+    assert!(body["max_tokens"].as_u64().is_some(), "{body}");
+}
+
+#[test]
+fn every_request_caps_its_tokens_in_proportion_to_the_input() {
+    let server = server(good_answer);
+    let key = ApiKey::new("sk-test-123").unwrap();
+    let long = SAID.repeat(20);
+    let mut caps = Vec::new();
+    for (kind, field) in [
+        (ProviderKind::LlamaCpp, "max_tokens"),
+        (ProviderKind::Ollama, "max_tokens"),
+        (ProviderKind::Anthropic, "max_tokens"),
+        (ProviderKind::OpenAi, "max_completion_tokens"),
+        (ProviderKind::Groq, "max_completion_tokens"),
+    ] {
+        let config = config(&server, kind, 5_000);
+        for said in [SAID, long.as_str()] {
+            rewriter().rewrite(&config, Some(&key), "clean-up", said, &[]);
+            let body = body(&server, server.received().len() - 1);
+            let cap = body[field]
+                .as_u64()
+                .unwrap_or_else(|| panic!("{kind:?} sends {field}: {body}"));
+            let other = if field == "max_tokens" {
+                "max_completion_tokens"
+            } else {
+                "max_tokens"
+            };
+            assert!(body.get(other).is_none(), "{kind:?} sends one cap: {body}");
+            caps.push((said.len(), cap));
+        }
+        // A command without a selection has nothing to measure: the longest answer.
+        rewriter().command(&config, Some(&key), "write a haiku", None, &[]);
+        let cap = body(&server, server.received().len() - 1)[field]
+            .as_u64()
+            .unwrap();
+        assert!((1_000..=4_000).contains(&cap), "{kind:?}: {cap}");
+    }
+    let (short, long) = (caps[0], caps[1]);
+    // Room for an answer three times the input with thinking, and no more
+    // than a token per allowed character.
+    for (chars, cap) in [short, long] {
+        let chars = chars as u64;
+        assert!(
+            cap >= chars && cap <= chars * 3 + 200 + 512,
+            "{chars} chars: cap {cap}"
+        );
+    }
+    assert!(
+        long.1 - short.1 >= (long.0 - short.0) as u64,
+        "the cap grows with the input: {caps:?}"
+    );
 }
 
 #[test]

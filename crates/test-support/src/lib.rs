@@ -11,6 +11,8 @@
 //!   through DevTools, for paste and typing tests into a browser.
 //! - [`desktop`] (Unix): an Xvfb display and a PulseAudio virtual microphone
 //!   that a test can kill, as a logout does.
+//! - [`llm`] (Unix): a real llama.cpp server with a small real model, for
+//!   the AI rewrite's tests against a real server.
 
 pub mod chat;
 #[cfg(unix)]
@@ -18,3 +20,5 @@ pub mod chromium;
 #[cfg(unix)]
 pub mod desktop;
 pub mod http;
+#[cfg(unix)]
+pub mod llm;

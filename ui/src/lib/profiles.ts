@@ -12,7 +12,7 @@ export const PROFILES_MAX = 100;
 
 /** The settings a profile may override, each absent when unset. */
 export const OVERRIDES = [
-  'output', 'pasteKeys', 'trailingSpace', 'finalPeriod', 'language', 'spokenPunctuation', 'cleanUp', 'rewrite',
+  'output', 'pasteKeys', 'trailingSpace', 'finalPeriod', 'language', 'spokenPunctuation', 'cleanUp', 'snippets', 'rewrite',
 ] as const;
 export type Override = (typeof OVERRIDES)[number];
 
@@ -166,6 +166,7 @@ export function overrideSummary(p: Profile, mac: boolean): string {
   if (words > 0) parts.push(words === 1 ? '1 word' : `${words} words`);
   if (p.spokenPunctuation !== undefined) parts.push(`spoken punctuation ${p.spokenPunctuation ? 'on' : 'off'}`);
   if (p.cleanUp !== undefined) parts.push(p.cleanUp ? 'fillers removed' : 'fillers kept');
+  if (p.snippets !== undefined) parts.push(p.snippets ? 'snippets on' : 'no snippets');
   if (p.rewrite !== undefined) parts.push(p.rewrite === 'off' ? 'no AI rewrite' : `AI: ${p.rewrite}`);
   return parts.length ? parts.join(' · ') : 'changes nothing yet';
 }

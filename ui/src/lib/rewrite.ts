@@ -74,7 +74,7 @@ export function noticeText(n: Notice): string {
     case 'empty-answer':
       return "The model's answer was empty.";
     case 'truncated':
-      return "The model's answer was cut off before its end.";
+      return "The model's answer ran past the length allowed for this text and was cut off.";
     case 'too-long':
       return `The model's answer was far longer than what you said (${n.answerChars} characters for ${n.inputChars}).`;
     case 'refusal':

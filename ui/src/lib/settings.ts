@@ -3,7 +3,7 @@
 // still has the last word), the language list, and the sensitivity scale.
 
 import { pasteKeysProblem } from './platform';
-import type { Settings, Status } from './types';
+import type { Settings, Snippet, Status } from './types';
 
 export interface FieldError {
   field: keyof Settings;
@@ -67,8 +67,32 @@ export function validateSettings(s: Settings, mac = false): FieldError | null {
   if (blankRule >= 0) {
     return { field: 'replacements', message: `Rule ${blankRule + 1}: say what is heard, or remove the rule.` };
   }
+  const snippet = snippetProblem(s.snippets);
+  if (snippet) return { field: 'snippets', message: snippet };
   if (s.inputDevice === '') {
     return { field: 'inputDevice', message: 'Choose a microphone.' };
+  }
+  return null;
+}
+
+/** Placeholders a snippet's text may hold (crates/postprocess/src/snippets.rs). */
+const PLACEHOLDERS = ['date', 'time', 'clipboard'];
+
+/** Mirrors the snippet checks of crates/postprocess/src/snippets.rs. */
+export function snippetProblem(snippets: Snippet[]): string | null {
+  const seen = new Map<string, string>();
+  for (const [i, s] of snippets.entries()) {
+    const letters = s.trigger.toLowerCase().replace(/[^\p{L}\p{N}]/gu, '');
+    if (!letters) return `Snippet ${i + 1}: say what triggers it, or remove it.`;
+    if (!s.text.trim()) return `“${s.trigger.trim()}”: write the text it inserts.`;
+    const unknown = [...s.text.matchAll(/\{([a-z_]+)\}/g)].find((m) => !PLACEHOLDERS.includes(m[1]));
+    if (unknown) return `“${s.trigger.trim()}”: {${unknown[1]}} is not a placeholder (use {date}, {time} or {clipboard}).`;
+    if (s.inSentence && s.trigger.trim().split(/\s+/).length < 2) {
+      return `“${s.trigger.trim()}”: a trigger used inside sentences needs two words or more.`;
+    }
+    const same = seen.get(letters);
+    if (same !== undefined) return `“${same}” and “${s.trigger.trim()}” are the same trigger.`;
+    seen.set(letters, s.trigger.trim());
   }
   return null;
 }

@@ -12,6 +12,7 @@ export type { OutputMethod } from './generated/OutputMethod';
 export type { PasteKeys } from './generated/PasteKeys';
 export type { Theme } from './generated/Theme';
 export type { Replacement } from './generated/Replacement';
+export type { Snippet } from './generated/Snippet';
 export type { UpdateInfo } from './generated/UpdateInfo';
 export type { InputDevice as Device } from './generated/InputDevice';
 export type { ComputeDevice } from './generated/ComputeDevice';

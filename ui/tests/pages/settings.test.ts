@@ -135,6 +135,13 @@ describe('settings', () => {
     await page.getByTestId('rule-regex').nth(1).check();
     await page.getByTestId('spoken-punctuation').check();
     await page.getByTestId('clean-up').check();
+    // A snippet: caught without its trigger, then saved with several lines.
+    await page.getByTestId('snippet-add').click();
+    await page.getByTestId('settings-save').click();
+    expect(await page.getByTestId('error-snippets').textContent()).toContain('Snippet 1');
+    await page.getByTestId('snippet-trigger').fill('my address');
+    await page.getByTestId('snippet-text').fill('12 Main Street\nSpringfield\n{date}');
+    await page.getByTestId('snippet-in-sentence').check();
     await shot(page, 'settings-your-words');
     await page.getByTestId('settings-save').click();
     const [save] = await waitForCall(page, 'save_settings');
@@ -146,6 +153,7 @@ describe('settings', () => {
           { heard: 'get hub', written: 'GitHub', regex: false },
           { heard: '(\\d+) percent', written: '$1%', regex: true },
         ],
+        snippets: [{ trigger: 'my address', text: '12 Main Street\nSpringfield\n{date}', inSentence: true }],
         spokenPunctuation: true,
         cleanUp: true,
       },

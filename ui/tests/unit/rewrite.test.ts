@@ -59,7 +59,7 @@ describe('noticeText (the Rust Display texts of crates/rewrite/src/outcome.rs)',
       "The server's answer could not be read (not JSON); check the server address.",
     ],
     [{ kind: 'empty-answer' }, "The model's answer was empty."],
-    [{ kind: 'truncated' }, "The model's answer was cut off before its end."],
+    [{ kind: 'truncated' }, "The model's answer ran past the length allowed for this text and was cut off."],
     [
       { kind: 'too-long', answerChars: 900, inputChars: 20 },
       "The model's answer was far longer than what you said (900 characters for 20).",

@@ -5,6 +5,7 @@ import {
   languageOptions,
   parseShellError,
   sensitivityFromThreshold,
+  snippetProblem,
   thresholdFromSensitivity,
   validateSettings,
 } from '../../src/lib/settings';
@@ -12,6 +13,26 @@ import type { Settings } from '../../src/lib/types';
 import { defaultSettings } from '../builders';
 
 const defaults: Settings = defaultSettings();
+
+describe('snippetProblem (mirror of crates/postprocess/src/snippets.rs)', () => {
+  const snippet = (trigger: string, text: string, inSentence = false) => ({ trigger, text, inSentence });
+
+  it('accepts multi-line texts with placeholders and other braces', () => {
+    expect(snippetProblem([snippet('my address', '12 Main St\nSpringfield\n{date} {time}'), snippet('main fn', 'fn main() {}')])).toBeNull();
+    expect(snippetProblem([snippet('my address', 'x', true)])).toBeNull();
+  });
+
+  it.each([
+    [[snippet(' ', 'x')], 'Snippet 1: say what triggers it'],
+    [[snippet('sign off', '  \n ')], 'write the text it inserts'],
+    [[snippet('sign off', 'on {today}')], '{today} is not a placeholder'],
+    [[snippet('thanks', 'Thank you!', true)], 'two words or more'],
+    [[snippet('my address', 'a'), snippet('My-Address', 'b')], 'are the same trigger'],
+  ])('refuses %j', (snippets, message) => {
+    expect(snippetProblem(snippets)).toContain(message);
+    expect(validateSettings({ ...defaultSettings(), snippets })?.field).toBe('snippets');
+  });
+});
 
 describe('validateSettings (mirror of the shell)', () => {
   it('accepts the defaults', () => {

@@ -84,7 +84,7 @@ pub fn recover_unfinished(
                 continue;
             }
         };
-        let Processed { text, raw } = recovered(&wav, &transcript, rules);
+        let Processed { text, raw, .. } = recovered(&wav, &transcript, rules);
         emit(DictationEvent::Recovered {
             audio_path: wav.display().to_string(),
             text,

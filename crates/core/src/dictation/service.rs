@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{never, select, Receiver};
-use utter_postprocess::{continues_sentence, Processed, TextRules};
+use utter_postprocess::{continues_sentence, Placeholder, Processed, TextRules};
 
 use crate::audio::capture::{Capture, CaptureError, CaptureEvent};
 use crate::audio::wav::WavRecorder;
@@ -710,12 +710,20 @@ impl<E: FnMut(DictationEvent)> Service<E> {
             .is_some_and(|t| t.elapsed() < CONTINUE_SENTENCE_WITHIN)
             && continues_sentence(&self.last_text);
         let profile = d.profile();
-        let Processed { text, raw } = match profile {
+        let Processed {
+            text,
+            raw,
+            snippets,
+            unavailable,
+        } = match profile {
             Some(p) => p
                 .text_rules(&self.config.text_rules, &self.config.dictation.vocabulary)
                 .dictation(&d.text(), continues),
             None => self.config.text_rules.dictation(&d.text(), continues),
         };
+        if !unavailable.is_empty() {
+            self.notice(Some(placeholders_missing(&snippets, &unavailable)));
+        }
         let text = match profile {
             Some(p) => p.finish_text(text),
             None => text,
@@ -724,9 +732,10 @@ impl<E: FnMut(DictationEvent)> Service<E> {
             let selection = selection.clone();
             return self.command_ready(d, selection, text, raw);
         }
-        // A partial text (the engine failed) is delivered as it is.
+        // A partial text (the engine failed) is delivered as it is, and a
+        // snippet's stored text as stored.
         let mode = match (&self.config.rewrite, d.failed()) {
-            (Some(step), None) if !text.trim().is_empty() => {
+            (Some(step), None) if !text.trim().is_empty() && snippets.is_empty() => {
                 rewrite_mode(step, profile).map(|mode| (step, mode))
             }
             _ => None,
@@ -912,6 +921,21 @@ pub fn run(
         }
         service.tick();
     }
+}
+
+/// What the user is told when a snippet's placeholder had no value.
+fn placeholders_missing(triggers: &[String], unavailable: &[Placeholder]) -> String {
+    let names: Vec<String> = unavailable.iter().map(Placeholder::to_string).collect();
+    let why = if unavailable.contains(&Placeholder::Clipboard) {
+        " (the clipboard held no text)"
+    } else {
+        ""
+    };
+    format!(
+        "The snippet \"{}\" was inserted without {}{why}.",
+        triggers.join("\", \""),
+        names.join(", ")
+    )
 }
 
 #[cfg(test)]

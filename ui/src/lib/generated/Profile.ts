@@ -26,6 +26,11 @@ language?: string,
  */
 vocabulary?: Array<string>, spokenPunctuation?: boolean, cleanUp?: boolean, 
 /**
+ * `false`: snippets are not inserted in this app (their triggers stay
+ * words).
+ */
+snippets?: boolean, 
+/**
  * The AI rewrite in this app, when rewriting is on: a mode's id, or
  * `off` for none (a terminal wants the words as said).
  */

@@ -6,6 +6,7 @@ import type { PasteKeys } from "./PasteKeys";
 import type { Profile } from "./Profile";
 import type { Replacement } from "./Replacement";
 import type { RewriteConfig } from "./RewriteConfig";
+import type { Snippet } from "./Snippet";
 import type { Theme } from "./Theme";
 import type { TriggerMode } from "./TriggerMode";
 
@@ -68,4 +69,8 @@ spokenPunctuation: boolean,
 /**
  * Drop fillers and stuttered repeats.
  */
-cleanUp: boolean, };
+cleanUp: boolean, 
+/**
+ * Stored texts inserted by a spoken trigger (dictation only).
+ */
+snippets: Array<Snippet>, };
