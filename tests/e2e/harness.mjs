@@ -178,6 +178,42 @@ function appPids(configDir) {
   return procsWith('environ', `UTTER_CONFIG_DIR=${configDir}\0`);
 }
 
+/** The app's process tree (the app, its WebKit processes, engine and VAD workers),
+ *  found by its config dir, each as { pid, comm }. */
+export function appProcesses(configDir) {
+  return appPids(configDir).map((pid) => {
+    let comm = '';
+    try {
+      comm = readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
+    } catch {
+      /* gone */
+    }
+    return { pid, comm };
+  }).filter((p) => p.comm);
+}
+
+/** A private D-Bus session bus (the single-instance hand-over uses one); returns its address. */
+export function sessionBus(d) {
+  const bus = spawn('dbus-daemon', ['--session', '--nofork', '--print-address=1'], {
+    env: d.env,
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
+  children.push(bus);
+  return new Promise((resolve, reject) => {
+    let out = '';
+    bus.stdout.on('data', (b) => {
+      out += b;
+      if (out.includes('\n')) resolve(out.trim());
+    });
+    bus.once('exit', (code) => reject(new Error(`dbus-daemon exited (${code})`)));
+  });
+}
+
+/** Asks an X11 window to close as a window manager's close button does (WM_DELETE_WINDOW). */
+export function closeWindow(d, window) {
+  d.run('python3', [join(import.meta.dirname, '..', 'support', 'x11_close_window.py'), window]);
+}
+
 /** Processes whose /proc/PID/`file` contains `needle`. */
 function procsWith(file, needle) {
   const out = [];
