@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Benchmark (not a test): what the desktop app costs at rest, the way users pay it.
 
-    flock -x /tmp/utter-cpu.lock python3 tests/bench/app_footprint.py [IDLE_SECONDS]
+    flock -x /tmp/utter-cpu.lock python3 tests/bench/app_footprint.py [IDLE_SECONDS] [--no-unload]
 
 Starts the real `utter-app` (UTTER_APP_BIN, default the release build) with default
 settings on an Xvfb display, a PulseAudio virtual microphone and a private D-Bus
@@ -24,7 +24,9 @@ models directory (UTTER_MODELS_DIR or ~/.local/share/utter/models).
 """
 import json, os, shutil, subprocess, sys, tempfile, time
 
-IDLE_S = float(sys.argv[1]) if len(sys.argv) > 1 else 30.0
+ARGS = [a for a in sys.argv[1:] if not a.startswith("--")]
+IDLE_S = float(ARGS[0]) if ARGS else 30.0
+UNLOAD = "--no-unload" not in sys.argv
 SETTLE_S = 10.0
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TARGET = os.environ.get("CARGO_TARGET_DIR", os.path.expanduser("~/.cache/utter/target"))
@@ -38,7 +40,11 @@ os.makedirs(runtime, mode=0o700)
 display = ":93"
 while os.path.exists(f"/tmp/.X11-unix/X{display[1:]}"):
     display = f":{int(display[1:]) + 1}"
-base_env = dict(os.environ, DISPLAY=display, XDG_RUNTIME_DIR=runtime, UTTER_UPDATE_CHECK="0", RUST_LOG="info")
+# The user's models (the app's own dirs are fresh, and XDG_DATA_HOME moves with them).
+MODELS = os.environ.get("UTTER_MODELS_DIR") or os.path.join(
+    os.environ.get("XDG_DATA_HOME") or os.path.expanduser("~/.local/share"), "utter", "models")
+base_env = dict(os.environ, DISPLAY=display, XDG_RUNTIME_DIR=runtime, UTTER_UPDATE_CHECK="0", RUST_LOG="info",
+                UTTER_MODELS_DIR=MODELS)
 base_env.pop("UTTER_ENGINE_THREADS", None)
 helpers = []
 
@@ -201,6 +207,8 @@ try:
     app, _ = start(os.path.join(tmp, "autostart"), "--hidden")
     rows.append(("started `--hidden` (autostart)", measure(app)))
     stop(app)
+    if not UNLOAD:
+        raise StopIteration
     app, _ = start(os.path.join(tmp, "unload"), "--hidden",
                    settings={"version": 1, "engineIdleUnloadMinutes": 1})
     ready = time.monotonic()
@@ -209,6 +217,8 @@ try:
     unloaded_after = time.monotonic() - ready
     rows.append((f"`--hidden`, model unloaded ({unloaded_after:.0f} s after start, setting 1 min)", measure(app)))
     stop(app)
+except StopIteration:
+    pass
 finally:
     for p in reversed(helpers):
         p.terminate()

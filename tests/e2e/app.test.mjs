@@ -7,7 +7,7 @@ import { cpSync, existsSync, readFileSync, readdirSync, writeFileSync, mkdirSync
 import { join } from 'node:path';
 import { spawn, spawnSync } from 'node:child_process';
 import {
-  APP_BIN, LIBRIVOX, MODELS_DIR, appDirs, appProcesses, attrs, closeWindow, pasteTarget, sessionBus, stopAll, byTestId, desktop, invoke, launch, librivoxTruth, modelServer, sleep, waitFor, wordErrorRate,
+  APP_BIN, LIBRIVOX, MODELS_DIR, appDirs, appProcesses, attrs, closeWindow, pasteTarget, sessionBus, stopAll, testModels, byTestId, desktop, invoke, launch, librivoxTruth, modelServer, sleep, waitFor, wordErrorRate,
 } from './harness.mjs';
 
 const SHOTS = process.env.UTTER_SCREENSHOTS; // set to save page screenshots (docs/screenshots)
@@ -332,7 +332,7 @@ function directEnv(dirs, extra = {}) {
     UTTER_CONFIG_DIR: dirs.config,
     UTTER_DATA_DIR: dirs.data,
     UTTER_CACHE_DIR: dirs.cache,
-    UTTER_MODELS_DIR: MODELS_DIR,
+    UTTER_MODELS_DIR: testModels(d),
     XDG_DATA_HOME: dirs.xdgData,
     XDG_CONFIG_HOME: dirs.xdgConfig,
     RUST_LOG: 'info',
