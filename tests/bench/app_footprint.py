@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Benchmark (not a test): what the desktop app costs at rest, the way users pay it.
 
-    flock -x /tmp/utter-cpu.lock python3 tests/bench/app_footprint.py [IDLE_SECONDS] [--no-unload]
+    flock -x /tmp/utter-cpu.lock python3 tests/bench/app_footprint.py [IDLE_SECONDS] [--no-unload] [--tray-only]
 
 Starts the real `utter-app` (UTTER_APP_BIN, default the release build) with default
 settings on an Xvfb display, a PulseAudio virtual microphone and a private D-Bus
@@ -200,6 +200,9 @@ try:
     if app.poll() is not None:
         raise SystemExit("the app exited when its window was closed")
     rows.append(("closed to the tray", measure(app)))
+    if "--tray-only" in sys.argv:
+        stop(app)
+        raise StopIteration
     subprocess.run([APP], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=30)
     wait_until("the window to reopen", lambda: main_window() is not None)
     rows.append(("reopened (second launch)", measure(app)))
