@@ -72,7 +72,6 @@ fn main() {
                 if window.label() == main_window::LABEL && !main_window::closes_to_tray(app) {
                     app.exit(0);
                 }
-                main_window::release_memory();
             }
         })
         .invoke_handler(tauri::generate_handler![

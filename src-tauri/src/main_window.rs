@@ -53,17 +53,6 @@ fn build(app: &AppHandle) -> tauri::Result<WebviewWindow> {
     Ok(window)
 }
 
-/// Hands the heap the destroyed webview's objects freed back to the OS.
-/// glibc keeps freed memory in its arenas, so without this the app's PSS
-/// in the tray stays near what it was with the window open.
-pub fn release_memory() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: malloc_trim only walks glibc's own arenas; any thread may call it.
-    unsafe {
-        libc::malloc_trim(0);
-    }
-}
-
 /// Whether closing the window should keep Utter running in the tray (and
 /// so let the window, and its webview, go).
 pub fn closes_to_tray(app: &AppHandle) -> bool {
