@@ -8,6 +8,7 @@ mod commands;
 mod error;
 mod forward;
 mod logging;
+mod main_window;
 mod overlay;
 mod tray;
 mod updates;
@@ -26,7 +27,7 @@ fn main() {
     tauri::Builder::default()
         // A second launch focuses the running app instead of fighting it for the hotkey.
         .plugin(tauri_plugin_single_instance::init(|app, _args, _cwd| {
-            show_main(app);
+            main_window::open(app);
         }))
         .plugin(tauri_plugin_autostart::init(
             tauri_plugin_autostart::MacosLauncher::LaunchAgent,
@@ -53,10 +54,9 @@ fn main() {
             app.manage(core);
             tray::create(app.handle())?;
             updates::check_at_start(app.handle());
-            if std::env::args().any(|a| a == "--hidden") {
-                if let Some(w) = app.get_webview_window("main") {
-                    w.hide()?;
-                }
+            // Started by autostart: straight to the tray, no webview at all.
+            if !std::env::args().any(|a| a == "--hidden") {
+                main_window::open_now(app.handle());
             }
             tracing::info!(
                 "tray ready {} ms after start",
@@ -65,11 +65,12 @@ fn main() {
             Ok(())
         })
         .on_window_event(|window, event| {
-            // Closing the main window keeps Utter in the tray (quit from the tray menu).
-            if let tauri::WindowEvent::CloseRequested { api, .. } = event {
-                if window.label() == "main" && tray::available(window.app_handle()) {
-                    api.prevent_close();
-                    let _ = window.hide();
+            // Closing the main window destroys it (and its WebKit process); with a tray
+            // Utter stays there (quit from the tray menu), without one it quits.
+            if let tauri::WindowEvent::Destroyed = event {
+                let app = window.app_handle();
+                if window.label() == main_window::LABEL && !main_window::closes_to_tray(app) {
+                    app.exit(0);
                 }
             }
         })
@@ -123,18 +124,14 @@ fn main() {
         ])
         .build(tauri::generate_context!())
         .expect("error while building the Tauri application")
-        .run(|app, event| {
-            if let tauri::RunEvent::Exit = event {
-                // Finish a dictation in progress before the process goes.
-                app.state::<App>().shutdown();
-            }
+        .run(|app, event| match event {
+            // The last window closed (`code: None`; the tray's Quit exits with a code):
+            // Utter lives on in the tray.
+            tauri::RunEvent::ExitRequested {
+                code: None, api, ..
+            } if main_window::closes_to_tray(app) => api.prevent_exit(),
+            // Finish a dictation in progress before the process goes.
+            tauri::RunEvent::Exit => app.state::<App>().shutdown(),
+            _ => {}
         });
-}
-
-pub fn show_main(app: &tauri::AppHandle) {
-    if let Some(w) = app.get_webview_window("main") {
-        let _ = w.unminimize();
-        let _ = w.show();
-        let _ = w.set_focus();
-    }
 }

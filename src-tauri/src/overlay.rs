@@ -1,8 +1,13 @@
 //! The recording overlay: a small always-on-top window near the bottom of the
-//! screen while recording or transcribing. It is created on first use (each
-//! window costs a WebKit process, ~200 MB, so none while Utter only sits in
-//! the tray), unfocusable, and is only ever shown, never focused, so the app
-//! being dictated into keeps focus.
+//! screen while recording or transcribing. It is created on first use and
+//! destroyed once it has been hidden for [`LINGER`] (each webview costs a
+//! WebKit web process, ~100 MB PSS, so none while Utter only sits in the
+//! tray; kept between dictations in a row so it shows at once). It is
+//! unfocusable and only ever shown, never focused, so the app being dictated
+//! into keeps focus.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
 
 use tauri::{
     AppHandle, Manager, PhysicalPosition, WebviewUrl, WebviewWindow, WebviewWindowBuilder,
@@ -10,6 +15,11 @@ use tauri::{
 use utter_core::app::{App, AppState, Status};
 
 const LABEL: &str = "overlay";
+/// How long a hidden overlay is kept for the next dictation before it goes.
+const LINGER: Duration = Duration::from_secs(60);
+/// Counts the overlay's hides and shows: a destroy scheduled at a hide
+/// happens only if nothing showed or hid it since.
+static GENERATION: AtomicU64 = AtomicU64::new(0);
 
 fn create(app: &AppHandle) -> tauri::Result<WebviewWindow> {
     WebviewWindowBuilder::new(app, LABEL, WebviewUrl::App("overlay.html".into()))
@@ -60,8 +70,30 @@ fn apply(app: &AppHandle, wanted: bool) {
             let y = monitor.position().y + area.height as i32 - size.height as i32 - 96;
             let _ = window.set_position(PhysicalPosition::new(x, y));
         }
+        GENERATION.fetch_add(1, Ordering::SeqCst);
         let _ = window.show();
     } else if !wanted && visible {
         let _ = window.hide();
+        destroy_later(app);
     }
+}
+
+/// Destroys the hidden overlay after [`LINGER`] unless it was shown meanwhile.
+fn destroy_later(app: &AppHandle) {
+    let hidden_at = GENERATION.fetch_add(1, Ordering::SeqCst) + 1;
+    let handle = app.clone();
+    std::thread::spawn(move || {
+        std::thread::sleep(LINGER);
+        let app = handle.clone();
+        let _ = handle.run_on_main_thread(move || {
+            if GENERATION.load(Ordering::SeqCst) != hidden_at {
+                return;
+            }
+            if let Some(window) = app.get_webview_window(LABEL) {
+                if let Err(e) = window.destroy() {
+                    tracing::warn!("cannot destroy the overlay: {e}");
+                }
+            }
+        });
+    });
 }

@@ -68,7 +68,7 @@ pub fn create(app: &AppHandle) -> tauri::Result<()> {
                     tracing::warn!("tray: {e}");
                 }
             }
-            "open" => crate::show_main(app),
+            "open" => crate::main_window::open(app),
             "recent" => {
                 let core = app.state::<App>();
                 if let Some(text) = core.status().last_text {
@@ -85,7 +85,7 @@ pub fn create(app: &AppHandle) -> tauri::Result<()> {
                 ..
             } = event
             {
-                crate::show_main(tray.app_handle());
+                crate::main_window::open(tray.app_handle());
             }
         })
         .build(app);

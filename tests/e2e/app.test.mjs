@@ -5,8 +5,9 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { cpSync, existsSync, readFileSync, readdirSync, writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { spawn, spawnSync } from 'node:child_process';
 import {
-  APP_BIN, LIBRIVOX, MODELS_DIR, appDirs, attrs, pasteTarget, stopAll, byTestId, desktop, invoke, launch, librivoxTruth, modelServer, sleep, waitFor, wordErrorRate,
+  APP_BIN, LIBRIVOX, MODELS_DIR, appDirs, appProcesses, attrs, closeWindow, pasteTarget, sessionBus, stopAll, testModels, byTestId, desktop, invoke, launch, librivoxTruth, modelServer, sleep, waitFor, wordErrorRate,
 } from './harness.mjs';
 
 const SHOTS = process.env.UTTER_SCREENSHOTS; // set to save page screenshots (docs/screenshots)
@@ -319,6 +320,111 @@ test('a speech file transcribed through the Files page, exported as SRT', async 
     await waitFor('two history entries', async () => (await app.browser.$$('[data-testid="history-item"]')).length === 2);
   } finally {
     await app.close();
+  }
+});
+
+const webProcesses = (dirs) => appProcesses(dirs.config).filter((p) => p.comm.startsWith('WebKitWebProces'));
+
+/** The env of an app started without WebDriver (as a user starts it). */
+function directEnv(dirs, extra = {}) {
+  return {
+    ...d.env,
+    UTTER_CONFIG_DIR: dirs.config,
+    UTTER_DATA_DIR: dirs.data,
+    UTTER_CACHE_DIR: dirs.cache,
+    UTTER_MODELS_DIR: testModels(d),
+    XDG_DATA_HOME: dirs.xdgData,
+    XDG_CONFIG_HOME: dirs.xdgConfig,
+    RUST_LOG: 'info',
+    UTTER_UPDATE_CHECK: '0',
+    ...extra,
+  };
+}
+
+/** Starts the app binary directly; resolves once dictation is ready. */
+async function startDirect(env, args = []) {
+  const app = spawn(APP_BIN, args, { env, stdio: ['ignore', 'ignore', 'pipe'] });
+  const out = { app, log: '' };
+  app.stderr.on('data', (b) => (out.log += b));
+  await waitFor('dictation ready', () => out.log.includes('dictation ready'), 60000);
+  return out;
+}
+
+async function stopDirect(app, dirs) {
+  app.kill('SIGKILL');
+  await waitFor('the app and its workers to exit', () => appProcesses(dirs.config).length === 0);
+}
+
+const mainWindow = () => {
+  try {
+    return d.xdotool('search', '--onlyvisible', '--name', '^Utter$').split('\n')[0];
+  } catch {
+    return ''; // xdotool exits 1 when nothing matches
+  }
+};
+
+/** A second launch hands over to the running app (single instance), which shows its window. */
+function launchAgain(env) {
+  const second = spawnSync(APP_BIN, [], { env, timeout: 30000, encoding: 'utf8' });
+  assert.equal(second.status, 0, `the second launch exits at once: ${second.stderr}`);
+}
+
+// Without WebDriver: its automation session keeps a closed page's web process alive.
+test('closed to the tray the app has no WebKit web process; a second launch brings the window back', async () => {
+  const dirs = appDirs(d, 'tray');
+  const env = directEnv(dirs, { DBUS_SESSION_BUS_ADDRESS: await sessionBus(d) });
+  const { app, log } = await startDirect(env);
+  try {
+    await waitFor('the window', mainWindow);
+    await waitFor('its web process', () => webProcesses(dirs).length === 1);
+    closeWindow(d, mainWindow());
+    await waitFor('the window to close', () => !mainWindow());
+    await waitFor('no WebKit web process', () => webProcesses(dirs).length === 0, 15000);
+    assert.ok(appProcesses(dirs.config).some((p) => p.comm.startsWith('utter-app')), `the app lives on in the tray: ${log.slice(-2000)}`);
+    launchAgain(env);
+    await waitFor('the window again', mainWindow, 15000);
+    await waitFor('one web process again', () => webProcesses(dirs).length === 1);
+  } finally {
+    await stopDirect(app, dirs);
+  }
+});
+
+test('the window closed to the tray and opened again shows the current state and history', async () => {
+  const dirs = appDirs(d, 'reopen');
+  const truth = librivoxTruth();
+  const clip = join(LIBRIVOX, `${Object.keys(truth)[0]}.wav`);
+  const app = await launch(d, dirs, { env: { DBUS_SESSION_BUS_ADDRESS: await sessionBus(d) } });
+  try {
+    await waitReady(app.browser);
+    await invoke(app.browser, 'transcribe_files', { paths: [clip] });
+    await waitFor('the file in History', async () => (await invoke(app.browser, 'history_list', { query: null, limit: 10, offset: 0 })).length === 1, 90000);
+    const before = await app.browser.getWindowHandle();
+    closeWindow(d, mainWindow());
+    await waitFor('the window to close', () => !mainWindow());
+    launchAgain(app.env);
+    await waitFor('the window again', mainWindow, 15000);
+    // The new webview joins the WebDriver session as a new top-level browsing context.
+    const reopened = await waitFor('the new webview under WebDriver', async () => (await app.browser.getWindowHandles()).find((h) => h !== before));
+    await app.browser.switchToWindow(reopened);
+    await waitReady(app.browser);
+    await nav(app.browser, 'history');
+    await waitFor('the file transcribed before the close, in History', async () => (await app.browser.$$('[data-testid="history-item"]')).length === 1);
+  } finally {
+    await app.close();
+  }
+});
+
+test('started --hidden (autostart) it creates no webview, and dictation is ready', async () => {
+  const dirs = appDirs(d, 'hidden');
+  const { app, log } = await startDirect(directEnv(dirs), ['--hidden']);
+  try {
+    await sleep(2000);
+    const tree = appProcesses(dirs.config);
+    assert.ok(tree.some((p) => p.comm.startsWith('utter-app')), `the app runs: ${log.slice(-2000)}`);
+    assert.deepEqual(tree.filter((p) => p.comm.startsWith('WebKit')).map((p) => p.comm), [], 'no WebKit process at all');
+    assert.equal(mainWindow(), '', 'no window shown');
+  } finally {
+    await stopDirect(app, dirs);
   }
 });
 

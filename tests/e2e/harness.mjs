@@ -2,7 +2,7 @@
 // PulseAudio virtual microphone, tauri-driver + WebKitWebDriver driving the
 // app binary, xdotool for keys, zenity as the app being dictated into.
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, chmodSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, chmodSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir, homedir } from 'node:os';
 import { join } from 'node:path';
 import { createServer } from 'node:net';
@@ -178,6 +178,42 @@ function appPids(configDir) {
   return procsWith('environ', `UTTER_CONFIG_DIR=${configDir}\0`);
 }
 
+/** The app's process tree (the app, its WebKit processes, engine and VAD workers),
+ *  found by its config dir, each as { pid, comm }. */
+export function appProcesses(configDir) {
+  return appPids(configDir).map((pid) => {
+    let comm = '';
+    try {
+      comm = readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
+    } catch {
+      /* gone */
+    }
+    return { pid, comm };
+  }).filter((p) => p.comm);
+}
+
+/** A private D-Bus session bus (the single-instance hand-over uses one); returns its address. */
+export function sessionBus(d) {
+  const bus = spawn('dbus-daemon', ['--session', '--nofork', '--print-address=1'], {
+    env: d.env,
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
+  children.push(bus);
+  return new Promise((resolve, reject) => {
+    let out = '';
+    bus.stdout.on('data', (b) => {
+      out += b;
+      if (out.includes('\n')) resolve(out.trim());
+    });
+    bus.once('exit', (code) => reject(new Error(`dbus-daemon exited (${code})`)));
+  });
+}
+
+/** Asks an X11 window to close as a window manager's close button does (WM_DELETE_WINDOW). */
+export function closeWindow(d, window) {
+  d.run('python3', [join(import.meta.dirname, '..', 'support', 'x11_close_window.py'), window]);
+}
+
 /** Processes whose /proc/PID/`file` contains `needle`. */
 function procsWith(file, needle) {
   const out = [];
@@ -230,8 +266,25 @@ async function startDriver(env) {
   return { driver, exited, port, nativePort, log };
 }
 
+/** The tests' models folder: the installed models (linked, not copied) with whisper
+ *  tiny.en as the dictation default, the model the tests' expected texts come from (a new
+ *  installation dictates with the one recommended for its computer). One per desktop. */
+export function testModels(d) {
+  const dir = join(d.root, 'models');
+  if (existsSync(dir)) return dir;
+  mkdirSync(dir);
+  for (const f of readdirSync(MODELS_DIR)) {
+    if (f !== 'manifest.json') symlinkSync(join(MODELS_DIR, f), join(dir, f));
+  }
+  const manifest = JSON.parse(readFileSync(join(MODELS_DIR, 'manifest.json'), 'utf8'));
+  manifest.default_speech = 'whisper-tiny.en';
+  delete manifest.default_files;
+  writeFileSync(join(dir, 'manifest.json'), JSON.stringify(manifest, null, 2));
+  return dir;
+}
+
 /** Starts the real app under tauri-driver and connects a WebDriver session. */
-export async function launch(d, dirs, { models = MODELS_DIR, env: extraEnv = {} } = {}) {
+export async function launch(d, dirs, { models = testModels(d), env: extraEnv = {} } = {}) {
   const env = {
     ...d.env,
     UTTER_CONFIG_DIR: dirs.config,

