@@ -16,7 +16,7 @@ ready (`--mic ready`, the default).
    whose first word is the clip's first word, per mode, modes interleaved.
 Prints Markdown for docs/benchmarks.md.
 """
-import os, re, subprocess, sys, tempfile, time, wave, array
+import os, re, socket, subprocess, sys, tempfile, time, wave, array
 
 from virtual_desktop import TARGET, Dictate, VirtualDesktop
 
@@ -64,13 +64,24 @@ def first_word_of_file(desktop, wav, lead_in_ms):
     return got[0] if got else ""
 
 
+def ptt(desktop, d, command):
+    """`utter ptt COMMAND` without starting a process: the press reaches the
+    service within a millisecond or two (an xdotool key event takes tens to
+    hundreds of ms on a busy machine, which put the speech that long before
+    the press)."""
+    with socket.socket(socket.AF_UNIX) as s:
+        s.connect(os.path.join(desktop.runtime, d.hotkey + ".sock"))
+        s.sendall(command.encode() + b"\n")
+        assert s.makefile().readline().strip() == "ok"
+
+
 def take(desktop, d, wav, delay_s):
     player = subprocess.Popen(["paplay", "--latency-msec=20", "--device=vmic_sink", wav], env=desktop.env)
     time.sleep(delay_s)
-    desktop.run(["xdotool", "keydown", d.hotkey])
+    ptt(desktop, d, "press")
     started, _ = d.wait("recording_started", 10)
     player.wait()
-    desktop.run(["xdotool", "keyup", d.hotkey])
+    ptt(desktop, d, "release")
     delivered, _ = d.wait("text_delivered", 120)
     return started, delivered
 

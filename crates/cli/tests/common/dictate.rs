@@ -20,6 +20,7 @@ pub struct Dictate {
     events: Receiver<Value>,
     display: Display,
     sound: SoundServer,
+    ptt_socket: std::path::PathBuf,
     _dir: tempfile::TempDir,
 }
 
@@ -61,6 +62,7 @@ impl Dictate {
             events,
             display,
             sound,
+            ptt_socket: dir.path().join("ptt.sock"),
             _dir: dir,
         };
         me.expect("ready", Duration::from_secs(120));
@@ -138,6 +140,20 @@ impl Dictate {
             .expect("pactl is installed");
         let mine = format!("application.process.id = \"{}\"", self.child.id());
         String::from_utf8_lossy(&out.stdout).matches(&mine).count()
+    }
+
+    /// Sends `command` (`press`, `release`…) over the push-to-talk socket,
+    /// as `utter ptt` does, and waits for its `ok`: the press reaches the
+    /// service within a millisecond or two, where an X key event from a
+    /// freshly started xdotool takes tens to hundreds on a busy machine.
+    pub fn ptt(&self, command: &str) {
+        use std::io::Write;
+        let mut socket = std::os::unix::net::UnixStream::connect(&self.ptt_socket)
+            .expect("the dictation listens on its ptt socket");
+        socket.write_all(format!("{command}\n").as_bytes()).unwrap();
+        let mut answer = String::new();
+        BufReader::new(socket).read_line(&mut answer).unwrap();
+        assert_eq!(answer.trim(), "ok", "ptt {command}");
     }
 
     /// The `utter dictate` process's pid.
