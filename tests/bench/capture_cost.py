@@ -10,7 +10,8 @@ Idle: ticks (1/100 s of CPU) and wake-ups (voluntary + involuntary context
 switches) of each thread over IDLE_SECONDS after `ready`, three times, modes
 interleaved. Dictating: one push-to-talk dictation of about SPEECH_SECONDS of
 LibriVox speech per mode; each thread's CPU from the press to the text, and
-the tree's. Prints Markdown for docs/benchmarks.md.
+the tree's. Each mode runs through cpal's PulseAudio host and through ALSA
+(`UTTER_SOUND_SYSTEM`). Prints Markdown for docs/benchmarks.md.
 """
 import os, sys, time
 
@@ -92,15 +93,21 @@ def main():
     speech_s = float(sys.argv[2]) if len(sys.argv) > 2 else 25
     desktop = VirtualDesktop(":94", "utter-capture-cost-")
     try:
-        modes = {"ready": Dictate(desktop, UTTER, "ctrl+shift+F7", ["--mic", "ready"]),
-                 "on-press": Dictate(desktop, UTTER, "ctrl+shift+F8", ["--mic", "on-press"])}
+        # Each microphone mode through each sound system: cpal's native
+        # PulseAudio host (the default where a server answers) and ALSA
+        # through its pulse plugin (the default until issue 41).
+        modes, keys = {}, iter(["F5", "F6", "F7", "F8"])
+        for host in ("PulseAudio", "ALSA"):
+            for mic in ("ready", "on-press"):
+                modes[f"{mic}, {host}"] = Dictate(desktop, UTTER, f"ctrl+shift+{next(keys)}", ["--mic", mic],
+                                                  env={"UTTER_SOUND_SYSTEM": host})
         time.sleep(3)  # workers settle
         print(f"binary: {UTTER}\n")
         print(f"### Idle, {idle_s:.0f} s after `ready`, three times, interleaved\n")
         print("| mode | run | tree: % of a core | main process: % | wake-ups/s (main process) | busiest threads (ticks) |")
         print("|---|---|---:|---:|---:|---|")
         for run in range(3):
-            for name, d in (modes.items() if run % 2 == 0 else reversed(modes.items())):
+            for name, d in (modes.items() if run % 2 == 0 else reversed(list(modes.items()))):
                 a = threads(d.p.pid)
                 time.sleep(idle_s)
                 per = diff(a, threads(d.p.pid))

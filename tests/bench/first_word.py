@@ -16,7 +16,7 @@ ready (`--mic ready`, the default).
    whose first word is the clip's first word, per mode, modes interleaved.
 Prints Markdown for docs/benchmarks.md.
 """
-import os, re, subprocess, sys, tempfile, time, wave, array
+import os, re, socket, subprocess, sys, tempfile, time, wave, array
 
 from virtual_desktop import TARGET, Dictate, VirtualDesktop
 
@@ -50,13 +50,38 @@ def onset_ms(path):
     return 0.0
 
 
+def first_word_of_file(desktop, wav, lead_in_ms):
+    """The first word `utter transcribe` hears in `wav` with `lead_in_ms` of
+    silence put before it: the same audio, with and without the leading
+    silence a microphone opened at the press does not record."""
+    src = wav
+    if lead_in_ms:
+        src = desktop.path(f"lead{lead_in_ms}-{os.path.basename(wav)}")
+        desktop.run(["sox", wav, src, "pad", f"{lead_in_ms / 1000:.3f}", "0"])
+    out = subprocess.run([UTTER, "transcribe", src, "--output", "-"], env=desktop.env,
+                         capture_output=True, text=True).stdout
+    got = words(out)
+    return got[0] if got else ""
+
+
+def ptt(desktop, d, command):
+    """`utter ptt COMMAND` without starting a process: the press reaches the
+    service within a millisecond or two (an xdotool key event takes tens to
+    hundreds of ms on a busy machine, which put the speech that long before
+    the press)."""
+    with socket.socket(socket.AF_UNIX) as s:
+        s.connect(os.path.join(desktop.runtime, d.hotkey + ".sock"))
+        s.sendall(command.encode() + b"\n")
+        assert s.makefile().readline().strip() == "ok"
+
+
 def take(desktop, d, wav, delay_s):
     player = subprocess.Popen(["paplay", "--latency-msec=20", "--device=vmic_sink", wav], env=desktop.env)
     time.sleep(delay_s)
-    desktop.run(["xdotool", "keydown", d.hotkey])
+    ptt(desktop, d, "press")
     started, _ = d.wait("recording_started", 10)
     player.wait()
-    desktop.run(["xdotool", "keyup", d.hotkey])
+    ptt(desktop, d, "release")
     delivered, _ = d.wait("text_delivered", 120)
     return started, delivered
 
@@ -81,6 +106,7 @@ def main():
         latency = max(0.0, onset_ms(started["audio_path"]) - PRE_ROLL_MS) / 1000.0
 
         results = {"on-press": [], "ready": []}
+        recorded = []  # the on-press recordings, for where the word is lost
         report = []
         for r in range(ROUNDS):
             wav, ref = trimmed[r % len(trimmed)]
@@ -92,20 +118,36 @@ def main():
                 got = words(delivered["text"])
                 ok = bool(got) and got[0] == ref[0]
                 results[name].append(ok)
+                if name == "on-press":
+                    recorded.append((started["audio_path"], ref[0]))
                 report.append(f"{name:8} round {r}: {'ok ' if ok else 'LOST'} {ref[0]!r} → {' '.join(got[:4])!r}")
         log.close()
-        firsts = [float(m) for m in re.findall(r'first_sample_ms\S*?=\S*?"?([\d.]+)', open(desktop.path("on-press.log")).read())]
+        logged = open(desktop.path("on-press.log")).read()
+        firsts = [float(m) for m in re.findall(r'first_sample_ms\S*?=\S*?"?([\d.]+)', logged)]
+        latencies = sorted(float(m) for m in re.findall(r'capture_latency_ms\S*?=\S*?"?([\d.]+)', logged))
         print("\n".join(report), file=sys.stderr)
         print(f"player → microphone delay (calibrated): {latency * 1000:.0f} ms\n")
         if firsts:
             firsts.sort()
             print(f"| opening (`--mic on-press`), {len(firsts)} presses | median | max |")
             print("|---|---|---|")
-            print(f"| press → first captured sample | {firsts[len(firsts) // 2]:.0f} ms | {firsts[-1]:.0f} ms |\n")
+            print(f"| press → first captured sample | {firsts[len(firsts) // 2]:.0f} ms | {firsts[-1]:.0f} ms |")
+        if latencies:
+            print(f"| the host's capture latency (cpal's timestamps) | {latencies[len(latencies) // 2]:.0f} ms | {latencies[-1]:.0f} ms |")
+        print()
         print("| mode | first word right, speech starting at the press |")
         print("|---|---|")
         for name, oks in results.items():
             print(f"| `--mic {name}` | {sum(oks)} / {len(oks)} |")
+        # 3. Where the word is lost: is its sound in the recording (the
+        # device's start), and does the engine hear it there as a file, with
+        # and without 300 ms of silence before it (the leading context)?
+        print("\n| on-press recording | first sound at | file as recorded | with 300 ms of silence before |")
+        print("|---|---:|---|---|")
+        for wav, first in recorded:
+            raw, padded = first_word_of_file(desktop, wav, 0), first_word_of_file(desktop, wav, 300)
+            print(f"| {os.path.basename(wav)} ({first!r}) | {onset_ms(wav):.0f} ms "
+                  f"| {'ok' if raw == first else 'LOST ' + repr(raw)} | {'ok' if padded == first else 'LOST ' + repr(padded)} |")
     finally:
         desktop.close()
 

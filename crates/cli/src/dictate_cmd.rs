@@ -72,10 +72,10 @@ pub struct DictateArgs {
     /// Input device name (see `utter devices`) [default: the system default]
     #[arg(long)]
     device: Option<String>,
-    /// When the microphone is open: ready (from start to exit, so the words said at the
-    /// press are kept, with 300 ms before it; the system's recording indicator stays on) or
-    /// on-press (opened at each press: the first sound of a word said at the press can be lost)
-    #[arg(long, default_value = "ready", value_parser = parse_cli_value::<MicMode>)]
+    /// When the microphone is open: on-press (opened at each press, closed between
+    /// dictations) or ready (from start to exit, keeping the 300 ms before the press; the
+    /// system's recording indicator stays on)
+    #[arg(long, default_value = "on-press", value_parser = parse_cli_value::<MicMode>)]
     mic: MicMode,
     /// Per-app profiles from this JSON file (a list, as in the settings' `profiles`) instead
     /// of the built-in ones for terminals
@@ -416,11 +416,13 @@ pub fn devices(compute: bool) -> Result<ExitCode> {
         }
         return Ok(ExitCode::SUCCESS);
     }
-    let devices = utter_core::audio::capture::input_devices();
-    if devices.is_empty() {
+    let inputs = utter_core::audio::capture::list_input_devices();
+    if inputs.devices.is_empty() {
         out!("No input devices found.");
     }
-    for device in devices {
+    // The list stays one name a line for scripts; where it came from goes to stderr.
+    eprintln!("(input devices through {})", inputs.host);
+    for device in inputs.devices {
         let mark = if device.is_default { "* " } else { "  " };
         out!("{mark}{}", device.name);
     }

@@ -31,11 +31,17 @@ pub fn run(store: &ModelStore) -> Result<ExitCode> {
         c.detail = format!("{}; {}", c.detail, hints::PTT_INSTEAD);
     }
 
-    let devices = utter_core::audio::capture::input_devices();
+    let inputs = utter_core::audio::capture::list_input_devices();
+    let devices = &inputs.devices;
     list.push(Capability::new(
         "microphone",
         match devices.iter().find(|d| d.is_default).or(devices.first()) {
-            Some(d) => Ok(format!("{} ({} input device(s))", d.name, devices.len())),
+            Some(d) => Ok(format!(
+                "{} ({} input device(s), through {})",
+                d.name,
+                devices.len(),
+                inputs.host
+            )),
             None => Err(
                 "no input device found: plug in a microphone, or check that the \
                  sound server (PulseAudio/PipeWire) is running",

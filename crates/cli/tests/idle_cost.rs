@@ -10,14 +10,14 @@
 //! Linux only (Xvfb, PulseAudio, /proc).
 #![cfg(target_os = "linux")]
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{unbounded, Receiver};
-use serde_json::Value;
-use utter_test_support::desktop::{wait_until, Display, SoundServer};
+use utter_test_support::desktop::wait_until;
+
+mod common;
+use common::dictate::{Dictate, HOTKEY};
 
 /// A core's share the idle process tree may use with the microphone closed
 /// between dictations (measured 0.0–0.2 %, debug build).
@@ -29,7 +29,6 @@ const READY_BOUND: f64 = 0.05;
 /// One window of the count; up to three are taken, and one under the bound
 /// passes (a burst of another program's work can inflate one, not all).
 const WINDOW: Duration = Duration::from_secs(10);
-const HOTKEY: &str = "ctrl+shift+F10";
 
 /// One test at a time: each starts a model, and its load would be counted
 /// by the other's window.
@@ -38,138 +37,18 @@ fn serial() -> MutexGuard<'static, ()> {
     LOCK.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// `utter dictate --events json` on a desktop of its own.
-struct Dictate {
-    child: Child,
-    events: Receiver<Value>,
-    display: Display,
-    sound: SoundServer,
-    _dir: tempfile::TempDir,
-}
-
-impl Dictate {
-    fn start(extra: &[&str]) -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        let display = Display::start();
-        let sound = SoundServer::start(&dir.path().join("runtime"));
-        let mut child = Command::new(env!("CARGO_BIN_EXE_utter"))
-            .args(["dictate", "--events", "json", "--output", "stdout"])
-            .args(["--hotkey", HOTKEY, "--recordings-dir"])
-            .arg(dir.path().join("recordings"))
-            .args(extra)
-            .env("DISPLAY", display.name())
-            .env("XDG_RUNTIME_DIR", sound.runtime_dir())
-            .env("UTTER_PTT_SOCKET", dir.path().join("ptt.sock"))
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let (tx, events) = unbounded();
-        let stdout = child.stdout.take().unwrap();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if let Ok(v) = serde_json::from_str::<Value>(&line) {
-                    let _ = tx.send(v);
-                }
-            }
-        });
-        let me = Self {
-            child,
-            events,
-            display,
-            sound,
-            _dir: dir,
-        };
-        me.expect("ready", Duration::from_secs(120));
-        me
+/// The share of a core the tree used over each window, until one is
+/// under `bound` (at most three).
+fn idle_share(dictate: &Dictate, bound: f64) -> Vec<f64> {
+    let hz = clock_ticks_per_second();
+    let mut shares = Vec::new();
+    while shares.len() < 3 && shares.last().is_none_or(|s| *s >= bound) {
+        let (before, start) = (dictate.tree_ticks(), Instant::now());
+        std::thread::sleep(WINDOW);
+        let ticks = dictate.tree_ticks().saturating_sub(before);
+        shares.push(ticks as f64 / hz / start.elapsed().as_secs_f64());
     }
-
-    fn expect(&self, kind: &str, timeout: Duration) -> Value {
-        let deadline = Instant::now() + timeout;
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            let ev = self
-                .events
-                .recv_timeout(left)
-                .unwrap_or_else(|_| panic!("no `{kind}` event within {timeout:?}"));
-            if ev["event"] == kind {
-                return ev;
-            }
-        }
-    }
-
-    fn xdotool(&self, args: &[&str]) {
-        let ok = Command::new("xdotool")
-            .args(args)
-            .env("DISPLAY", self.display.name())
-            .status()
-            .expect("xdotool is installed")
-            .success();
-        assert!(ok, "xdotool {args:?}");
-    }
-
-    /// CPU ticks (utime + stime) of the process and its descendants.
-    fn tree_ticks(&self) -> u64 {
-        let mut stats = Vec::new();
-        for entry in std::fs::read_dir("/proc").unwrap().map_while(Result::ok) {
-            let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
-                continue;
-            };
-            let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-                continue;
-            };
-            // The fields after the command name, which may hold spaces.
-            let Some((_, rest)) = stat.rsplit_once(") ") else {
-                continue;
-            };
-            let f: Vec<&str> = rest.split_whitespace().collect();
-            let num = |i: usize| f.get(i).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
-            // rest[1] is the parent, rest[11..13] utime and stime.
-            stats.push((pid, num(1) as u32, num(11) + num(12)));
-        }
-        let mut tree = vec![self.child.id()];
-        let mut grew = true;
-        while grew {
-            grew = false;
-            for (pid, parent, _) in &stats {
-                if tree.contains(parent) && !tree.contains(pid) {
-                    tree.push(*pid);
-                    grew = true;
-                }
-            }
-        }
-        stats
-            .iter()
-            .filter(|(pid, ..)| tree.contains(pid))
-            .map(|(.., ticks)| ticks)
-            .sum()
-    }
-
-    /// The share of a core the tree used over each window, until one is
-    /// under `bound` (at most three).
-    fn idle_share(&self, bound: f64) -> Vec<f64> {
-        let hz = clock_ticks_per_second();
-        let mut shares = Vec::new();
-        while shares.len() < 3 && shares.last().is_none_or(|s| *s >= bound) {
-            let (before, start) = (self.tree_ticks(), Instant::now());
-            std::thread::sleep(WINDOW);
-            let ticks = self.tree_ticks().saturating_sub(before);
-            shares.push(ticks as f64 / hz / start.elapsed().as_secs_f64());
-        }
-        shares
-    }
-
-    /// Capture streams this process has open on the sound server.
-    fn capture_streams(&self) -> usize {
-        let out = Command::new("pactl")
-            .args(["list", "source-outputs"])
-            .env("XDG_RUNTIME_DIR", self.sound.runtime_dir())
-            .output()
-            .expect("pactl is installed");
-        let mine = format!("application.process.id = \"{}\"", self.child.id());
-        String::from_utf8_lossy(&out.stdout).matches(&mine).count()
-    }
+    shares
 }
 
 /// What /proc counts CPU time in (`getconf CLK_TCK`; 100 on Linux).
@@ -182,22 +61,15 @@ fn clock_ticks_per_second() -> f64 {
         .unwrap_or(100.0)
 }
 
-impl Drop for Dictate {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// With the default settings (the microphone ready), an idle `utter
-/// dictate` costs under 5 % of a core, its workers included.
+/// With the microphone ready (`--mic ready`), an idle `utter dictate`
+/// costs under 5 % of a core, its workers included.
 #[test]
 fn an_idle_dictation_with_the_microphone_ready_stays_under_its_bound() {
     let _guard = serial();
-    let dictate = Dictate::start(&[]);
+    let dictate = Dictate::start(&["--mic", "ready"]);
     // The model's load and the workers' start are over before the count.
     std::thread::sleep(Duration::from_secs(3));
-    let shares = dictate.idle_share(READY_BOUND);
+    let shares = idle_share(&dictate, READY_BOUND);
     eprintln!("idle, whole tree: {shares:.4?} of a core per {WINDOW:?} window");
     assert!(
         shares.iter().any(|s| *s < READY_BOUND),
@@ -205,13 +77,14 @@ fn an_idle_dictation_with_the_microphone_ready_stays_under_its_bound() {
     );
 }
 
-/// With `--mic on-press` the microphone is closed between dictations: no
-/// capture stream on the sound server while idle, one while recording, none
-/// again after the text; and the idle tree costs next to nothing.
+/// With the default settings the microphone is opened at the press and
+/// closed between dictations: no capture stream on the sound server while
+/// idle, one while recording, none again after the text; and the idle tree
+/// costs next to nothing.
 #[test]
-fn with_the_microphone_opened_at_the_press_no_stream_is_open_between_dictations() {
+fn by_default_no_capture_stream_is_open_between_dictations() {
     let _guard = serial();
-    let dictate = Dictate::start(&["--mic", "on-press"]);
+    let dictate = Dictate::start(&[]);
     assert_eq!(dictate.capture_streams(), 0, "a stream open while idle");
     dictate.xdotool(&["keydown", HOTKEY]);
     dictate.expect("recording_started", Duration::from_secs(10));
@@ -226,10 +99,10 @@ fn with_the_microphone_opened_at_the_press_no_stream_is_open_between_dictations(
     );
     std::thread::sleep(Duration::from_secs(2));
     assert_eq!(dictate.capture_streams(), 0, "a stream reopened while idle");
-    let shares = dictate.idle_share(CLOSED_BOUND);
+    let shares = idle_share(&dictate, CLOSED_BOUND);
     eprintln!("idle, microphone closed, whole tree: {shares:.4?} of a core");
     assert!(
         shares.iter().any(|s| *s < CLOSED_BOUND),
-        "idle `utter dictate --mic on-press` used {shares:.4?} of a core"
+        "idle `utter dictate` (default microphone) used {shares:.4?} of a core"
     );
 }

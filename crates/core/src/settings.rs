@@ -35,8 +35,8 @@ pub struct Settings {
     pub hotkey: String,
     pub mode: TriggerMode,
     pub input_device: Option<String>,
-    /// Ready between dictations (nothing said at the press is lost; the
-    /// system's recording indicator stays on), or opened at each press.
+    /// Opened at each press (the default; closed between dictations), or
+    /// ready between dictations (the system's recording indicator stays on).
     pub microphone: MicMode,
     /// `auto` or a language code.
     #[ts(type = "string")]
@@ -89,7 +89,7 @@ impl Default for Settings {
             hotkey: defaults::HOTKEY.into(),
             mode: TriggerMode::PushToTalk,
             input_device: None,
-            microphone: MicMode::Ready,
+            microphone: MicMode::OnPress,
             language: Language::Auto,
             model: None,
             output: OutputMethod::Paste,

@@ -5,6 +5,9 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+#[cfg(target_os = "linux")]
+pub mod dictate;
+
 /// Real speech: the LibriVox clips of Debian's `pocketsphinx-testdata`.
 pub const LIBRIVOX: &str = "/usr/share/pocketsphinx/test/data/librivox";
 

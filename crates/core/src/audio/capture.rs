@@ -14,6 +14,7 @@ use cpal::traits::{DeviceTrait, HostTrait, StreamTrait};
 use cpal::{FromSample, SampleFormat, SizedSample};
 use crossbeam_channel::{bounded, unbounded, Receiver, RecvTimeoutError, Sender};
 
+use super::host;
 use super::resample::{downmix, StreamResampler};
 
 /// A working input stream delivers audio continuously (silence included).
@@ -57,6 +58,8 @@ pub enum CaptureError {
 /// What was opened.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CaptureInfo {
+    /// The sound system: "PulseAudio", "ALSA", "CoreAudio", "WASAPI".
+    pub host: &'static str,
     pub device: String,
     pub sample_rate: u32,
     pub channels: u16,
@@ -81,13 +84,33 @@ pub struct InputDevice {
     pub is_default: bool,
 }
 
-/// Input devices of the default host; the default device first.
+/// The microphones the user can choose and the sound system they come from.
+#[derive(Debug, Clone)]
+pub struct InputDevices {
+    /// "PulseAudio", "ALSA", "CoreAudio", "WASAPI".
+    pub host: &'static str,
+    /// The default device first.
+    pub devices: Vec<InputDevice>,
+}
+
+/// Input devices of the sound system in use; the default device first.
+/// Monitors of PulseAudio sinks (what the speakers play) are not
+/// microphones and are left out.
 pub fn input_devices() -> Vec<InputDevice> {
-    let host = cpal::default_host();
+    list_input_devices().devices
+}
+
+/// [`input_devices`], with the name of the sound system they come from.
+pub fn list_input_devices() -> InputDevices {
+    let host = host::input_host();
     let default = host.default_input_device().map(|d| d.to_string());
-    let mut out: Vec<InputDevice> = host
+    let mut devices: Vec<InputDevice> = host
         .input_devices()
-        .map(|devs| devs.map(|d| d.to_string()).collect::<Vec<_>>())
+        .map(|devs| {
+            devs.filter(|d| !host::is_monitor(&host, d))
+                .map(|d| d.to_string())
+                .collect::<Vec<_>>()
+        })
         .unwrap_or_default()
         .into_iter()
         .map(|name| InputDevice {
@@ -95,8 +118,11 @@ pub fn input_devices() -> Vec<InputDevice> {
             name,
         })
         .collect();
-    out.sort_by_key(|d| !d.is_default);
-    out
+    devices.sort_by_key(|d| !d.is_default);
+    InputDevices {
+        host: host::host_name(&host),
+        devices,
+    }
 }
 
 /// An open microphone. Dropping it closes the device.
@@ -178,28 +204,50 @@ impl Drop for Capture {
     }
 }
 
-fn pick_device(name: Option<&str>) -> Result<cpal::Device, CaptureError> {
-    let host = cpal::default_host();
-    match name {
-        None => host.default_input_device().ok_or(CaptureError::NoDevice),
-        Some(wanted) => {
-            let devices: Vec<cpal::Device> = host
-                .input_devices()
-                .map_err(|e| CaptureError::Open {
-                    device: wanted.into(),
-                    message: e.to_string(),
-                })?
-                .collect();
-            let names: Vec<String> = devices.iter().map(|d| d.to_string()).collect();
-            match names.iter().position(|n| n == wanted) {
-                Some(i) => Ok(devices.into_iter().nth(i).expect("found above")),
-                None => Err(CaptureError::DeviceNotFound {
-                    wanted: wanted.into(),
-                    available: names,
-                }),
-            }
+/// The device and the name of its host. A name is looked up among the
+/// descriptions users see and the sound server's own names (`vmic`,
+/// `alsa_input.…`); one that is not there is looked up in ALSA too, where a
+/// choice saved before the PulseAudio host was used lives.
+fn pick_device(name: Option<&str>) -> Result<(cpal::Device, &'static str), CaptureError> {
+    let host = host::input_host();
+    let Some(wanted) = name else {
+        let device = host.default_input_device().ok_or(CaptureError::NoDevice)?;
+        if host::is_monitor(&host, &device) {
+            tracing::warn!(
+                device = %device,
+                "the default input is the monitor of a sink: it records what plays, not a microphone"
+            );
+        }
+        return Ok((device, host::host_name(&host)));
+    };
+    let open_error = |e: cpal::Error| CaptureError::Open {
+        device: wanted.into(),
+        message: e.to_string(),
+    };
+    let devices: Vec<cpal::Device> = host.input_devices().map_err(open_error)?.collect();
+    let matches = |d: &cpal::Device| {
+        d.to_string() == wanted || host::server_name(d).as_deref() == Some(wanted)
+    };
+    if let Some(device) = devices.iter().find(|d| matches(d)) {
+        return Ok((device.clone(), host::host_name(&host)));
+    }
+    if let Some(legacy) = host::legacy_host(&host) {
+        if let Some(device) = legacy
+            .input_devices()
+            .ok()
+            .and_then(|mut devs| devs.find(|d| d.to_string() == wanted))
+        {
+            return Ok((device, host::host_name(&legacy)));
         }
     }
+    Err(CaptureError::DeviceNotFound {
+        wanted: wanted.into(),
+        available: devices
+            .iter()
+            .filter(|d| !host::is_monitor(&host, d))
+            .map(|d| d.to_string())
+            .collect(),
+    })
 }
 
 fn build_stream<T>(
@@ -208,6 +256,7 @@ fn build_stream<T>(
     mut producer: rtrb::Producer<f32>,
     errors: Sender<String>,
     consumer: std::thread::Thread,
+    latency_us: Arc<AtomicU32>,
 ) -> Result<cpal::Stream, cpal::Error>
 where
     T: SizedSample + Send + 'static,
@@ -217,7 +266,12 @@ where
     let wake_at = samples_per_ms * WAKE_MS;
     device.build_input_stream::<T, _, _>(
         *config,
-        move |data: &[T], _| {
+        move |data: &[T], info: &cpal::InputCallbackInfo| {
+            // How long ago the first of these samples reached the device (as
+            // the host tells it): sound still on its way at a release.
+            let ts = info.timestamp();
+            let latency = ts.callback.duration_since(ts.capture).as_micros();
+            latency_us.store(latency.min(u32::MAX as u128) as u32, Ordering::Relaxed);
             // Real-time path: convert and push; drop samples if the consumer stalls.
             for &s in data {
                 let _ = producer.push(s.to_sample::<f32>());
@@ -245,8 +299,8 @@ fn run(
     // From here to the first captured sample is what a word said at the
     // press loses when the device opens at the press (`MicMode::OnPress`).
     let opening = Instant::now();
-    let device = match pick_device(device_name.as_deref()) {
-        Ok(d) => d,
+    let (device, host) = match pick_device(device_name.as_deref()) {
+        Ok(found) => found,
         Err(e) => {
             let _ = ready.send(Err(e));
             return;
@@ -264,21 +318,30 @@ fn run(
             return;
         }
     };
-    let config = supported.config();
+    let mut config = supported.config();
+    if host == "PulseAudio" {
+        // The server's default fragment for a recording stream is 2 s (its
+        // DEFAULT_FRAGSIZE_MSEC): audio would come in 2 s lumps, late for
+        // the live text and for the post-roll. Ask for WAKE_MS fragments,
+        // one callback per wake-up of the processing thread.
+        config.buffer_size = cpal::BufferSize::Fixed(config.sample_rate * WAKE_MS as u32 / 1000);
+    }
     let channels = config.channels.max(1) as usize;
     // Two seconds of headroom between the callback and this thread.
     let (producer, mut consumer) =
         rtrb::RingBuffer::<f32>::new(config.sample_rate as usize * channels * 2);
     let (err_tx, err_rx) = bounded::<String>(4);
     let me = std::thread::current();
+    let latency_us = Arc::new(AtomicU32::new(0));
+    let lat = latency_us.clone();
     let stream = match supported.sample_format() {
-        SampleFormat::F32 => build_stream::<f32>(&device, &config, producer, err_tx, me),
-        SampleFormat::F64 => build_stream::<f64>(&device, &config, producer, err_tx, me),
-        SampleFormat::I8 => build_stream::<i8>(&device, &config, producer, err_tx, me),
-        SampleFormat::I16 => build_stream::<i16>(&device, &config, producer, err_tx, me),
-        SampleFormat::I32 => build_stream::<i32>(&device, &config, producer, err_tx, me),
-        SampleFormat::U8 => build_stream::<u8>(&device, &config, producer, err_tx, me),
-        SampleFormat::U16 => build_stream::<u16>(&device, &config, producer, err_tx, me),
+        SampleFormat::F32 => build_stream::<f32>(&device, &config, producer, err_tx, me, lat),
+        SampleFormat::F64 => build_stream::<f64>(&device, &config, producer, err_tx, me, lat),
+        SampleFormat::I8 => build_stream::<i8>(&device, &config, producer, err_tx, me, lat),
+        SampleFormat::I16 => build_stream::<i16>(&device, &config, producer, err_tx, me, lat),
+        SampleFormat::I32 => build_stream::<i32>(&device, &config, producer, err_tx, me, lat),
+        SampleFormat::U8 => build_stream::<u8>(&device, &config, producer, err_tx, me, lat),
+        SampleFormat::U16 => build_stream::<u16>(&device, &config, producer, err_tx, me, lat),
         other => {
             let _ = ready.send(Err(open_error(format!(
                 "sample format {other} is not supported"
@@ -294,6 +357,7 @@ fn run(
         }
     };
     let info = CaptureInfo {
+        host,
         device: name.clone(),
         sample_rate: config.sample_rate,
         channels: config.channels,
@@ -330,6 +394,7 @@ fn run(
         n / channels
     };
     let (mut last_audio, mut heard_any) = (Instant::now(), false);
+    let mut latency_logged = false;
     while !stop.load(Ordering::Relaxed) {
         // Woken by the callback once WAKE_MS of audio wait (and by `close`).
         std::thread::park_timeout(WATCH_EVERY);
@@ -342,6 +407,15 @@ fn run(
                 tracing::info!(
                     first_sample_ms = format!("{first_sample_ms:.1}"),
                     "microphone: first sample captured after opening"
+                );
+            } else if !latency_logged && last_audio.elapsed() < WATCH_EVERY {
+                // Once the stream runs steadily: what a release can still
+                // find in the pipeline (session::PIPELINE_TAIL).
+                latency_logged = true;
+                let capture_latency_ms = f64::from(latency_us.load(Ordering::Relaxed)) / 1000.0;
+                tracing::info!(
+                    capture_latency_ms = format!("{capture_latency_ms:.1}"),
+                    "microphone: the host's capture latency"
                 );
             }
             (last_audio, heard_any) = (Instant::now(), true);

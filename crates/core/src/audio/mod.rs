@@ -4,6 +4,7 @@
 pub mod capture;
 pub mod decode;
 mod flac_guard;
+pub mod host;
 pub mod resample;
 pub mod wav;
 

@@ -46,8 +46,8 @@ pub struct ServiceConfig {
     /// mode); bound only while the AI rewrite is on.
     pub command_key: Option<String>,
     pub device: Option<String>,
-    /// When the microphone is open: ready between dictations (the default:
-    /// nothing at the press is lost), or only while recording.
+    /// When the microphone is open: only while recording (the default), or
+    /// ready between dictations.
     pub mic: MicMode,
     /// Audio kept after the key is released, so the last word is not cut.
     pub post_roll: Duration,
@@ -77,7 +77,7 @@ impl ServiceConfig {
             paste_last_key: None,
             command_key: None,
             device: None,
-            mic: MicMode::Ready,
+            mic: MicMode::OnPress,
             post_roll: Duration::from_millis(defaults::POST_ROLL_MS),
             output: OutputConfig::default(),
             dictation: DictationConfig::defaults(),
@@ -99,16 +99,18 @@ impl ServiceConfig {
 #[serde(rename_all = "snake_case")]
 #[ts(export)]
 pub enum MicMode {
-    /// Open while dictation is on, so the press starts no device: the words
-    /// said at the press are already captured, and the 300 ms before it are
-    /// kept as pre-roll. The system shows its recording indicator the
-    /// whole time (macOS's orange dot, GNOME's microphone icon).
-    #[default]
+    /// Open while dictation is on, so the press starts no device: the
+    /// 300 ms before the press are kept as pre-roll. The system shows its
+    /// recording indicator the whole time (macOS's orange dot, GNOME's
+    /// microphone icon), and the sound server's client costs ~2 % of a core.
     Ready,
-    /// Opened at the press, closed after each dictation: the indicator shows
-    /// only while dictating, but opening the device takes time (tens of ms
-    /// on PulseAudio, more on Windows and macOS) in which the first sound
-    /// of a word said at the press can be lost.
+    /// Opened at the press, closed after each dictation (the default): the
+    /// indicator shows only while dictating and nothing runs between
+    /// dictations. Opening takes ~16 ms on PulseAudio (more on Windows and
+    /// macOS; seconds for a Bluetooth headset); the engine gets 300 ms of
+    /// silence before the first sample, which is what kept the first word
+    /// (docs/benchmarks.md, "The first word").
+    #[default]
     OnPress,
 }
 
@@ -200,6 +202,13 @@ pub struct ServiceIo {
 
 /// With the mic ready ([`MicMode::Ready`]), the moments before the press are kept as pre-roll.
 const PREROLL_SAMPLES: usize = crate::audio::ms_to_samples(300) as usize;
+/// With the mic opened at the press ([`MicMode::OnPress`]) there is no
+/// pre-roll: speech said at the press starts at the recording's first
+/// sample, and the voice detector and the engine, given no quiet before the
+/// first sound, drop or mishear the first word (docs/benchmarks.md, "The
+/// first word"). This much silence goes first instead, as long as the
+/// ready microphone's pre-roll, so both modes give the engine the same.
+const LEAD_IN_SAMPLES: usize = PREROLL_SAMPLES;
 /// A dictation this soon after one that ended mid-sentence continues it.
 const CONTINUE_SENTENCE_WITHIN: Duration = Duration::from_secs(60);
 
@@ -422,6 +431,7 @@ impl<E: FnMut(DictationEvent)> Service<E> {
     }
 
     fn start(&mut self, purpose: Purpose) {
+        let opened_at_press = !self.io.mic.is_open();
         if !matches!(self.phase, Phase::Idle) || !self.open_mic() {
             return;
         }
@@ -468,7 +478,10 @@ impl<E: FnMut(DictationEvent)> Service<E> {
                 }),
             },
         });
-        let pre: Vec<f32> = self.preroll.drain(..).collect();
+        let mut pre: Vec<f32> = self.preroll.drain(..).collect();
+        if opened_at_press {
+            pre = vec![0.0; LEAD_IN_SAMPLES];
+        }
         if !pre.is_empty() {
             d.push_audio(&pre, &mut self.vad, &self.engine, &mut self.emit);
         }

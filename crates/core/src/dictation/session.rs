@@ -49,11 +49,19 @@ impl DictationConfig {
     }
 }
 
+/// Sound that reached the microphone before the release but not yet this
+/// process: the sound server's fragment (25 ms by PulseAudio's default), the
+/// capture thread's 20 ms batch, the service's next pass, and the voice
+/// detector's 32 ms frame that decides whether speech goes on. Always waited
+/// for: a word ending at the release ends in it.
+pub const PIPELINE_TAIL: Duration = Duration::from_millis(150);
+
 /// Whether to stop listening after the key was released `since_release`
-/// ago: at once when the user had already stopped speaking (what follows is
-/// silence), else after the post-roll, so the last word is never cut.
+/// ago: once the audio still on its way is in ([`PIPELINE_TAIL`]) when the
+/// user had already stopped speaking (what follows is silence), else after
+/// the post-roll, so the last word is never cut.
 pub fn post_roll_done(since_release: Duration, post_roll: Duration, hearing_speech: bool) -> bool {
-    since_release >= post_roll || !hearing_speech
+    since_release >= post_roll || (!hearing_speech && since_release >= PIPELINE_TAIL.min(post_roll))
 }
 
 pub struct Dictation {
@@ -343,8 +351,16 @@ mod tests {
         assert!(!post_roll_done(Duration::from_millis(100), post_roll, true));
         assert!(post_roll_done(Duration::from_millis(400), post_roll, true));
         assert!(
-            post_roll_done(Duration::ZERO, post_roll, false),
-            "a pause at release: nothing to wait for"
+            !post_roll_done(Duration::from_millis(100), post_roll, false),
+            "a pause at release: the audio still in the pipeline is waited for"
+        );
+        assert!(
+            post_roll_done(PIPELINE_TAIL, post_roll, false),
+            "a pause at release: nothing more to wait for"
+        );
+        assert!(
+            post_roll_done(Duration::ZERO, Duration::ZERO, false),
+            "no post-roll asked: none"
         );
     }
 

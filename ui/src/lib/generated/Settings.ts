@@ -12,8 +12,8 @@ import type { TriggerMode } from "./TriggerMode";
 
 export type Settings = { version: number, hotkey: string, mode: TriggerMode, inputDevice: string | null, 
 /**
- * Ready between dictations (nothing said at the press is lost; the
- * system's recording indicator stays on), or opened at each press.
+ * Opened at each press (the default; closed between dictations), or
+ * ready between dictations (the system's recording indicator stays on).
  */
 microphone: MicMode, 
 /**

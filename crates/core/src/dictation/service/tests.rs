@@ -670,8 +670,14 @@ fn a_cancel_in_each_phase_delivers_nothing_keeps_the_audio_and_frees_the_service
     r.hear(silence(400));
     r.key(TriggerKey::Main, false);
     assert!(
+        matches!(r.service.phase, Phase::PostRoll { .. }),
+        "the audio still in the pipeline is waited for"
+    );
+    std::thread::sleep(crate::dictation::session::PIPELINE_TAIL);
+    r.service.tick();
+    assert!(
         matches!(r.service.phase, Phase::Finishing(_)),
-        "a pause at release: no post-roll to wait for"
+        "a pause at release: no more post-roll to wait for"
     );
     r.key(TriggerKey::Cancel, true);
     assert!(matches!(r.service.phase, Phase::Idle));
@@ -958,6 +964,39 @@ fn a_ready_mic_keeps_what_was_said_just_before_the_press_and_stays_open() {
         "still ready after the dictation"
     );
     assert_eq!(r.opens.load(Ordering::SeqCst), 1, "opened once");
+}
+
+/// Speech said at the press starts at the first sample of a microphone
+/// opened at the press; the engine and the voice detector get 300 ms of
+/// silence before it, as the ready microphone's pre-roll gives them.
+#[test]
+fn a_mic_opened_at_the_press_puts_silence_before_its_first_sample() {
+    let mut r = rig(Options::default());
+    r.key(TriggerKey::Main, true);
+    r.hear(tone(400));
+    r.key(TriggerKey::Main, false);
+    r.settle();
+    assert_eq!(r.delivered(), ["one"]);
+    let wav = std::fs::read_dir(r.dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "wav"))
+        .expect("the recording is on disk");
+    let samples: Vec<i16> = hound::WavReader::open(wav)
+        .unwrap()
+        .samples::<i16>()
+        .map(Result::unwrap)
+        .collect();
+    let lead_in = crate::audio::ms_to_samples(300) as usize;
+    assert_eq!(
+        samples.len(),
+        lead_in + crate::audio::ms_to_samples(400) as usize
+    );
+    assert!(samples[..lead_in].iter().all(|s| *s == 0), "silence first");
+    assert!(
+        samples[lead_in..lead_in + 160].iter().any(|s| *s != 0),
+        "then the speech"
+    );
 }
 
 mod rewrite {
