@@ -249,9 +249,9 @@ describe('microphone', () => {
     await ready.waitFor();
     expect(await ready.isChecked()).toBe(true);
     const choice = await page.getByTestId('microphone-choice').textContent();
-    expect(choice).toContain('Ready (recommended)');
+    expect(choice).toContain('Open on each press (recommended)');
     expect(choice).toContain('recording indicator');
-    expect(choice).toContain('can be lost');
+    expect(choice).toContain('A word said right at the press is kept');
     await page.getByTestId('mic-on-press').check();
     await shot(page, 'settings-microphone');
     await page.getByTestId('settings-save').click();
