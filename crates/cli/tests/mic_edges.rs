@@ -145,12 +145,12 @@ fn both_edges(extra: &[&str]) -> Vec<String> {
     missing
 }
 
-/// Default settings (the microphone opened at the press): the first and the
-/// last word of speech that starts at the press and ends at the release.
+/// The microphone opened at the press: the first and the last word of speech
+/// that starts at the press and ends at the release.
 #[test]
-fn with_the_default_microphone_speech_from_press_to_release_keeps_both_edges() {
+fn with_the_microphone_opened_at_the_press_speech_from_press_to_release_keeps_both_edges() {
     let _guard = serial();
-    let missing = both_edges(&[]);
+    let missing = both_edges(&["--mic", "on-press"]);
     assert!(missing.is_empty(), "edges lost:\n{}", missing.join("\n"));
 }
 

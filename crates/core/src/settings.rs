@@ -89,7 +89,7 @@ impl Default for Settings {
             hotkey: defaults::HOTKEY.into(),
             mode: TriggerMode::PushToTalk,
             input_device: None,
-            microphone: MicMode::OnPress,
+            microphone: MicMode::Ready,
             language: Language::Auto,
             model: None,
             output: OutputMethod::Paste,
