@@ -2383,6 +2383,26 @@ fn terminals_paste_with_their_own_keys_with_no_flag_and_both_selections_are_rest
     dictate.stop();
 }
 
+/// One of Debian's Asterisk voice prompts (`SOURCE` under
+/// /usr/share/asterisk/sounds, G.722), as a 16 kHz mono WAV fixture named `name`.
+fn asterisk_prompt(d: &Desktop, source: &str, name: &str) -> PathBuf {
+    let wav = d.fixtures.join(name);
+    let ok = Command::new("ffmpeg")
+        .args(["-y", "-v", "error", "-f", "g722", "-i"])
+        .arg(Path::new("/usr/share/asterisk/sounds").join(source))
+        .args(["-ar", "16000", "-ac", "1"])
+        .arg(&wav)
+        .status()
+        .expect("ffmpeg")
+        .success();
+    assert!(
+        ok,
+        "the voice prompt {source} (apt install asterisk-core-sounds-en-g722 \
+         asterisk-core-sounds-es-g722; npm test does)"
+    );
+    wav
+}
+
 /// A profile that dictates Spanish in xterm only: the same Spanish speech
 /// is transcribed as Spanish there and as English (the settings' language)
 /// in another app.
@@ -2391,19 +2411,7 @@ fn a_profile_language_applies_to_its_app_only() {
     let _guard = serial();
     let d = desktop();
     let tmp = tempfile::tempdir().unwrap();
-    let spanish = d.fixtures.join("spanish.wav");
-    let ok = Command::new("ffmpeg")
-        .args(["-y", "-v", "error", "-f", "g722", "-i"])
-        .arg("/usr/share/asterisk/sounds/es_MX_f_Allison/tt-allbusy.g722")
-        .args(["-ar", "16000", "-ac", "1"])
-        .arg(&spanish)
-        .status()
-        .expect("ffmpeg")
-        .success();
-    assert!(
-        ok,
-        "the Spanish prompt (apt install asterisk-core-sounds-es-g722; npm test does)"
-    );
+    let spanish = asterisk_prompt(d, "es_MX_f_Allison/tt-allbusy.g722", "spanish.wav");
     let profiles = tmp.path().join("profiles.json");
     std::fs::write(
         &profiles,
@@ -2664,19 +2672,7 @@ fn a_spoken_trigger_pastes_a_multi_line_snippet_into_a_terminal() {
     let _guard = serial();
     let d = desktop();
     let tmp = tempfile::tempdir().unwrap();
-    let goodbye = d.fixtures.join("goodbye.wav");
-    let ok = Command::new("ffmpeg")
-        .args(["-y", "-v", "error", "-f", "g722", "-i"])
-        .arg("/usr/share/asterisk/sounds/en_US_f_Allison/vm-goodbye.g722")
-        .args(["-ar", "16000", "-ac", "1"])
-        .arg(&goodbye)
-        .status()
-        .expect("ffmpeg")
-        .success();
-    assert!(
-        ok,
-        "the English prompt (apt install asterisk-core-sounds-en-g722; npm test does)"
-    );
+    let goodbye = asterisk_prompt(d, "en_US_f_Allison/vm-goodbye.g722", "goodbye.wav");
     let snippets = tmp.path().join("snippets.txt");
     std::fs::write(
         &snippets,
