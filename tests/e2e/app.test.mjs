@@ -428,10 +428,16 @@ test('started --hidden (autostart) it creates no webview, and dictation is ready
   }
 });
 
-test('hotkey dictation with the app running pastes into another window and lands in History', async () => {
+test('hotkey dictation with the app running pastes into another window and lands in History, with its profile\'s language', async () => {
   const dirs = appDirs(d, 'dictate');
   const truth = librivoxTruth();
   const id = Object.keys(truth)[2];
+  // The settings detect the language; the target app's profile says English. History must
+  // record the language the dictation was transcribed in (issue 42: it recorded the settings').
+  writeFileSync(
+    join(dirs.config, 'settings.json'),
+    JSON.stringify({ version: 1, profiles: [{ name: 'Zenity in English', apps: ['zenity'], language: 'en' }] }),
+  );
   const app = await launch(d, dirs);
   const zenity = pasteTarget(d, 'PasteTarget');
   try {
@@ -458,6 +464,9 @@ test('hotkey dictation with the app running pastes into another window and lands
     await item.waitForDisplayed({ timeout: 10000 });
     const shown = await (await item.$('[data-testid="history-text"]')).getText();
     assert.equal(shown.trim(), pasted);
+    assert.equal((await invoke(app.browser, 'get_settings')).language, 'auto');
+    const [entry] = await invoke(app.browser, 'history_list', { query: null, limit: 10, offset: 0 });
+    assert.equal(entry.language, 'en', JSON.stringify(entry));
   } finally {
     zenity.close();
     await app.close();

@@ -240,6 +240,9 @@ struct Recording {
     audio_path: String,
     created_ms: i64,
     audio_ms: u64,
+    /// What this dictation was transcribed in: its profile's language where
+    /// the profile sets one, else the settings'.
+    language: Option<String>,
 }
 
 impl EventHandler {
@@ -259,6 +262,7 @@ impl EventHandler {
                 audio_path,
                 app,
                 profile,
+                language,
                 ..
             } => {
                 if let Some(app) = app {
@@ -271,6 +275,7 @@ impl EventHandler {
                     audio_path: audio_path.clone(),
                     created_ms: unix_ms() as i64,
                     audio_ms: 0,
+                    language: language.clone(),
                 };
                 self.recordings.insert(*id, recording);
                 shared.set_dictation_state(AppState::Recording, |s| s.error = None);
@@ -352,7 +357,7 @@ impl EventHandler {
             created_ms: dictation.created_ms,
             duration_ms: dictation.audio_ms as i64,
             model: self.model.clone(),
-            language: self.language.clone(),
+            language: dictation.language,
             audio_path: Some(dictation.audio_path.into()),
             source_name: None,
             error: None,
@@ -394,6 +399,8 @@ impl EventHandler {
                             audio_path: audio_path.to_string(),
                             created_ms: unix_ms() as i64,
                             audio_ms,
+                            // A recovered recording's profile is not known: the settings' language.
+                            language: self.language.clone(),
                         },
                     )
                 };

@@ -37,6 +37,11 @@ pub enum DictationEvent {
         #[serde(skip_serializing_if = "Option::is_none")]
         #[ts(optional)]
         profile: Option<String>,
+        /// The language this dictation is transcribed in, after its profile
+        /// (absent: the model detects it, or speaks only one).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        language: Option<String>,
         /// Set when the words are a spoken command for the selected text
         /// (AI command mode) rather than a dictation.
         #[serde(skip_serializing_if = "Option::is_none")]

@@ -455,6 +455,7 @@ impl<E: FnMut(DictationEvent)> Service<E> {
         };
         let (app, profile) = self.focused_profile();
         let config = self.dictation_config(profile.as_ref());
+        let language = config.language.clone();
         let mut d = Dictation::start(
             self.next_id,
             &path,
@@ -473,6 +474,7 @@ impl<E: FnMut(DictationEvent)> Service<E> {
             audio_path: path.display().to_string(),
             app,
             profile: d.profile().map(|p| p.name.clone()),
+            language,
             command: match d.purpose() {
                 Purpose::Dictation => None,
                 Purpose::Command { selection } => Some(CommandStarted {
@@ -832,11 +834,13 @@ impl<E: FnMut(DictationEvent)> Service<E> {
         (self.emit)(DictationEvent::TextDelivered {
             id: d.id,
             text: text.clone(),
-            output: if how.method == self.config.output.method {
-                self.io.sink.method().name().to_string()
-            } else {
-                how.method.name().to_string()
-            },
+            // The method that delivered (a paste that fell back says clipboard).
+            output: match &delivered {
+                Ok(Some(outcome)) => outcome.delivered.method(),
+                _ => how.method,
+            }
+            .name()
+            .to_string(),
             engine_ms: d.engine_ms(),
             segments: d.segments(),
             delivered: delivered.ok().flatten().map(|o| o.delivered),

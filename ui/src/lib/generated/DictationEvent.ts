@@ -13,6 +13,11 @@ app?: string,
  */
 profile?: string, 
 /**
+ * The language this dictation is transcribed in, after its profile
+ * (absent: the model detects it, or speaks only one).
+ */
+language?: string, 
+/**
  * Set when the words are a spoken command for the selected text
  * (AI command mode) rather than a dictation.
  */

@@ -47,11 +47,13 @@ impl TextSink for FakeSink {
         }
         self.delivered.lock().unwrap().push(text.to_string());
         self.hows.lock().unwrap().push(*how);
-        Ok(Delivered::Pasted.into())
-    }
-
-    fn method(&self) -> OutputMethod {
-        OutputMethod::Paste
+        Ok(match how.method {
+            OutputMethod::Paste => Delivered::Pasted,
+            OutputMethod::Type => Delivered::Typed,
+            OutputMethod::Clipboard => Delivered::OnClipboard,
+            OutputMethod::Stdout => Delivered::Printed,
+        }
+        .into())
     }
 }
 

@@ -89,6 +89,17 @@ pub enum Delivered {
 }
 
 impl Delivered {
+    /// The method that actually delivered the text (a paste the app never
+    /// read was typed, or left on the clipboard).
+    pub fn method(self) -> OutputMethod {
+        match self {
+            Self::Pasted | Self::PasteUnconfirmed => OutputMethod::Paste,
+            Self::TypedAfterUnreadPaste | Self::Typed => OutputMethod::Type,
+            Self::LeftOnClipboard | Self::OnClipboard => OutputMethod::Clipboard,
+            Self::Printed => OutputMethod::Stdout,
+        }
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             Self::Pasted => "pasted",
@@ -243,9 +254,8 @@ pub enum OutputUnavailable {
 pub trait TextSink {
     /// Delivers `text` (never empty) to the user as `how` says: the paste
     /// keys and trailing space always; a [`SinkSet`] also switches method.
+    /// The outcome's [`Delivered::method`] is the method actually used.
     fn deliver(&mut self, text: &str, how: &Delivery) -> Result<Outcome, OutputError>;
-    /// The method actually in use (after any fallback).
-    fn method(&self) -> OutputMethod;
 }
 
 /// What the platform offers a sink.
@@ -343,15 +353,13 @@ pub fn open_sink(
     config: &OutputConfig,
     env: &OutputEnv,
 ) -> Result<(Box<dyn TextSink>, Option<String>), OutputError> {
-    let (sink, notice) = open_one(config, env)?;
-    let set = SinkSet {
-        config: config.clone(),
-        env: env.clone(),
-        configured: sink,
-        others: Vec::new(),
-    };
+    let (set, notice) = SinkSet::open(config, env, open_one)?;
     Ok((Box::new(set), notice))
 }
+
+/// Opens one sink for a config: [`open_one`], or a test's stand-in.
+type OpenSink =
+    fn(&OutputConfig, &OutputEnv) -> Result<(Box<dyn TextSink>, Option<String>), OutputError>;
 
 /// One sink for `config.method`, or the clipboard where key presses are
 /// refused on Wayland (with the notice that says so).
@@ -387,45 +395,60 @@ fn open_one(
 
 /// The configured sink, and those a profile asked for, each opened the
 /// first time it is needed and kept (a sink's OS handles live long: on X11
-/// a clipboard's text lives as long as its owner).
+/// a clipboard's text lives as long as its owner). Sinks are keyed by the
+/// method asked for, not the one they ended up using: a paste that fell back
+/// to the clipboard is found again by the next paste.
 pub struct SinkSet {
     config: OutputConfig,
     env: OutputEnv,
+    open: OpenSink,
     configured: Box<dyn TextSink>,
-    others: Vec<Box<dyn TextSink>>,
+    others: Vec<(OutputMethod, Box<dyn TextSink>)>,
 }
 
 impl SinkSet {
+    fn open(
+        config: &OutputConfig,
+        env: &OutputEnv,
+        open: OpenSink,
+    ) -> Result<(Self, Option<String>), OutputError> {
+        let (configured, notice) = open(config, env)?;
+        let set = Self {
+            config: config.clone(),
+            env: env.clone(),
+            open,
+            configured,
+            others: Vec::new(),
+        };
+        Ok((set, notice))
+    }
+
     fn sink_for(&mut self, method: OutputMethod) -> Result<&mut Box<dyn TextSink>, OutputError> {
         if method == self.config.method {
             return Ok(&mut self.configured);
         }
-        let index = match self.others.iter().position(|s| s.method() == method) {
+        let index = match self.others.iter().position(|(asked, _)| *asked == method) {
             Some(i) => i,
             None => {
                 let config = OutputConfig {
                     method,
                     ..self.config.clone()
                 };
-                let (sink, notice) = open_one(&config, &self.env)?;
+                let (sink, notice) = (self.open)(&config, &self.env)?;
                 if let Some(notice) = notice {
                     tracing::warn!("{notice}");
                 }
-                self.others.push(sink);
+                self.others.push((method, sink));
                 self.others.len() - 1
             }
         };
-        Ok(&mut self.others[index])
+        Ok(&mut self.others[index].1)
     }
 }
 
 impl TextSink for SinkSet {
     fn deliver(&mut self, text: &str, how: &Delivery) -> Result<Outcome, OutputError> {
         self.sink_for(how.method)?.deliver(text, how)
-    }
-
-    fn method(&self) -> OutputMethod {
-        self.configured.method()
     }
 }
 
@@ -473,5 +496,60 @@ mod tests {
             "{err}"
         );
         assert!(err.to_string().contains("choose ctrl+v"), "{err}");
+    }
+}
+
+#[cfg(test)]
+mod sink_set_tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    static OPENED: AtomicUsize = AtomicUsize::new(0);
+
+    /// What a Wayland desktop that refuses key presses gives a paste or
+    /// typing profile: a sink that leaves the text on the clipboard.
+    struct FellBackToClipboard;
+
+    impl TextSink for FellBackToClipboard {
+        fn deliver(&mut self, _text: &str, _how: &Delivery) -> Result<Outcome, OutputError> {
+            Ok(Delivered::OnClipboard.into())
+        }
+    }
+
+    fn open_fallen_back(
+        config: &OutputConfig,
+        _env: &OutputEnv,
+    ) -> Result<(Box<dyn TextSink>, Option<String>), OutputError> {
+        OPENED.fetch_add(1, Ordering::SeqCst);
+        let notice = format!("{} output: no keys here", config.method.name());
+        Ok((Box::new(FellBackToClipboard), Some(notice)))
+    }
+
+    #[test]
+    fn a_profile_sink_that_fell_back_is_opened_once_and_reused() {
+        let config = OutputConfig {
+            method: OutputMethod::Paste,
+            ..OutputConfig::default()
+        };
+        let env = OutputEnv {
+            session: DesktopSession::Headless,
+            main_thread: None,
+        };
+        let (mut set, _) = SinkSet::open(&config, &env, open_fallen_back).unwrap();
+        assert_eq!(OPENED.load(Ordering::SeqCst), 1, "the configured sink");
+        let typing_profile = Delivery {
+            method: OutputMethod::Type,
+            ..config.delivery()
+        };
+        for _ in 0..3 {
+            let outcome = set.deliver("hello", &typing_profile).unwrap();
+            assert_eq!(outcome.delivered.method(), OutputMethod::Clipboard);
+        }
+        assert_eq!(
+            OPENED.load(Ordering::SeqCst),
+            2,
+            "one sink for the typing profile over three dictations"
+        );
+        assert_eq!(set.others.len(), 1);
     }
 }

@@ -5,8 +5,8 @@ use enigo::{Direction, Enigo, Key, Keyboard, Settings};
 
 use super::paste_watch::{PasteWatch, Selection, Selections};
 use super::{
-    finish, Delivered, Delivery, Outcome, OutputConfig, OutputEnv, OutputError, OutputMethod,
-    PasteFallback, PasteKeys, TextSink,
+    finish, Delivered, Delivery, Outcome, OutputConfig, OutputEnv, OutputError, PasteFallback,
+    PasteKeys, TextSink,
 };
 use crate::platform::session::DesktopSession;
 
@@ -66,10 +66,6 @@ impl TextSink for StdoutSink {
         let _ = out.flush();
         Ok(Delivered::Printed.into())
     }
-
-    fn method(&self) -> OutputMethod {
-        OutputMethod::Stdout
-    }
 }
 
 /// Leaves the text on the clipboard.
@@ -90,10 +86,6 @@ impl TextSink for ClipboardSink {
         set_text(&mut self.clipboard, &finish(text, how.trailing_space))?;
         Ok(Delivered::OnClipboard.into())
     }
-
-    fn method(&self) -> OutputMethod {
-        OutputMethod::Clipboard
-    }
 }
 
 /// Types the text as key presses (apps that block paste).
@@ -113,10 +105,6 @@ impl TextSink for TypeSink {
     fn deliver(&mut self, text: &str, how: &Delivery) -> Result<Outcome, OutputError> {
         self.keyboard.type_text(&finish(text, how.trailing_space))?;
         Ok(Delivered::Typed.into())
-    }
-
-    fn method(&self) -> OutputMethod {
-        OutputMethod::Type
     }
 }
 
@@ -454,10 +442,6 @@ impl TextSink for PasteSink {
             }
         }
         self.deliver_through_arboard(&text, how)
-    }
-
-    fn method(&self) -> OutputMethod {
-        OutputMethod::Paste
     }
 }
 
