@@ -1,5 +1,5 @@
 //! The UI's commands (docs/ipc.md): each is a thin call into
-//! `utter_core::app::App`. Anything that can take more than a moment runs on
+//! `utter_app_core::App`. Anything that can take more than a moment runs on
 //! a blocking worker thread, never on the UI's main thread.
 
 use std::path::PathBuf;
@@ -8,16 +8,16 @@ use std::time::Duration;
 use tauri::ipc::Response;
 use tauri::{AppHandle, Manager, State};
 use tauri_plugin_autostart::ManagerExt;
-use utter_core::app::ai::RewriteTest;
-use utter_core::app::recent_apps::RecentApp;
-use utter_core::app::{
+use utter_app_core::ai::RewriteTest;
+use utter_app_core::history::Entry;
+use utter_app_core::recent_apps::RecentApp;
+use utter_app_core::{
     App, AppError, CatalogRow, FileJob, ModelSummary, PackagedRow, Status, UseFor,
 };
 use utter_core::audio::capture::InputDevice;
 use utter_core::control::Control;
 use utter_core::engine::ComputeDevice;
 use utter_core::export::Format;
-use utter_core::history::Entry;
 use utter_core::models::Quant;
 use utter_core::settings::Settings;
 use utter_rewrite::{Mode, ProviderConfig, ProviderInfo, ProviderKind};

@@ -2,7 +2,7 @@
 //! the UI through serde, so the core's typed errors stay typed up to this
 //! boundary and are written out as their message here (the UI shows it).
 
-use utter_core::app::AppError;
+use utter_app_core::AppError;
 
 #[derive(Debug, thiserror::Error)]
 pub enum CommandError {

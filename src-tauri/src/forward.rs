@@ -3,7 +3,7 @@
 
 use serde_json::json;
 use tauri::{AppHandle, Emitter};
-use utter_core::app::{AppEvent, Level};
+use utter_app_core::{AppEvent, Level};
 
 use crate::{overlay, tray};
 

@@ -1,5 +1,5 @@
 //! Utter's desktop shell: windows, tray, overlay and the bridge between the
-//! web UI and `utter_core::app`. No business logic lives here.
+//! web UI and `utter_app_core`. No business logic lives here.
 
 // No console window on Windows release builds.
 #![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
@@ -14,7 +14,7 @@ mod tray;
 mod updates;
 
 use tauri::Manager;
-use utter_core::app::{App, Paths};
+use utter_app_core::{App, Paths};
 use utter_core::platform::{MainThread, MainThreadError};
 
 fn main() {

@@ -12,7 +12,7 @@ use std::time::Duration;
 use tauri::{
     AppHandle, Manager, PhysicalPosition, WebviewUrl, WebviewWindow, WebviewWindowBuilder,
 };
-use utter_core::app::{App, AppState, Status};
+use utter_app_core::{App, AppState, Status};
 
 const LABEL: &str = "overlay";
 /// How long a hidden overlay is kept for the next dictation before it goes.

@@ -8,7 +8,7 @@ use tauri::image::Image;
 use tauri::menu::{Menu, MenuItem, PredefinedMenuItem};
 use tauri::tray::{MouseButton, MouseButtonState, TrayIconBuilder, TrayIconEvent};
 use tauri::{AppHandle, Manager, Wry};
-use utter_core::app::{App, AppState, Status};
+use utter_app_core::{App, AppState, Status};
 use utter_core::control::Control;
 
 const TRAY_ID: &str = "utter";

@@ -4,7 +4,7 @@
 
 use tauri::{AppHandle, Emitter, Manager};
 use tauri_plugin_updater::UpdaterExt;
-use utter_core::app::{App, UpdateInfo};
+use utter_app_core::{App, UpdateInfo};
 
 use crate::error::CommandError;
 

@@ -12,29 +12,29 @@
 //! differs between desktops (hotkeys, text output, session detection)
 //! behind small traits.
 
-pub mod app;
 pub mod audio;
-pub mod control;
 pub mod coverage;
 pub mod dictation;
 pub mod engine;
 pub mod export;
-pub mod history;
 pub mod language;
 pub mod models;
 pub mod packing;
 pub mod panics;
-pub mod paths;
 pub mod placeholders;
-pub mod platform;
 pub mod profiles;
 pub mod settings;
 pub mod setup;
 pub mod text;
-pub mod threads;
 pub mod transcribe;
 pub mod transcript;
 pub mod vad;
+
+/// Everything that differs between desktops (`utter-platform`), and the
+/// leaf modules it carries that every layer uses: the control messages,
+/// where files live, bounded thread joins. Re-exported under the paths they
+/// always had; utter-platform cannot see utter-core.
+pub use utter_platform::{self as platform, control, paths, threads};
 
 /// The text rules (the engine's text into the user's), a crate of their own
 /// (`utter-postprocess`), under the path they always had.

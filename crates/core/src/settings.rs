@@ -557,4 +557,23 @@ mod tests {
         let notice = load(&path).notice.expect("a notice");
         assert!(notice.contains("newer Utter"), "{notice}");
     }
+
+    /// The trigger mode is utter-platform's type; how the CLI and the
+    /// settings file spell it is this module's business.
+    #[test]
+    fn the_cli_reads_the_mode_in_kebab_case_and_the_settings_file_keeps_its_spelling() {
+        assert_eq!(
+            parse_cli_value::<crate::control::TriggerMode>("push-to-talk").unwrap(),
+            crate::control::TriggerMode::PushToTalk
+        );
+        assert_eq!(
+            parse_value::<crate::control::TriggerMode>("push_to_talk").unwrap(),
+            crate::control::TriggerMode::PushToTalk
+        );
+        assert_eq!(
+            serde_json::to_string(&crate::control::TriggerMode::PushToTalk).unwrap(),
+            "\"push_to_talk\""
+        );
+        assert!(parse_cli_value::<crate::control::TriggerMode>("push").is_err());
+    }
 }

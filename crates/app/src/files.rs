@@ -9,12 +9,12 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use super::{lock, AppError, AppEvent, Shared};
-use crate::engine::{Engine, EngineNotice};
 use crate::history::{EntryKind, EntryRecord, Segment};
-use crate::models::load::{load_models, EngineOptions, LoadError, LoadedModels};
-use crate::models::ModelUse;
-use crate::transcribe::{transcribe_file, FileError, FileOptions, Segmentation};
-use crate::transcript::FileTranscript;
+use utter_core::engine::{Engine, EngineNotice};
+use utter_core::models::load::{load_models, EngineOptions, LoadError, LoadedModels};
+use utter_core::models::ModelUse;
+use utter_core::transcribe::{transcribe_file, FileError, FileOptions, Segmentation};
+use utter_core::transcript::FileTranscript;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
@@ -183,7 +183,7 @@ struct BatchModels {
     /// The settings' choice they were loaded for (`None`: the default).
     requested: Option<String>,
     engine: Arc<Engine>,
-    vad: crate::vad::SpeechDetector,
+    vad: utter_core::vad::SpeechDetector,
     model_name: String,
 }
 
@@ -262,7 +262,7 @@ fn worker(shared: &Arc<Shared>) {
 }
 
 /// How the settings want files transcribed: language, vocabulary, text rules.
-fn file_options(settings: &crate::settings::Settings) -> FileOptions {
+fn file_options(settings: &utter_core::settings::Settings) -> FileOptions {
     FileOptions {
         language: settings.engine_language(),
         vocabulary: settings.vocabulary.clone(),
@@ -275,12 +275,13 @@ fn run_job(
     shared: &Shared,
     job: &FileJob,
     engine: &Arc<Engine>,
-    vad: &mut crate::vad::SpeechDetector,
+    vad: &mut utter_core::vad::SpeechDetector,
     model_name: &str,
     options: FileOptions,
 ) -> Result<FileTranscript, FileError> {
     let path = Path::new(&job.path);
-    let duration_ms = crate::audio::decode::probe_duration_secs(path).map(|s| (s * 1000.0) as i64);
+    let duration_ms =
+        utter_core::audio::decode::probe_duration_secs(path).map(|s| (s * 1000.0) as i64);
     let mut last_report = Instant::now();
     let result = transcribe_file(
         std::slice::from_ref(engine.as_ref()),
@@ -323,7 +324,7 @@ fn finish(shared: &Shared, id: u64, result: Result<FileTranscript, AppError>) {
             let record = EntryRecord {
                 kind: EntryKind::File,
                 text: t.text(),
-                created_ms: crate::dictation::record_log::unix_ms() as i64,
+                created_ms: utter_core::dictation::record_log::unix_ms() as i64,
                 duration_ms: t.duration_ms,
                 model: t.model.clone(),
                 language: t.language.clone(),

@@ -53,26 +53,3 @@ pub enum Control {
     /// then return.
     SessionEnded,
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::settings::{parse_cli_value, parse_value};
-
-    #[test]
-    fn the_cli_reads_the_mode_in_kebab_case_and_the_settings_file_keeps_its_spelling() {
-        assert_eq!(
-            parse_cli_value::<TriggerMode>("push-to-talk").unwrap(),
-            TriggerMode::PushToTalk
-        );
-        assert_eq!(
-            parse_value::<TriggerMode>("push_to_talk").unwrap(),
-            TriggerMode::PushToTalk
-        );
-        assert_eq!(
-            serde_json::to_string(&TriggerMode::PushToTalk).unwrap(),
-            "\"push_to_talk\""
-        );
-        assert!(parse_cli_value::<TriggerMode>("push").is_err());
-    }
-}

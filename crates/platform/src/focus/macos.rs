@@ -6,7 +6,7 @@
 use objc2_app_kit::NSWorkspace;
 
 use super::{FocusError, FocusedApp};
-use crate::platform::MainThread;
+use crate::MainThread;
 
 pub fn focused(main_thread: Option<&MainThread>) -> Result<FocusedApp, FocusError> {
     match main_thread {

@@ -1,7 +1,7 @@
 //! Key presses through libei, where a Wayland desktop offers apps no virtual
 //! keyboard (GNOME, KDE): the paste keystroke, or the text typed key by key,
 //! on an emulated keyboard on the socket that the
-//! RemoteDesktop portal hands over ([`crate::platform::remote_desktop`]), or on
+//! RemoteDesktop portal hands over ([`crate::remote_desktop`]), or on
 //! `$LIBEI_SOCKET` when one is set (libei's convention, e.g. a test server).
 //!
 //! libei sends evdev key codes, so which code types `v` depends on the layout:
@@ -41,7 +41,7 @@ mod evdev {
 #[derive(Debug, thiserror::Error)]
 pub enum EiError {
     #[error("the RemoteDesktop portal: {0}")]
-    Portal(#[from] crate::platform::portal::PortalError),
+    Portal(#[from] crate::portal::PortalError),
     #[error("the libei socket: {0}")]
     Io(#[from] std::io::Error),
     #[error("the libei protocol: {0}")]
@@ -101,7 +101,7 @@ impl EiKeyboard {
         std::thread::Builder::new()
             .name("utter-remote-desktop".into())
             .spawn(move || {
-                let _ = tx.send(crate::platform::remote_desktop::connect_keyboard());
+                let _ = tx.send(crate::remote_desktop::connect_keyboard());
             })?;
         let remote = match rx.recv_timeout(timeout) {
             Ok(answer) => answer?,

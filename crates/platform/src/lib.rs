@@ -1,6 +1,12 @@
-//! Everything that differs between desktops, behind small types, so the
-//! pipeline never imports an OS crate (global-hotkey, enigo, arboard, x11rb).
+//! utter-platform: everything that differs between desktops, behind small
+//! types, so the pipeline never imports an OS crate (global-hotkey, enigo,
+//! arboard, x11rb). It knows nothing of dictation, engines or models (it
+//! cannot: utter-core depends on it, not the other way round).
 //!
+//! - [`control`]: the messages that drive a dictation (press, release,
+//!   toggle, cancel…), which hotkeys, the ptt socket and portals send.
+//! - [`paths`]: where Utter keeps its files (the OS's conventions).
+//! - [`threads`]: joining a thread with a bound.
 //! - [`session`]: which desktop this process runs in (X11, Wayland, macOS, Windows).
 //! - [`session_watch`]: notices the display server going away (a logout).
 //! - [`hotkeys`]: the OS hotkey manager, owned by the main thread, forwarding
@@ -19,11 +25,13 @@
 //! The X11/Wayland code (Linux and the other Unix desktops) is selected with
 //! `cfg(desktop_linux)`, which build.rs sets: the condition is written once.
 
+pub mod control;
 pub mod doctor;
 pub mod focus;
 pub mod hotkeys;
 pub mod main_loop;
 pub mod output;
+pub mod paths;
 #[cfg(desktop_linux)]
 pub mod portal;
 pub mod ptt;
@@ -31,6 +39,7 @@ pub mod ptt;
 pub mod remote_desktop;
 pub mod session;
 pub mod session_watch;
+pub mod threads;
 
 use std::sync::Arc;
 

@@ -10,13 +10,13 @@ use std::thread::JoinHandle;
 use crossbeam_channel::{unbounded, Receiver, Sender};
 
 use super::{load_error_message, lock, sounds, AppEvent, AppState, Shared};
-use crate::control::Control;
-use crate::dictation::events::{DictationEvent, Stamped};
-use crate::dictation::record_log::unix_ms;
 use crate::history::{EntryKind, EntryRecord};
-use crate::models::ModelUse;
-use crate::platform::doctor::{self, Capability};
-use crate::setup::{self, Degraded, SetupError};
+use utter_core::control::Control;
+use utter_core::dictation::events::{DictationEvent, Stamped};
+use utter_core::dictation::record_log::unix_ms;
+use utter_core::models::ModelUse;
+use utter_core::platform::doctor::{self, Capability};
+use utter_core::setup::{self, Degraded, SetupError};
 
 /// Why a dictation command found no dictation to drive.
 #[derive(Debug, thiserror::Error)]

@@ -21,8 +21,8 @@ use reis::eis;
 use reis::handshake::EisHandshaker;
 use reis::request::{DeviceCapability, EisRequest, EisRequestConverter};
 use reis::PendingRequestResult;
-use utter_core::platform::output::ei_keys::{EiError, EiKeyboard};
-use utter_core::platform::output::PasteKeys;
+use utter_platform::output::ei_keys::{EiError, EiKeyboard};
+use utter_platform::output::PasteKeys;
 use xkbcommon::xkb;
 use zbus::message::Header;
 use zbus::object_server::SignalEmitter;
@@ -396,7 +396,7 @@ fn the_remote_desktop_portal_hands_over_a_keyboard_and_asks_only_once() {
         .unwrap()
         .build()
         .unwrap();
-    utter_core::platform::remote_desktop::available().expect("the fake portal offers a keyboard");
+    utter_platform::remote_desktop::available().expect("the fake portal offers a keyboard");
 
     // The user says no in the desktop's dialog: a clear error, no token kept.
     state.lock().unwrap().cancel_next_start = true;

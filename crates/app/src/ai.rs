@@ -12,7 +12,7 @@ use utter_rewrite::{
 };
 
 use super::{service_host, App, AppError};
-use crate::dictation::rewrite_step::test_provider;
+use utter_core::dictation::rewrite_step::test_provider;
 
 /// How long listing a server's models may take.
 const MODELS_TIMEOUT: Duration = Duration::from_secs(5);

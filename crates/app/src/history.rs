@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use rusqlite::{params, Connection, OptionalExtension, Row};
 use serde::{Deserialize, Serialize};
 
-pub use crate::dictation::rewrite_step::RewriteReport;
+pub use utter_core::dictation::rewrite_step::RewriteReport;
 
 /// Each step takes the schema from version `i` to `i + 1`. Never edit a
 /// released step: append a new one.
@@ -173,7 +173,7 @@ pub fn open_or_start_anew(path: &Path) -> Result<(History, Option<String>), Hist
         Err(e) => {
             let backup = path.with_extension(format!(
                 "corrupt-{}.sqlite3",
-                crate::dictation::record_log::unix_ms()
+                utter_core::dictation::record_log::unix_ms()
             ));
             tracing::warn!(
                 "history {} unusable ({e}); moving it to {}",

@@ -16,7 +16,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use utter_core::platform::output::{
+use utter_platform::output::{
     open_sink, Delivered, Delivery, OutputConfig, OutputEnv, OutputMethod, PasteFallback, PasteKeys,
 };
 use utter_test_support::chromium::{self, TextAreaPage};

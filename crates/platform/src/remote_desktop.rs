@@ -1,6 +1,6 @@
 //! Key presses on GNOME and KDE Wayland: the XDG Desktop Portal's
 //! RemoteDesktop interface hands us a libei socket (`ConnectToEIS`, interface
-//! version 2) on which [`crate::platform::output::ei_keys`] sends the paste
+//! version 2) on which [`crate::output::ei_keys`] sends the paste
 //! keystroke. These desktops offer apps no virtual-keyboard protocol.
 //!
 //! Protocol (flatpak.github.io/xdg-desktop-portal, RemoteDesktop):

@@ -1,6 +1,8 @@
-//! The desktop app's core (`utter_core::app`) with the real models, a real
+//! The desktop app's core (`utter_app_core`) with the real models, a real
 //! SQLite file and real speech: what the UI's commands do, minus the window.
 
+// The real-models helpers utter-core's tests use (the same store, models and clips).
+#[path = "../../core/tests/common/mod.rs"]
 mod common;
 
 use std::path::{Path, PathBuf};
@@ -9,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{unbounded, Receiver};
 use sha2::{Digest, Sha256};
-use utter_core::app::{App, AppEvent, AppState, DownloadState, FileJob, JobState, Paths, UseFor};
+use utter_app_core::{App, AppEvent, AppState, DownloadState, FileJob, JobState, Paths, UseFor};
 use utter_core::export::Format;
 use utter_core::models::store::{ModelStore, ModelUse};
 use utter_core::platform::MainThread;

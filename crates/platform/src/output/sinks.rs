@@ -8,7 +8,7 @@ use super::{
     finish, Delivered, Delivery, Outcome, OutputConfig, OutputEnv, OutputError, PasteFallback,
     PasteKeys, TextSink,
 };
-use crate::platform::session::DesktopSession;
+use crate::session::DesktopSession;
 
 #[cfg(desktop_linux)]
 use super::wayland_clipboard::Snapshot as WholeClipboard;
