@@ -15,7 +15,6 @@
 pub mod audio;
 pub mod coverage;
 pub mod dictation;
-pub mod engine;
 pub mod export;
 pub mod language;
 pub mod models;
@@ -36,11 +35,10 @@ pub mod vad;
 /// always had; utter-platform cannot see utter-core.
 pub use utter_platform::{self as platform, control, paths, threads};
 
+/// The speech engine and the voice detector's model, each in a worker
+/// process (`utter-engine`); it knows nothing of dictation or the desktop.
+pub use utter_engine::{self as engine, quiet_native_logs};
+
 /// The text rules (the engine's text into the user's), a crate of their own
 /// (`utter-postprocess`), under the path they always had.
 pub use utter_postprocess as postprocess;
-
-/// Routes the engine's native log lines into `log`/`tracing` instead of stderr.
-pub fn quiet_native_logs() {
-    transcribe_cpp::disable_logging();
-}

@@ -9,7 +9,7 @@ pub mod resample;
 pub mod wav;
 
 /// The sample rate every model and the VAD expect.
-pub const ENGINE_RATE: u32 = 16_000;
+pub use utter_engine::ENGINE_RATE;
 
 /// Samples of [`ENGINE_RATE`] audio in one millisecond.
 const SAMPLES_PER_MS: u64 = ENGINE_RATE as u64 / 1000;

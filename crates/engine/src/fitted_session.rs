@@ -149,7 +149,7 @@ mod tests {
     use std::time::{Duration, Instant};
 
     use super::*;
-    use crate::engine::cpu_load::{CounterSource, Counters};
+    use crate::cpu_load::{CounterSource, Counters};
 
     /// Counters as if other programs kept `demand` cores busy (the CPU
     /// counters are the OS's, the one part this test plays itself).
@@ -176,7 +176,7 @@ mod tests {
         let dir = std::path::Path::new("/usr/share/pocketsphinx/test/data/librivox");
         let mut pcm = Vec::new();
         let clip = dir.join("sense_and_sensibility_01_austen_64kb-0880.wav");
-        crate::audio::decode_file(&clip, |p| pcm.extend_from_slice(p))
+        utter_core::audio::decode_file(&clip, |p| pcm.extend_from_slice(p))
             .expect("pocketsphinx-testdata is installed");
         (pcm, "he was not an ill disposed young man".into())
     }
@@ -187,7 +187,7 @@ mod tests {
             .run(pcm, &transcribe_cpp::RunOptions::default())
             .expect("a transcript")
             .text;
-        crate::text::normalize_words(&text)
+        utter_core::text::normalize_words(&text)
     }
 
     /// The real model: a session made beside one busy core takes one
@@ -195,7 +195,7 @@ mod tests {
     /// same words at either width.
     #[test]
     fn the_session_follows_the_load_and_keeps_its_words() {
-        let store = crate::models::ModelStore::new(crate::paths::models_dir());
+        let store = utter_core::models::ModelStore::new(utter_core::paths::models_dir());
         let path = store
             .resolve_speech(None)
             .expect("the default model (npm test installs it)")
@@ -222,8 +222,10 @@ mod tests {
         let (pcm, truth) = clip();
         let narrow = words(&mut session, &pcm);
         // tiny.en hears "an old sposed": close, not exact.
-        let errors =
-            crate::text::word_edit_distance(&crate::text::normalize_words(&truth), &narrow);
+        let errors = utter_core::text::word_edit_distance(
+            &utter_core::text::normalize_words(&truth),
+            &narrow,
+        );
         assert!(errors <= 2, "{narrow:?}");
 
         demand.store(0f64.to_bits(), Ordering::Relaxed);
@@ -238,7 +240,7 @@ mod tests {
 
     #[test]
     fn a_fixed_count_is_kept_whatever_the_load() {
-        let store = crate::models::ModelStore::new(crate::paths::models_dir());
+        let store = utter_core::models::ModelStore::new(utter_core::paths::models_dir());
         let path = store.resolve_speech(None).expect("the default model").1;
         let model = Model::load(&path).unwrap();
         let token = CancelToken::new();

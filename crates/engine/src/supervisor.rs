@@ -250,7 +250,7 @@ impl Job {
             Job::Batch { pcms, .. } => pcms.iter().map(Vec::len).sum(),
             Job::Stream { fed, .. } => fed.iter().map(Vec::len).sum(),
         };
-        samples as f64 / f64::from(crate::audio::ENGINE_RATE)
+        samples as f64 / f64::from(crate::ENGINE_RATE)
     }
 
     /// Answers with an error (the job will not be run).

@@ -1,4 +1,4 @@
-//! The speech engine behind one handle. By default it runs in a worker
+//! utter-engine: the speech engine behind one handle. By default it runs in a worker
 //! process (a child re-executing this binary), so an engine crash (ggml
 //! reports many failures by `abort()`) cannot take the app or CLI down: the
 //! supervisor restarts the worker and sends the request again. Tests and
@@ -41,6 +41,14 @@ use run::{Canceller, RunGate};
 pub use run::{Run, RunId};
 pub use vad_host::VadHost;
 pub use vad_model::SileroVad;
+
+/// The sample rate every model and the voice detector take (16 kHz mono).
+pub const ENGINE_RATE: u32 = 16_000;
+
+/// Routes the engine's native log lines into `log`/`tracing` instead of stderr.
+pub fn quiet_native_logs() {
+    transcribe_cpp::disable_logging();
+}
 
 /// Why the engine could not do what was asked. Worded for the user.
 #[derive(Debug, Clone, thiserror::Error, Serialize, Deserialize)]
@@ -652,11 +660,13 @@ impl Engine {
     }
 }
 
-#[cfg(test)]
+// Stand-ins for other crates' tests (feature `test-support`, a dev-dependency
+// feature only: release builds never have them).
+#[cfg(any(test, feature = "test-support"))]
 impl ModelInfo {
     /// A Whisper-like speech model for tests: padded 30 s runs, a
     /// transcript prefix, segment timestamps, English.
-    pub(crate) fn fake() -> Self {
+    pub fn fake() -> Self {
         Self {
             arch: "fake".into(),
             variant: "fake".into(),
@@ -682,13 +692,13 @@ impl ModelInfo {
     }
 }
 
-#[cfg(test)]
+#[cfg(any(test, feature = "test-support"))]
 impl Engine {
     /// An engine whose worker answers each batch buffer with `answer(pcm)`
     /// (after `delay`), so the dictation service can be tested without a
     /// model; when `streaming`, it is a streaming model: each fed chunk
     /// brings a partial of all the audio so far, the finish its final text.
-    pub(crate) fn fake_with(
+    pub fn fake_with(
         delay: std::time::Duration,
         streaming: bool,
         answer: impl Fn(&[f32]) -> Result<String, EngineError> + Send + 'static,
@@ -770,7 +780,7 @@ impl Drop for Engine {
     fn drop(&mut self) {
         self.tx.take();
         if let Some(t) = self.thread.take() {
-            crate::threads::join_within(t, STOP_WITHIN, "the engine's supervisor");
+            utter_platform::threads::join_within(t, STOP_WITHIN, "the engine's supervisor");
         }
     }
 }
