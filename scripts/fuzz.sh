@@ -54,7 +54,7 @@ if [ -f "$wheels/moonshine_voice-0.1.0-py3-none-manylinux_2_34_x86_64.whl" ]; th
 fi
 printf '{"version":2,"hotkey":"Ctrl+Alt+Space","mode":"toggle","output":"paste","vocabulary":["Utter"],"replacements":[{"from":"new line","to":"\\n"}]}' > "$tmp/settings.json"
 seed settings_file settings "" "$tmp/settings.json"
-seed catalog_and_manifest catalog 0 "$root/crates/core/data/catalog.json"
+seed catalog_and_manifest catalog 0 "$root/crates/models/data/catalog.json"
 [ ! -f "$models/manifest.json" ] || seed catalog_and_manifest manifest 1 "$models/manifest.json"
 
 # Build every target once, then run the binaries: `cargo fuzz run` would

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""Builds crates/core/data/catalog.json, Utter's model catalog, from a facts
+"""Builds crates/models/data/catalog.json, Utter's model catalog, from a facts
 file (the MIT-licensed model facts of the Handy project: ids, pinned
 revisions, files with size and sha256, capabilities, languages, licences).
 
-    python3 scripts/make-catalog.py FACTS.json > crates/core/data/catalog.json
+    python3 scripts/make-catalog.py FACTS.json > crates/models/data/catalog.json
 """
 import json, sys
 

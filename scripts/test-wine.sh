@@ -183,8 +183,8 @@ rm -rf "$appdata"
 # (utter.exe checks them against its pinned sha256): behind a TLS-intercepting proxy, Windows
 # TLS under Wine refuses the connection (docs/reliability.md), and that is not under test.
 mkdir -p "$cache/wheels"
-mapfile -t urls < <(sed -n 's/^ *url: "\(https:[^"]*\.whl\)",$/\1/p' crates/core/src/models/defaults.rs)
-((${#urls[@]} == 2)) || fail "expected two wheel URLs in crates/core/src/models/defaults.rs"
+mapfile -t urls < <(sed -n 's/^ *url: "\(https:[^"]*\.whl\)",$/\1/p' crates/models/src/defaults.rs)
+((${#urls[@]} == 2)) || fail "expected two wheel URLs in crates/models/src/defaults.rs"
 for url in "${urls[@]}"; do
   wheel="$cache/wheels/${url##*/}"
   if [[ ! -f "$wheel" ]]; then

@@ -17,9 +17,7 @@ pub mod coverage;
 pub mod dictation;
 pub mod export;
 pub mod language;
-pub mod models;
 pub mod packing;
-pub mod panics;
 pub mod placeholders;
 pub mod profiles;
 pub mod settings;
@@ -27,17 +25,20 @@ pub mod setup;
 pub mod text;
 pub mod transcribe;
 pub mod transcript;
-pub mod vad;
 
 /// Everything that differs between desktops (`utter-platform`), and the
 /// leaf modules it carries that every layer uses: the control messages,
 /// where files live, bounded thread joins. Re-exported under the paths they
 /// always had; utter-platform cannot see utter-core.
-pub use utter_platform::{self as platform, control, paths, threads};
+pub use utter_platform::{self as platform, control, panics, paths, threads};
 
 /// The speech engine and the voice detector's model, each in a worker
 /// process (`utter-engine`); it knows nothing of dictation or the desktop.
-pub use utter_engine::{self as engine, quiet_native_logs};
+pub use utter_engine::{self as engine, quiet_native_logs, vad};
+
+/// Model files: the store, imports and converters, downloads, the starter
+/// set and the recommendation (`utter-models`).
+pub use utter_models as models;
 
 /// The text rules (the engine's text into the user's), a crate of their own
 /// (`utter-postprocess`), under the path they always had.

@@ -11,6 +11,7 @@
 //! - `supervisor`: the parent's side: restart, resubmit, CPU fallback, idle unload
 //! - `cpu`: the CPU's code path and the default thread count
 //! - `cpu_load`, `fitted_session`: the threads fitted to what other programs leave free
+//! - [`vad`]: the voice detector (Silero in its own worker, `vad_model`, `vad_host`) and the segmenter
 
 mod backends;
 mod compute;
@@ -23,6 +24,7 @@ pub use local::{fit_vocabulary, VOCABULARY_TOKEN_BUDGET};
 mod protocol;
 mod run;
 mod supervisor;
+pub mod vad;
 mod vad_host;
 mod vad_model;
 pub mod worker;

@@ -7,6 +7,7 @@
 //!   toggle, cancel…), which hotkeys, the ptt socket and portals send.
 //! - [`paths`]: where Utter keeps its files (the OS's conventions).
 //! - [`threads`]: joining a thread with a bound.
+//! - [`panics`]: a third-party parser's panic contained as an error.
 //! - [`session`]: which desktop this process runs in (X11, Wayland, macOS, Windows).
 //! - [`session_watch`]: notices the display server going away (a logout).
 //! - [`hotkeys`]: the OS hotkey manager, owned by the main thread, forwarding
@@ -31,6 +32,7 @@ pub mod focus;
 pub mod hotkeys;
 pub mod main_loop;
 pub mod output;
+pub mod panics;
 pub mod paths;
 #[cfg(desktop_linux)]
 pub mod portal;

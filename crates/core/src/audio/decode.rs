@@ -158,7 +158,7 @@ fn declared_secs(params: &CodecParameters) -> Option<f64> {
 /// panic inside symphonia (seen on corrupt MKV/WebM) is this file's error;
 /// what reached `sink` before it stays delivered.
 pub fn decode_file(path: &Path, sink: impl FnMut(&[f32])) -> Result<DecodeReport, AudioError> {
-    crate::panics::contain(|| decode_contained(path, sink))
+    crate::platform::panics::contain(|| decode_contained(path, sink))
         .unwrap_or_else(|panic| Err(AudioError::DecoderFailed(panic.message)))
 }
 
@@ -278,7 +278,7 @@ fn decode_contained(path: &Path, mut sink: impl FnMut(&[f32])) -> Result<DecodeR
 
 /// The duration a file declares in its header, without decoding (for progress bars).
 pub fn probe_duration_secs(path: &Path) -> Option<f64> {
-    crate::panics::contain(|| {
+    crate::platform::panics::contain(|| {
         let probed = probe_format(path, File::open(path).ok()?).ok()?;
         declared_secs(&first_audio_track(probed.format.as_ref())?.codec_params)
     })

@@ -1,6 +1,7 @@
-//! Speech and VAD models: converting other tools' formats, importing into the
+//! utter-models: speech and VAD models: converting other tools' formats, importing into the
 //! models directory with a manifest, provisioning the defaults, and resolving
-//! what a command asked for (`--model NAME|PATH`) into a file.
+//! what a command asked for (`--model NAME|PATH`) into a file. It sees the
+//! engine (to probe and load a model) and nothing of dictation or the desktop.
 
 pub mod catalog;
 pub mod defaults;
@@ -131,7 +132,7 @@ pub fn install_from_catalog(
         sha256: file.sha256.clone(),
     };
     download::download(&spec, options, on_progress)?;
-    let info = crate::engine::probe(&dest).map_err(|e| {
+    let info = utter_engine::probe(&dest).map_err(|e| {
         let _ = std::fs::remove_file(&dest);
         ModelError::Invalid {
             path: dest.clone(),
@@ -167,7 +168,7 @@ pub fn backfill_capabilities(
         return Ok(entry);
     }
     let path = store.path_of(&entry);
-    let info = crate::engine::probe(&path).map_err(|e| ModelError::Invalid {
+    let info = utter_engine::probe(&path).map_err(|e| ModelError::Invalid {
         path: path.clone(),
         message: e.to_string(),
     })?;

@@ -118,7 +118,7 @@ impl Segmenter {
     }
 
     fn pad_samples(&self) -> u64 {
-        crate::audio::ms_to_samples(self.config.pad_ms as u64)
+        self.config.pad_ms as u64 * u64::from(crate::ENGINE_RATE) / 1000
     }
 
     fn close(&self, start: u64, end: u64) -> Option<SpeechSpan> {

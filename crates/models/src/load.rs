@@ -5,8 +5,8 @@
 use std::time::Duration;
 
 use super::{ModelError, ModelStore, ModelUse};
-use crate::engine::{Compute, Engine, EngineConfig, EngineError, EngineHost};
-use crate::vad::SpeechDetector;
+use utter_engine::vad::SpeechDetector;
+use utter_engine::{Compute, Engine, EngineConfig, EngineError, EngineHost};
 
 /// Why no model pair could be made ready.
 #[derive(Debug, thiserror::Error)]
@@ -60,7 +60,7 @@ pub fn load_models(
     let vad_entry = store.vad()?.ok_or(LoadError::NoVadModel)?;
     let (model_name, model_path) = store.resolve_speech_for(model, use_)?;
     let engine = Engine::start(EngineConfig {
-        threads: crate::engine::cpu::Threads::from_setting(options.threads),
+        threads: utter_engine::cpu::Threads::from_setting(options.threads),
         compute: options.compute,
         host: EngineHost::for_this_process().with_idle_unload(options.idle_unload),
         ..EngineConfig::new(model_path)

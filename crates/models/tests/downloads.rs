@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use sha2::{Digest, Sha256};
-use utter_core::models::download::{download, DownloadError, DownloadOptions, DownloadSpec};
+use utter_models::download::{download, DownloadError, DownloadOptions, DownloadSpec};
 use utter_test_support::http::{Reply, Server};
 
 const SIZE: usize = 3 * 1024 * 1024 + 123;

@@ -8,11 +8,11 @@ pub use segmenter::{Segmenter, SegmenterConfig, SpeechSpan, FRAME_SAMPLES};
 
 use std::path::Path;
 
-use crate::engine::{EngineError, SileroVad, VadHost};
+use crate::{EngineError, SileroVad, VadHost};
 
 /// A Silero VAD in streaming mode, in its own worker process where this
 /// binary can host one (a crash in it is then survived: see
-/// [`crate::engine::VadHost`]), else in this process.
+/// [`crate::VadHost`]), else in this process.
 pub struct SpeechDetector {
     scorer: Scorer,
 }
@@ -21,7 +21,7 @@ enum Scorer {
     Worker(VadHost),
     InProcess(SileroVad),
     /// Tests of the dictation service: loud frames are speech.
-    #[cfg(test)]
+    #[cfg(any(test, feature = "test-support"))]
     Loudness {
         pending: Vec<f32>,
     },
@@ -33,7 +33,7 @@ impl SpeechDetector {
     /// for the engine); in this process otherwise (test binaries, examples).
     pub fn load(path: &Path) -> Result<Self, EngineError> {
         let in_process = std::env::var("UTTER_ENGINE_IN_PROCESS").is_ok_and(|v| v == "1");
-        let scorer = match crate::engine::worker::this_binary() {
+        let scorer = match crate::worker::this_binary() {
             Some(exe) if !in_process => Scorer::Worker(VadHost::start(&exe, path)?),
             _ => Scorer::InProcess(SileroVad::load(path)?),
         };
@@ -49,8 +49,8 @@ impl SpeechDetector {
     }
 
     /// A detector that calls every 32 ms frame with an RMS over 0.05 speech.
-    #[cfg(test)]
-    pub(crate) fn loudness() -> Self {
+    #[cfg(any(test, feature = "test-support"))]
+    pub fn loudness() -> Self {
         Self {
             scorer: Scorer::Loudness {
                 pending: Vec::new(),
@@ -63,7 +63,7 @@ impl SpeechDetector {
         match &mut self.scorer {
             Scorer::Worker(host) => host.feed(pcm),
             Scorer::InProcess(silero) => silero.feed(pcm),
-            #[cfg(test)]
+            #[cfg(any(test, feature = "test-support"))]
             Scorer::Loudness { pending } => {
                 pending.extend_from_slice(pcm);
                 let frame = FRAME_SAMPLES as usize;
@@ -80,7 +80,7 @@ impl SpeechDetector {
         match &mut self.scorer {
             Scorer::Worker(host) => host.flush(),
             Scorer::InProcess(silero) => silero.flush(),
-            #[cfg(test)]
+            #[cfg(any(test, feature = "test-support"))]
             Scorer::Loudness { pending } => {
                 let last = (!pending.is_empty()).then(|| loudness(pending));
                 pending.clear();
@@ -97,7 +97,7 @@ impl SpeechDetector {
                 silero.reset();
                 Ok(())
             }
-            #[cfg(test)]
+            #[cfg(any(test, feature = "test-support"))]
             Scorer::Loudness { pending } => {
                 pending.clear();
                 Ok(())
@@ -127,7 +127,7 @@ impl SpeechDetector {
     }
 }
 
-#[cfg(test)]
+#[cfg(any(test, feature = "test-support"))]
 fn loudness(frame: &[f32]) -> f32 {
     let rms = (frame.iter().map(|x| x * x).sum::<f32>() / frame.len().max(1) as f32).sqrt();
     if rms > 0.05 {

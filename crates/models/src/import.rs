@@ -12,7 +12,7 @@ use utter_convert::{moonshine, silero, whisper_bin, ConvertError};
 
 use super::store::{ModelEntry, ModelKind, ModelStore};
 use super::ModelError;
-use crate::engine;
+use utter_engine as engine;
 
 /// What kind of thing is being imported.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -127,12 +127,14 @@ pub fn import(
     options: ImportOptions,
 ) -> Result<ModelEntry, ModelError> {
     // The readers parse untrusted files: a bug there fails this import, not the app.
-    crate::panics::contain(|| import_contained(store, path, options)).unwrap_or_else(|panic| {
-        Err(ModelError::Invalid {
-            path: path.to_path_buf(),
-            message: format!("the file could not be read ({panic})"),
-        })
-    })
+    utter_platform::panics::contain(|| import_contained(store, path, options)).unwrap_or_else(
+        |panic| {
+            Err(ModelError::Invalid {
+                path: path.to_path_buf(),
+                message: format!("the file could not be read ({panic})"),
+            })
+        },
+    )
 }
 
 fn import_contained(

@@ -76,7 +76,7 @@ pub struct Catalog {
 impl Catalog {
     /// The catalog shipped with this build.
     pub fn builtin() -> Self {
-        serde_json::from_str(include_str!("../../data/catalog.json"))
+        serde_json::from_str(include_str!("../data/catalog.json"))
             .expect("the built-in catalog is valid")
     }
 

@@ -36,7 +36,7 @@ impl Hardware {
         Self {
             ram_bytes: total_ram(),
             cpu_cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
-            gpu: crate::engine::largest_gpu(),
+            gpu: utter_engine::largest_gpu(),
         }
     }
 }

@@ -49,7 +49,7 @@ pub struct Capabilities {
     pub streaming: bool,
     /// The finest timestamps it gives.
     #[serde(default)]
-    pub timestamps: crate::engine::Timestamps,
+    pub timestamps: utter_engine::Timestamps,
     /// Longest audio of one run in ms (0: none stated).
     #[serde(default)]
     pub max_audio_ms: i64,
@@ -58,8 +58,8 @@ pub struct Capabilities {
     pub takes_vocabulary: bool,
 }
 
-impl From<&crate::engine::ModelInfo> for Capabilities {
-    fn from(info: &crate::engine::ModelInfo) -> Self {
+impl From<&utter_engine::ModelInfo> for Capabilities {
+    fn from(info: &utter_engine::ModelInfo) -> Self {
         Self {
             languages: info.languages.clone(),
             detects_language: info.detects_language,
