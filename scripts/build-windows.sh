@@ -2,8 +2,8 @@
 # `npm run build:windows`: the Windows CLI, utter.exe (x86_64-pc-windows-gnu), cross-built
 # on Linux (Debian 12) with mingw-w64, so it can be run under Wine (scripts/test-wine.sh).
 # Prints the path of utter.exe. UTTER_PROFILE=release builds the release profile.
-# `--clipboard-test`: builds only utter-clipboard's Windows test (no engine, no utter.exe:
-# a minute once std is built) and prints its path, for scripts/test-wine.sh clipboard.
+# `--clipboard-test`: builds only utter-clipboard's tests (no engine, no utter.exe: a minute
+# once std is built) and prints their paths, one a line, for scripts/test-wine.sh clipboard.
 #
 # How:
 # - std for the target is built from source (`RUSTC_BOOTSTRAP=1 cargo -Zbuild-std`; rustup
@@ -81,14 +81,14 @@ export "CARGO_TARGET_${T}_LINKER=$mingw-gcc-posix"
 
 # --- utter-clipboard's round-trip test (Rust and Win32 only) ---------------------------------
 if $clipboard_test; then
-  echo "==> utter-clipboard's Windows test${build_std:+, std built from source}" >&2
+  echo "==> utter-clipboard's tests${build_std:+, std built from source}" >&2
   cargo test --locked --profile "$profile" --target "$target" "${build_std[@]}" -p utter-clipboard \
-    --test windows_round_trip --no-run --message-format=json-render-diagnostics \
+    --lib --test windows_round_trip --no-run --message-format=json-render-diagnostics \
     | python3 -c 'import json, sys
 for line in sys.stdin:
     m = json.loads(line)
-    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["name"] == "windows_round_trip":
-        print(m["executable"])' | tail -n 1
+    if m.get("reason") == "compiler-artifact" and m.get("executable"):
+        print(m["executable"])'
   exit "${PIPESTATUS[0]}"
 fi
 

@@ -15,8 +15,8 @@
 #   5. push-to-talk into Wine's Notepad: the hotkey held down with xdotool while speech
 #      plays into the microphone, the text pasted (clipboard + Ctrl+V) into Notepad, and the
 #      clipboard given back what it held before.
-# And first, 0. the whole clipboard across a paste: utter-clipboard's round-trip test
-# (crates/clipboard/tests/windows_round_trip.rs) under Wine: an image (CF_DIB), a file list,
+# And first, 0. the whole clipboard across a paste: utter-clipboard's tests under Wine, its
+# round trip (crates/clipboard/tests/windows_round_trip.rs) among them: an image (CF_DIB), a file list,
 # an enhanced metafile, a registered format and text copied, the clipboard taken for the
 # dictated text as the paste takes it, and every format given back byte for byte.
 # `scripts/test-wine.sh clipboard` runs only check 0 (no engine, no utter.exe to build).
@@ -55,8 +55,8 @@ if ((${#missing[@]})); then
     -o DPkg::Lock::Timeout=600 "${missing[@]}" >/dev/null
 fi
 
-clipboard_test="$(bash scripts/build-windows.sh --clipboard-test | tail -n 1)"
-[[ -f "$clipboard_test" ]] || { echo "FAILED: no clipboard test built" >&2; exit 1; }
+mapfile -t clipboard_tests < <(bash scripts/build-windows.sh --clipboard-test)
+((${#clipboard_tests[@]} == 2)) || { echo "FAILED: utter-clipboard's tests not built" >&2; exit 1; }
 $only_clipboard || exe="$(bash scripts/build-windows.sh | tail -n 1)"
 version="$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)"
 
@@ -175,9 +175,12 @@ fi
 
 # --- 0. the whole clipboard ------------------------------------------------------------------
 step "0. the whole clipboard across a paste: every format back byte for byte"
-# The test replaces the clipboard, so it is #[ignore]d unless asked for; one at a time.
-"$wine" "$clipboard_test" --ignored --test-threads=1 --nocapture >"$tmp/clipboard.log" 2>&1 \
-  || { cat "$tmp/clipboard.log" >&2; fail "the clipboard round trip under Wine"; }
+# The unit tests, then the round trip: it replaces the clipboard, so it is #[ignore]d unless
+# asked for; one test at a time.
+for test in "${clipboard_tests[@]}"; do
+  "$wine" "$test" --include-ignored --test-threads=1 --nocapture >>"$tmp/clipboard.log" 2>&1 \
+    || { cat "$tmp/clipboard.log" >&2; fail "utter-clipboard's tests under Wine ($(basename "$test"))"; }
+done
 grep -E "^(the clipboard|snapshot|restored|  |waited|held open|test result)" "$tmp/clipboard.log" \
   | tr -d '\r' | sed 's/^/    /'
 if $only_clipboard; then
