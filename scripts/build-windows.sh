@@ -2,6 +2,8 @@
 # `npm run build:windows`: the Windows CLI, utter.exe (x86_64-pc-windows-gnu), cross-built
 # on Linux (Debian 12) with mingw-w64, so it can be run under Wine (scripts/test-wine.sh).
 # Prints the path of utter.exe. UTTER_PROFILE=release builds the release profile.
+# `--clipboard-test`: builds only utter-clipboard's tests (no engine, no utter.exe: a minute
+# once std is built) and prints their paths, one a line, for scripts/test-wine.sh clipboard.
 #
 # How:
 # - std for the target is built from source (`RUSTC_BOOTSTRAP=1 cargo -Zbuild-std`; rustup
@@ -24,6 +26,8 @@ work="$cache/windows"
 export CARGO_TARGET_DIR="${UTTER_WINDOWS_TARGET_DIR:-$cache/target-windows}"
 export PATH="$HOME/.cargo/bin:$PATH"
 profile="${UTTER_PROFILE:-dev}"
+clipboard_test=false
+[[ "${1:-}" == --clipboard-test ]] && clipboard_test=true
 mingw=x86_64-w64-mingw32
 
 SUDO=""
@@ -70,6 +74,23 @@ set(CMAKE_FIND_ROOT_PATH_MODE_PROGRAM NEVER)
 set(CMAKE_FIND_ROOT_PATH_MODE_LIBRARY ONLY)
 set(CMAKE_FIND_ROOT_PATH_MODE_INCLUDE ONLY)
 EOF
+
+t="${target//-/_}"
+T="${t^^}"
+export "CARGO_TARGET_${T}_LINKER=$mingw-gcc-posix"
+
+# --- utter-clipboard's round-trip test (Rust and Win32 only) ---------------------------------
+if $clipboard_test; then
+  echo "==> utter-clipboard's tests${build_std:+, std built from source}" >&2
+  cargo test --locked --profile "$profile" --target "$target" "${build_std[@]}" -p utter-clipboard \
+    --lib --test windows_round_trip --no-run --message-format=json-render-diagnostics \
+    | python3 -c 'import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m.get("executable"):
+        print(m["executable"])'
+  exit "${PIPESTATUS[0]}"
+fi
 
 # --- the engine --------------------------------------------------------------------------
 sys_dir="$(cargo metadata --locked --format-version 1 --manifest-path crates/core/Cargo.toml \
@@ -125,10 +146,7 @@ fi
 export TRANSCRIBE_DIR="$engine"
 
 # --- utter.exe ---------------------------------------------------------------------------
-t="${target//-/_}"
-T="${t^^}"
 export "CC_$t=$mingw-gcc-posix" "CXX_$t=$mingw-g++-posix" "AR_$t=$mingw-ar" "RC_$t=$mingw-windres"
-export "CARGO_TARGET_${T}_LINKER=$mingw-gcc-posix"
 # libopus (opusic-sys) is a CMake build too.
 export "CMAKE_TOOLCHAIN_FILE_$t=$toolchain"
 echo "==> utter.exe ($profile)${build_std:+, std built from source}" >&2

@@ -15,12 +15,19 @@
 #   5. push-to-talk into Wine's Notepad: the hotkey held down with xdotool while speech
 #      plays into the microphone, the text pasted (clipboard + Ctrl+V) into Notepad, and the
 #      clipboard given back what it held before.
+# And first, 0. the whole clipboard across a paste: utter-clipboard's tests under Wine, its
+# round trip (crates/clipboard/tests/windows_round_trip.rs) among them: an image (CF_DIB), a file list,
+# an enhanced metafile, a registered format and text copied, the clipboard taken for the
+# dictated text as the paste takes it, and every format given back byte for byte.
+# `scripts/test-wine.sh clipboard` runs only check 0 (no engine, no utter.exe to build).
 # What does not work under Wine, and why, is in docs/reliability.md ("Windows under Wine").
 # Installs what is missing with apt; needs the network only when nothing is cached yet.
 # Logs: kept in /tmp/utter-wine.* when a check fails (or with UTTER_KEEP_LOGS=1).
 # Cost here (2 cores): ~2 min, plus the build when utter.exe is not built yet.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+only_clipboard=false
+[[ "${1:-}" == clipboard ]] && only_clipboard=true
 cache="${UTTER_CACHE_DIR:-$HOME/.cache/utter}"
 started=$SECONDS
 
@@ -48,7 +55,9 @@ if ((${#missing[@]})); then
     -o DPkg::Lock::Timeout=600 "${missing[@]}" >/dev/null
 fi
 
-exe="$(bash scripts/build-windows.sh | tail -n 1)"
+mapfile -t clipboard_tests < <(bash scripts/build-windows.sh --clipboard-test)
+((${#clipboard_tests[@]} == 2)) || { echo "FAILED: utter-clipboard's tests not built" >&2; exit 1; }
+$only_clipboard || exe="$(bash scripts/build-windows.sh | tail -n 1)"
 version="$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)"
 
 tmp="$(mktemp -d /tmp/utter-wine.XXXXXX)"
@@ -163,6 +172,22 @@ EOF
   x86_64-w64-mingw32-gcc-posix -shared -O2 -s -o "$system32/bcryptprimitives.dll" \
     "$tmp/bcryptprimitives.c" -ladvapi32
 fi
+
+# --- 0. the whole clipboard ------------------------------------------------------------------
+step "0. the whole clipboard across a paste: every format back byte for byte"
+# The unit tests, then the round trip: it replaces the clipboard, so it is #[ignore]d unless
+# asked for; one test at a time.
+for test in "${clipboard_tests[@]}"; do
+  "$wine" "$test" --include-ignored --test-threads=1 --nocapture >>"$tmp/clipboard.log" 2>&1 \
+    || { cat "$tmp/clipboard.log" >&2; fail "utter-clipboard's tests under Wine ($(basename "$test"))"; }
+done
+grep -E "^(the clipboard|snapshot|restored|  |waited|held open|test result)" "$tmp/clipboard.log" \
+  | tr -d '\r' | sed 's/^/    /'
+if $only_clipboard; then
+  step "test:wine clipboard passed"
+  exit 0
+fi
+
 # Installed as a user would have it, and run by its Windows path.
 mkdir -p "$WINEPREFIX/drive_c/Utter"
 cp "$exe" "$WINEPREFIX/drive_c/Utter/utter.exe"

@@ -4,6 +4,8 @@
 //! closes and the server stops generating. The model's words are no rewrite
 //! (it wanders), so nothing here judges them: protocol, limits and timing.
 //! Needs `bash scripts/local-llm.sh` (run by `scripts/bootstrap.sh test`).
+//! Unix only, as that script and the test-support helpers it uses are.
+#![cfg(unix)]
 
 use std::time::{Duration, Instant};
 

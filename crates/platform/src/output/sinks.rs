@@ -10,24 +10,12 @@ use super::{
 };
 use crate::session::DesktopSession;
 
+// A copy of the whole clipboard (every type or format: an image, rich text,
+// files) taken before a paste and given back after it.
 #[cfg(desktop_linux)]
 use super::wayland_clipboard::Snapshot as WholeClipboard;
-
-/// Where no copy of the whole clipboard is made yet (macOS, Windows: the
-/// paste gives back only the previous text).
 #[cfg(not(desktop_linux))]
-enum WholeClipboard {}
-
-#[cfg(not(desktop_linux))]
-impl WholeClipboard {
-    fn restore(&self) -> Result<(), std::io::Error> {
-        match *self {}
-    }
-
-    fn lost(&self) -> &[String] {
-        match *self {}
-    }
-}
+use utter_clipboard::Snapshot as WholeClipboard;
 
 fn clipboard() -> Result<arboard::Clipboard, OutputError> {
     arboard::Clipboard::new().map_err(OutputError::Clipboard)
@@ -53,6 +41,36 @@ fn set_text(clipboard: &mut arboard::Clipboard, text: &str) -> Result<(), Output
     clipboard
         .set_text(text.to_string())
         .map_err(OutputError::Clipboard)
+}
+
+/// The dictated text on the clipboard for a paste. `transient`: it is gone
+/// again in a moment (the previous clipboard comes back), so it is marked for
+/// clipboard history and managers to skip: Windows' documented
+/// ExcludeClipboardContentFromMonitorProcessing format (Win+V history, cloud
+/// clipboard and clipboard monitors), and on macOS nspasteboard.org's
+/// org.nspasteboard.TransientType. Not on Linux yet.
+fn set_paste_text(
+    clipboard: &mut arboard::Clipboard,
+    text: &str,
+    transient: bool,
+) -> Result<(), OutputError> {
+    #[cfg(windows)]
+    if transient {
+        use arboard::SetExtWindows;
+        return clipboard
+            .set()
+            .exclude_from_monitoring()
+            .text(text.to_string())
+            .map_err(OutputError::Clipboard);
+    }
+    set_text(clipboard, text)?;
+    #[cfg(target_os = "macos")]
+    if transient {
+        utter_clipboard::mark_transient();
+    }
+    #[cfg(not(any(windows, target_os = "macos")))]
+    let _ = transient;
+    Ok(())
 }
 
 /// Prints each dictation as a line (scripts, `--output stdout`).
@@ -327,20 +345,25 @@ impl PasteSink {
     }
 
     /// A copy of the whole clipboard before a paste on Wayland (data-control
-    /// compositors); `None` where the previous text is all we give back.
-    fn wayland_snapshot(&self) -> Option<WholeClipboard> {
-        #[cfg(desktop_linux)]
-        if self.config.restore_clipboard && self.env.session.is_wayland() {
-            return match WholeClipboard::take() {
-                Ok(copy) if !copy.is_empty() => Some(copy),
-                Ok(_) => None,
-                Err(e) => {
-                    tracing::debug!("{e}: only the clipboard's text will come back");
-                    None
-                }
-            };
+    /// compositors), macOS and Windows; `None` where the previous text is
+    /// all we give back (X11 pastes through `deliver_x11`, which keeps the
+    /// whole clipboard itself).
+    fn whole_snapshot(&self) -> Option<WholeClipboard> {
+        if !self.config.restore_clipboard {
+            return None;
         }
-        None
+        #[cfg(desktop_linux)]
+        if !self.env.session.is_wayland() {
+            return None;
+        }
+        match WholeClipboard::take() {
+            Ok(copy) if !copy.is_empty() => Some(copy),
+            Ok(_) => None,
+            Err(e) => {
+                tracing::debug!("{e}: only the clipboard's text will come back");
+                None
+            }
+        }
     }
 
     fn press_paste_keys(&mut self, keys: PasteKeys) -> Result<(), OutputError> {
@@ -457,9 +480,11 @@ impl PasteSink {
         // xterm and rxvt paste the PRIMARY selection on Shift+Insert, other
         // X11 apps the clipboard: serve both, restore both.
         let selections = Selections::for_keys(how.paste_keys, &self.env.session);
-        // On Wayland the whole clipboard (every type: an image, rich text) is
-        // copied first; elsewhere here, only its text.
-        let mut whole = self.wayland_snapshot();
+        // On Wayland, macOS and Windows the whole clipboard (every type: an
+        // image, rich text, files) is copied first; elsewhere here (GNOME
+        // without data-control, X11 when our owner cannot start), only its
+        // text.
+        let mut whole = self.whole_snapshot();
         let mut previous = if self.config.restore_clipboard {
             Previous {
                 clipboard: self.clipboard.get_text().ok(),
@@ -477,7 +502,7 @@ impl PasteSink {
         let (watch_used, read) = {
             let watch = PasteWatch::serve(text, &self.env.session, selections);
             if watch.is_none() {
-                set_text(&mut self.clipboard, text)?;
+                set_paste_text(&mut self.clipboard, text, self.config.restore_clipboard)?;
                 if selections.primary {
                     primary::set(&mut self.clipboard, text)?;
                 }
@@ -506,7 +531,7 @@ impl PasteSink {
             }
             // Hand the selections back: the previous clipboard, or our text if
             // there was none (so it stays pasteable after our server stops).
-            let restored_whole = whole.as_ref().is_some_and(|copy| match copy.restore() {
+            let restored_whole = whole.as_mut().is_some_and(|copy| match copy.restore() {
                 Ok(()) => true,
                 Err(e) => {
                     tracing::warn!("{e}; giving back only its text");
