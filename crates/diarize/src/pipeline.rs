@@ -21,14 +21,23 @@ const MIN_CLEAN_FRAMES: usize = 50;
 /// centroid (bounds memory for long recordings: 3000² distances = 36 MB).
 const MAX_CLUSTERED: usize = 3000;
 
-/// One local speaker of one window.
-struct Local {
+/// One stretch of one local speaker in one window: the speaker's active frames from
+/// `first` to `last` (gaps shorter than `SPLIT_GAP` bridged). The segmentation model can
+/// give two similar voices taking turns the same local label; embedding each stretch on
+/// its own lets the clustering separate them again.
+struct Run {
     window: usize,
     speaker: usize,
-    embedding: Vec<f32>,
+    first: usize,
+    last: usize,
+    /// Normalised embedding, when the run is long enough for one.
+    embedding: Option<Vec<f32>>,
     /// Filterbank frames the embedding was computed from.
     frames: usize,
 }
+
+/// A pause (in segmentation frames, 0.3 s) that splits a local speaker into runs.
+const SPLIT_GAP: usize = 18;
 
 struct Window {
     start: usize,
@@ -52,9 +61,9 @@ pub(crate) fn run(
     }
     let threads = opts.threads.max(1).min(starts.len());
     let mut windows = Vec::with_capacity(starts.len());
-    let mut locals = Vec::new();
+    let mut runs = Vec::new();
     for (batch_no, batch) in starts.chunks(threads).enumerate() {
-        let results: Vec<(Vec<u8>, Vec<(usize, Vec<f32>, usize)>)> = std::thread::scope(|s| {
+        let results: Vec<(Vec<u8>, Vec<Run>)> = std::thread::scope(|s| {
             let handles: Vec<_> = batch
                 .iter()
                 .map(|&start| s.spawn(move || analyse_window(models, pcm, start)))
@@ -64,16 +73,9 @@ pub(crate) fn run(
                 .map(|h| h.join().expect("window analysis panicked"))
                 .collect()
         });
-        for (i, (activity, speakers)) in results.into_iter().enumerate() {
+        for (i, (activity, window_runs)) in results.into_iter().enumerate() {
             let w = batch_no * threads + i;
-            for (speaker, embedding, frames) in speakers {
-                locals.push(Local {
-                    window: w,
-                    speaker,
-                    embedding,
-                    frames,
-                });
-            }
+            runs.extend(window_runs.into_iter().map(|r| Run { window: w, ..r }));
             windows.push(Window {
                 start: starts[w],
                 activity,
@@ -85,69 +87,97 @@ pub(crate) fn run(
     }
     tracing::debug!(
         windows = windows.len(),
-        embeddings = locals.len(),
+        runs = runs.len(),
         "windows analysed"
     );
-    let assignment = assign(&locals, &windows, opts);
-    Ok(turns(&windows, &locals, &assignment, pcm.len(), opts))
+    let assignment = assign(&runs, opts);
+    Ok(turns(&windows, &runs, &assignment, pcm.len(), opts))
 }
 
 /// Segmentation and embeddings of the window starting at `start`: its activity bytes and
-/// (local speaker, normalised embedding, frames used) for each speaker with enough speech.
-fn analyse_window(
-    models: &SpeakerModels,
-    pcm: &[f32],
-    start: usize,
-) -> (Vec<u8>, Vec<(usize, Vec<f32>, usize)>) {
+/// its runs (window index left 0 for the caller to fill).
+fn analyse_window(models: &SpeakerModels, pcm: &[f32], start: usize) -> (Vec<u8>, Vec<Run>) {
     let end = (start + WINDOW_SAMPLES).min(pcm.len());
     let mut audio = pcm[start..end].to_vec();
     audio.resize(WINDOW_SAMPLES, 0.0);
-    let activity = models.segmentation.run(&audio);
+    let mut activity = models.segmentation.run(&audio);
     // Frames past the end of the recording are padding: nobody speaks there.
     let real_frames = frames_within(end - start);
-    let mut activity = activity;
     activity[real_frames..].iter_mut().for_each(|a| *a = 0);
 
     let feats = Fbank::new().compute(&audio[..end - start]);
     let n = feats.len() / MEL_BINS;
     // The segmentation frame each filterbank frame falls in.
-    let seg_frame: Vec<u8> = (0..n)
+    let seg_of: Vec<usize> = (0..n)
         .map(|f| {
             let center = (f * HOP + FRAME / 2) as f64;
             let i = ((center - FRAME_CENTER0 as f64) / FRAME_STEP as f64).round();
-            activity[(i.max(0.0) as usize).min(FRAMES - 1)]
+            (i.max(0.0) as usize).min(FRAMES - 1)
         })
         .collect();
-    let mut speakers = Vec::new();
+    let mut runs = Vec::new();
     for k in 0..LOCAL_SPEAKERS {
         let bit = 1u8 << k;
-        let clean: Vec<usize> = (0..n).filter(|&f| seg_frame[f] == bit).collect();
-        let chosen = if clean.len() >= MIN_CLEAN_FRAMES {
-            clean
-        } else {
-            (0..n).filter(|&f| seg_frame[f] & bit != 0).collect()
-        };
-        if chosen.len() < MIN_EMBED_FRAMES {
+        for (first, last) in stretches(&activity, bit) {
+            let inside = |f: &usize| (first..=last).contains(&seg_of[*f]);
+            let clean: Vec<usize> = (0..n)
+                .filter(|f| inside(f) && activity[seg_of[*f]] == bit)
+                .collect();
+            let chosen = if clean.len() >= MIN_CLEAN_FRAMES {
+                clean
+            } else {
+                (0..n)
+                    .filter(|f| inside(f) && activity[seg_of[*f]] & bit != 0)
+                    .collect()
+            };
+            let embedding =
+                (chosen.len() >= MIN_EMBED_FRAMES).then(|| embed(models, &feats, &chosen));
+            runs.push(Run {
+                window: 0,
+                speaker: k,
+                first,
+                last,
+                embedding,
+                frames: chosen.len(),
+            });
+        }
+    }
+    (activity, runs)
+}
+
+/// The (first, last) frames of each stretch where `bit` is set, short gaps bridged.
+fn stretches(activity: &[u8], bit: u8) -> Vec<(usize, usize)> {
+    let mut out: Vec<(usize, usize)> = Vec::new();
+    for (i, a) in activity.iter().enumerate() {
+        if a & bit == 0 {
             continue;
         }
-        let mut x = Vec::with_capacity(chosen.len() * MEL_BINS);
-        for &f in &chosen {
-            x.extend_from_slice(&feats[f * MEL_BINS..(f + 1) * MEL_BINS]);
+        match out.last_mut() {
+            Some((_, last)) if i - *last <= SPLIT_GAP => *last = i,
+            _ => out.push((i, i)),
         }
-        // Mean normalisation over the frames used (as CAM++ was trained).
-        let mut mean = [0.0f32; MEL_BINS];
-        for row in x.chunks(MEL_BINS) {
-            mean.iter_mut().zip(row).for_each(|(m, v)| *m += v);
-        }
-        mean.iter_mut().for_each(|m| *m /= chosen.len() as f32);
-        for row in x.chunks_mut(MEL_BINS) {
-            row.iter_mut().zip(&mean).for_each(|(v, m)| *v -= m);
-        }
-        let e = models.embedding.embed(&x, chosen.len());
-        debug_assert_eq!(e.len(), DIM);
-        speakers.push((k, cluster::normalized(&e), chosen.len()));
     }
-    (activity, speakers)
+    out
+}
+
+/// The normalised CAM++ embedding of the chosen filterbank frames.
+fn embed(models: &SpeakerModels, feats: &[f32], chosen: &[usize]) -> Vec<f32> {
+    let mut x = Vec::with_capacity(chosen.len() * MEL_BINS);
+    for &f in chosen {
+        x.extend_from_slice(&feats[f * MEL_BINS..(f + 1) * MEL_BINS]);
+    }
+    // Mean normalisation over the frames used (as CAM++ was trained).
+    let mut mean = [0.0f32; MEL_BINS];
+    for row in x.chunks(MEL_BINS) {
+        mean.iter_mut().zip(row).for_each(|(m, v)| *m += v);
+    }
+    mean.iter_mut().for_each(|m| *m /= chosen.len() as f32);
+    for row in x.chunks_mut(MEL_BINS) {
+        row.iter_mut().zip(&mean).for_each(|(v, m)| *v -= m);
+    }
+    let e = models.embedding.embed(&x, chosen.len());
+    debug_assert_eq!(e.len(), DIM);
+    cluster::normalized(&e)
 }
 
 /// Segmentation frames whose centre lies within `samples` samples.
@@ -159,17 +189,22 @@ fn frames_within(samples: usize) -> usize {
     }
 }
 
-/// A global speaker for each local speaker (same order as `locals`).
-fn assign(locals: &[Local], windows: &[Window], opts: &DiarizeOptions) -> Vec<usize> {
-    if locals.is_empty() {
-        return Vec::new();
+/// A global speaker for each run (same order as `runs`).
+fn assign(runs: &[Run], opts: &DiarizeOptions) -> Vec<usize> {
+    let embedded: Vec<usize> = (0..runs.len())
+        .filter(|&i| runs[i].embedding.is_some())
+        .collect();
+    if embedded.is_empty() {
+        return vec![0; runs.len()];
     }
     // Long, clean embeddings decide the clusters; short ones only join them.
-    let mut reliable: Vec<usize> = (0..locals.len())
-        .filter(|&i| locals[i].frames >= opts.min_cluster_frames)
+    let mut reliable: Vec<usize> = embedded
+        .iter()
+        .copied()
+        .filter(|&i| runs[i].frames >= opts.min_cluster_frames)
         .collect();
     if reliable.len() < 2 {
-        reliable = (0..locals.len()).collect();
+        reliable = embedded.clone();
     }
     if reliable.len() > MAX_CLUSTERED {
         let stride = reliable.len() as f64 / MAX_CLUSTERED as f64;
@@ -179,7 +214,7 @@ fn assign(locals: &[Local], windows: &[Window], opts: &DiarizeOptions) -> Vec<us
     }
     let items: Vec<Vec<f32>> = reliable
         .iter()
-        .map(|&i| locals[i].embedding.clone())
+        .map(|&i| runs[i].embedding.clone().unwrap_or_default())
         .collect();
     let labels = cluster::agglomerate(
         &items,
@@ -195,82 +230,67 @@ fn assign(locals: &[Local], windows: &[Window], opts: &DiarizeOptions) -> Vec<us
     let centroids: Vec<Vec<f32>> = centroids.iter().map(|c| cluster::normalized(c)).collect();
     tracing::debug!(clusters = k, clustered = items.len(), "clustering done");
 
-    // Per window, the local speakers take distinct clusters that best match them.
-    let mut result = vec![0usize; locals.len()];
+    let mut result: Vec<Option<usize>> = vec![None; runs.len()];
     let mut i = 0;
-    while i < locals.len() {
-        let w = locals[i].window;
+    while i < runs.len() {
+        let w = runs[i].window;
         let mut j = i;
-        while j < locals.len() && locals[j].window == w {
+        while j < runs.len() && runs[j].window == w {
             j += 1;
         }
-        let sims: Vec<Vec<f32>> = locals[i..j]
-            .iter()
-            .map(|l| {
-                centroids
-                    .iter()
-                    .map(|c| cluster::cosine(&l.embedding, c))
-                    .collect()
-            })
-            .collect();
-        for (slot, c) in best_distinct(&sims).into_iter().enumerate() {
-            result[i + slot] = c;
-        }
+        assign_window(&runs[i..j], &centroids, &mut result[i..j]);
         i = j;
     }
-    let _ = windows;
-    result
+    result.into_iter().map(|r| r.unwrap_or(0)).collect()
 }
 
-/// For up to three rows of similarities, the distinct columns with the highest total
-/// (exhaustive: at most k³ choices); columns repeat only when rows outnumber them.
-fn best_distinct(sims: &[Vec<f32>]) -> Vec<usize> {
-    let k = sims.first().map_or(0, Vec::len);
-    let greedy = || -> Vec<usize> {
-        sims.iter()
-            .map(|row| {
-                (0..k)
-                    .max_by(|&a, &b| row[a].total_cmp(&row[b]))
-                    .unwrap_or(0)
+/// Assigns one window's runs: longest first, each to its most similar centroid that no
+/// overlapping run of another local speaker took (two voices at once are two people);
+/// runs too short for an embedding follow the nearest embedded run of their speaker.
+fn assign_window(runs: &[Run], centroids: &[Vec<f32>], out: &mut [Option<usize>]) {
+    let mut order: Vec<usize> = (0..runs.len())
+        .filter(|&r| runs[r].embedding.is_some())
+        .collect();
+    order.sort_by_key(|&r| std::cmp::Reverse(runs[r].frames));
+    for &r in &order {
+        let e = runs[r].embedding.as_deref().unwrap_or_default();
+        let taken: Vec<usize> = (0..runs.len())
+            .filter(|&o| {
+                runs[o].speaker != runs[r].speaker
+                    && runs[o].first <= runs[r].last
+                    && runs[r].first <= runs[o].last
             })
-            .collect()
-    };
-    if sims.len() > k {
-        return greedy();
+            .filter_map(|o| out[o])
+            .collect();
+        let best = (0..centroids.len())
+            .filter(|c| !taken.contains(c) || taken.len() >= centroids.len())
+            .max_by(|&a, &b| {
+                cluster::cosine(e, &centroids[a]).total_cmp(&cluster::cosine(e, &centroids[b]))
+            });
+        out[r] = best;
     }
-    let mut best = (f32::NEG_INFINITY, greedy());
-    let mut choice = vec![0usize; sims.len()];
-    fn search(
-        sims: &[Vec<f32>],
-        k: usize,
-        row: usize,
-        choice: &mut Vec<usize>,
-        total: f32,
-        best: &mut (f32, Vec<usize>),
-    ) {
-        if row == sims.len() {
-            if total > best.0 {
-                *best = (total, choice.clone());
-            }
-            return;
+    for r in 0..runs.len() {
+        if out[r].is_some() {
+            continue;
         }
-        for c in 0..k {
-            if choice[..row].contains(&c) {
-                continue;
-            }
-            choice[row] = c;
-            search(sims, k, row + 1, choice, total + sims[row][c], best);
-        }
+        let gap = |o: usize| {
+            runs[o]
+                .first
+                .abs_diff(runs[r].first)
+                .min(runs[o].last.abs_diff(runs[r].last))
+        };
+        out[r] = (0..runs.len())
+            .filter(|&o| runs[o].speaker == runs[r].speaker && runs[o].embedding.is_some())
+            .min_by_key(|&o| gap(o))
+            .and_then(|o| out[o]);
     }
-    search(sims, k, 0, &mut choice, 0.0, &mut best);
-    best.1
 }
 
 /// Global per-frame activity from the windows' local activity and the assignment, then
 /// turns: each frame keeps as many speakers as the windows over it counted on average.
 fn turns(
     windows: &[Window],
-    locals: &[Local],
+    runs: &[Run],
     assignment: &[usize],
     samples: usize,
     opts: &DiarizeOptions,
@@ -283,10 +303,10 @@ fn turns(
     let mut score = vec![0.0f32; total * k];
     let mut cover = vec![0u16; total];
     let mut count = vec![0.0f32; total];
-    let mut local_to_global: Vec<[Option<usize>; LOCAL_SPEAKERS]> =
-        vec![[None; LOCAL_SPEAKERS]; windows.len()];
-    for (l, &g) in locals.iter().zip(assignment) {
-        local_to_global[l.window][l.speaker] = Some(g);
+    // Per window, (local speaker, first frame, last frame, global speaker) of its runs.
+    let mut by_window: Vec<Vec<(usize, usize, usize, usize)>> = vec![Vec::new(); windows.len()];
+    for (r, &g) in runs.iter().zip(assignment) {
+        by_window[r.window].push((r.speaker, r.first, r.last, g));
     }
     let mut last = 0;
     for (w, win) in windows.iter().enumerate() {
@@ -300,13 +320,11 @@ fn turns(
             last = last.max(j);
             cover[j] += 1;
             count[j] += a.count_ones() as f32;
-            let mut seen = [false; 64];
-            for (s, g) in local_to_global[w].iter().enumerate() {
-                if let Some(g) = g {
-                    if a & (1 << s) != 0 && !seen[*g % 64] {
-                        seen[*g % 64] = true;
-                        score[j * k + g] += 1.0;
-                    }
+            let mut seen: [Option<usize>; LOCAL_SPEAKERS] = [None; LOCAL_SPEAKERS];
+            for &(s, first, end, g) in &by_window[w] {
+                if a & (1 << s) != 0 && (first..=end).contains(&i) && !seen.contains(&Some(g)) {
+                    seen[s] = Some(g);
+                    score[j * k + g] += 1.0;
                 }
             }
         }
