@@ -72,7 +72,7 @@ impl Default for DiarizeOptions {
     fn default() -> Self {
         Self {
             step_s: 2.5,
-            threshold: 0.45,
+            threshold: 0.5,
             min_speakers: None,
             max_speakers: None,
             min_cluster_frames: 150,
