@@ -8,9 +8,7 @@ use std::time::Duration;
 use anyhow::Result;
 use clap::{Args, ValueEnum};
 use utter_core::control::TriggerMode;
-use utter_core::dictation::defaults;
 use utter_core::dictation::events::{DictationEvent, Stamped};
-use utter_core::dictation::service::MicMode;
 use utter_core::dictation::strategy::LiveStrategy;
 use utter_core::engine::Compute;
 use utter_core::models::load::EngineOptions;
@@ -22,6 +20,8 @@ use utter_core::platform::session::DesktopSession;
 use utter_core::platform::session_watch;
 use utter_core::platform::{main_loop, MainThread};
 use utter_core::profiles::{self, Profile, ProfileSet};
+use utter_core::settings::defaults;
+use utter_core::settings::MicMode;
 use utter_core::settings::{parse_cli_value, parse_value, Language, Settings};
 use utter_core::setup::{self, Degraded, SetupError, WireError};
 

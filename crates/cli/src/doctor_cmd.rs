@@ -97,11 +97,18 @@ pub fn run(store: &ModelStore) -> Result<ExitCode> {
     ));
 
     // The app's AI settings: the same provider its dictations would use.
-    let settings = utter_core::settings::peek(&utter_core::paths::settings_file());
-    list.push(Capability::new(
-        "rewrite",
-        settings.and_then(|s| utter_core::dictation::rewrite_step::check(&s.rewrite)),
-    ));
+    let rewrite = utter_core::settings::peek(&utter_core::paths::settings_file())
+        .map_err(anyhow::Error::from)
+        .and_then(|s| {
+            if !s.rewrite.enabled {
+                return Ok(
+                    "off (turn it on in the app's Settings → AI, or `utter dictate --rewrite MODE`)"
+                        .to_string(),
+                );
+            }
+            utter_core::dictation::rewrite_step::check(&s.rewrite).map_err(anyhow::Error::from)
+        });
+    list.push(Capability::new("rewrite", rewrite));
 
     for c in &list {
         let mark = if c.ok { "ok " } else { "no " };

@@ -10,13 +10,13 @@ use serde::{Deserialize, Serialize};
 use utter_postprocess::{RuleError, TextRules, TextRulesConfig};
 
 use crate::control::TriggerMode;
-use crate::dictation::defaults;
-use crate::dictation::service::MicMode;
 use crate::engine::Compute;
 pub use crate::language::{BadLanguage, Language};
 use crate::platform::hotkeys::parse_hotkey;
 use crate::platform::output::{OutputConfig, OutputMethod, PasteFallback, PasteKeys};
 use crate::profiles::{Profile, ProfileSet};
+
+pub mod defaults;
 
 /// The schema version this build writes. Older versions are migrated on load.
 pub const SETTINGS_VERSION: u32 = 2;
@@ -325,12 +325,25 @@ pub fn load(path: &Path) -> Loaded {
 
 /// The settings file as it stands, leaving a bad one where it is (for
 /// `utter doctor`, which must change nothing): defaults when there is none.
-pub fn peek(path: &Path) -> Result<Settings, String> {
+pub fn peek(path: &Path) -> Result<Settings, UnusableSettings> {
+    let unusable = |why| UnusableSettings {
+        path: path.to_path_buf(),
+        why,
+    };
     match std::fs::read(path) {
-        Ok(bytes) => parse(&bytes).map_err(|why| format!("{}: {why}", path.display())),
+        Ok(bytes) => parse(&bytes).map_err(unusable),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Settings::default()),
-        Err(e) => Err(format!("{}: {e}", path.display())),
+        Err(e) => Err(unusable(Unusable::Read(e))),
     }
+}
+
+/// A settings file that [`peek`] could not use, and why.
+#[derive(Debug, thiserror::Error)]
+#[error("{}: {why}", path.display())]
+pub struct UnusableSettings {
+    pub path: PathBuf,
+    #[source]
+    pub why: Unusable,
 }
 
 fn parse(bytes: &[u8]) -> Result<Settings, Unusable> {
@@ -348,7 +361,7 @@ fn parse(bytes: &[u8]) -> Result<Settings, Unusable> {
 
 /// Why a settings file could not be used; the notice reads "because {why}".
 #[derive(Debug, thiserror::Error)]
-enum Unusable {
+pub enum Unusable {
     #[error("it could not be read ({0})")]
     Read(std::io::Error),
     #[error("it is not valid JSON ({0})")]
@@ -387,10 +400,11 @@ fn migrate(mut value: serde_json::Value) -> Result<serde_json::Value, Unusable> 
 }
 
 fn reset(path: &Path, why: &Unusable) -> Loaded {
-    let backup = path.with_extension(format!(
-        "invalid-{}.json",
-        crate::dictation::record_log::unix_ms()
-    ));
+    // Milliseconds since the epoch tell the kept copies apart.
+    let now_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis());
+    let backup = path.with_extension(format!("invalid-{now_ms}.json"));
     let moved = std::fs::rename(path, &backup);
     tracing::warn!("settings file {} unusable: {why}", path.display());
     let notice = match moved {
@@ -424,6 +438,37 @@ pub fn save(path: &Path, settings: &Settings) -> Result<(), SettingsError> {
     let json = serde_json::to_vec_pretty(settings).expect("settings serialise");
     std::fs::write(&tmp, json).map_err(write_err)?;
     std::fs::rename(&tmp, path).map_err(write_err)
+}
+
+/// When the microphone is open.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize, ts_rs::TS,
+)]
+#[serde(rename_all = "snake_case")]
+#[ts(export)]
+pub enum MicMode {
+    /// Open while dictation is on, so the press starts no device: the
+    /// 300 ms before the press are kept as pre-roll. The system shows its
+    /// recording indicator the whole time (macOS's orange dot, GNOME's
+    /// microphone icon), and the sound server's client costs ~2 % of a core.
+    /// The default: with the microphone opened at the press, the desktop
+    /// suite's first-word test still lost the first word (2026-12-03).
+    #[default]
+    Ready,
+    /// Opened at the press, closed after each dictation: the
+    /// indicator shows only while dictating and nothing runs between
+    /// dictations. Opening takes ~16 ms on PulseAudio (more on Windows and
+    /// macOS; seconds for a Bluetooth headset); the engine gets 300 ms of
+    /// silence before the first sample, which is what kept the first word
+    /// (docs/benchmarks.md, "The first word").
+    OnPress,
+}
+
+impl MicMode {
+    /// Whether the microphone stays open between dictations.
+    pub fn keeps_open(self) -> bool {
+        self == Self::Ready
+    }
 }
 
 #[cfg(test)]

@@ -1,13 +1,91 @@
-//! The core's top-level modules import each other in one direction only
-//! (docs/architecture.md): a cycle means two modules that cannot be
-//! understood, tested or moved apart. This reads `use crate::…` paths from
-//! the sources (test code aside) and fails on any cycle, naming it. (The
-//! model converters and the text rules are crates of their own,
-//! `utter-convert` and `utter-postprocess`: the compiler keeps those from
-//! importing the core.)
+//! The layers inside utter-core. What lies between crates (platform,
+//! engine, models, the app, the leaf crates) the compiler holds; what is left
+//! inside this crate is held here: each top-level module has a rank and may
+//! name only modules of a lower rank (docs/architecture.md, "Inside
+//! utter-core"). The scan reads `crate::a` and grouped `crate::{a, b::c}`
+//! paths in non-test code, comments left out.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
+
+/// The core's own modules, lowest first. A module may import the modules of
+/// the ranks before its own, never its own rank or a later one.
+const RANKS: &[&[&str]] = &[
+    // Plain data and text, no I/O.
+    &["language", "text", "placeholders"],
+    // The microphone and audio files.
+    &["audio"],
+    // What a transcript is, how speech is packed for the engine, what a profile is.
+    &["transcript", "packing", "coverage", "profiles"],
+    // The settings file; files transcribed.
+    &["settings", "transcribe"],
+    // The dictation service; exports (which read the settings' spelling).
+    &["dictation", "export"],
+    // Wiring it all for a front end.
+    &["setup"],
+];
+
+/// Names that are other crates re-exported by lib.rs, not modules of this one.
+const REEXPORTED: &[&str] = &[
+    "platform",
+    "control",
+    "panics",
+    "paths",
+    "threads",
+    "engine",
+    "quiet_native_logs",
+    "vad",
+    "models",
+    "postprocess",
+];
+
+/// The code of a file without its `//` comments and its test module.
+fn code_of(text: &str) -> String {
+    let text = text.split("#[cfg(test)]\nmod tests").next().unwrap();
+    text.lines()
+        .map(|line| match line.find("//") {
+            Some(i) => &line[..i],
+            None => line,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The top-level names a piece of code imports through `crate::`.
+fn crate_paths(code: &str) -> BTreeSet<String> {
+    let ident = |s: &str| -> String {
+        s.trim_start()
+            .chars()
+            .take_while(|c| c.is_ascii_lowercase() || *c == '_')
+            .collect()
+    };
+    let mut names = BTreeSet::new();
+    for (i, _) in code.match_indices("crate::") {
+        let rest = &code[i + "crate::".len()..];
+        if let Some(group) = rest.strip_prefix('{') {
+            // Top-level items of the group only: `b::{c, d}` names `b`.
+            let mut depth = 0;
+            let mut item_start = true;
+            for (j, c) in group.char_indices() {
+                match c {
+                    '{' => depth += 1,
+                    '}' if depth == 0 => break,
+                    '}' => depth -= 1,
+                    ',' if depth == 0 => item_start = true,
+                    _ if item_start && !c.is_whitespace() => {
+                        names.insert(ident(&group[j..]));
+                        item_start = false;
+                    }
+                    _ => {}
+                }
+            }
+        } else {
+            names.insert(ident(rest));
+        }
+    }
+    names.retain(|n| !n.is_empty());
+    names
+}
 
 /// Top-level module → the top-level modules its non-test code names.
 fn imports() -> BTreeMap<String, BTreeSet<String>> {
@@ -34,15 +112,10 @@ fn imports() -> BTreeMap<String, BTreeSet<String>> {
                 .to_string_lossy()
                 .trim_end_matches(".rs")
                 .to_string();
-            let text = std::fs::read_to_string(&path).unwrap();
-            let code = text.split("#[cfg(test)]\nmod tests").next().unwrap();
+            let code = code_of(&std::fs::read_to_string(&path).unwrap());
             let deps = graph.entry(top.clone()).or_default();
-            for (i, _) in code.match_indices("crate::") {
-                let dep: String = code[i + "crate::".len()..]
-                    .chars()
-                    .take_while(|c| c.is_ascii_lowercase() || *c == '_')
-                    .collect();
-                if !dep.is_empty() && dep != top {
+            for dep in crate_paths(&code) {
+                if dep != top && !REEXPORTED.contains(&dep.as_str()) {
                     deps.insert(dep);
                 }
             }
@@ -51,37 +124,43 @@ fn imports() -> BTreeMap<String, BTreeSet<String>> {
     graph
 }
 
-/// A cycle through `from`, if any, as the modules along it.
-fn cycle_from(
-    graph: &BTreeMap<String, BTreeSet<String>>,
-    from: &str,
-    path: &mut Vec<String>,
-) -> Option<Vec<String>> {
-    if let Some(start) = path.iter().position(|m| m == from) {
-        let mut cycle = path[start..].to_vec();
-        cycle.push(from.to_string());
-        return Some(cycle);
-    }
-    path.push(from.to_string());
-    for dep in graph.get(from).into_iter().flatten() {
-        if let Some(cycle) = cycle_from(graph, dep, path) {
-            return Some(cycle);
-        }
-    }
-    path.pop();
-    None
+fn rank_of(module: &str) -> Option<usize> {
+    RANKS.iter().position(|rank| rank.contains(&module))
 }
 
 #[test]
-fn the_core_s_modules_import_each_other_without_a_cycle() {
+fn grouped_and_nested_imports_are_seen_and_comments_are_not() {
+    let code = code_of(
+        "use crate::{audio::wav, settings::{self, MicMode}, text};\n\
+         // crate::setup is named in a comment only\n\
+         fn f() { crate::dictation::run() }",
+    );
+    let names: Vec<String> = crate_paths(&code).into_iter().collect();
+    assert_eq!(names, ["audio", "dictation", "settings", "text"]);
+}
+
+#[test]
+fn each_module_imports_only_lower_ranks() {
     let graph = imports();
     assert!(
-        graph.len() > 10 && graph["dictation"].contains("engine"),
+        graph.len() > 10 && graph["dictation"].contains("settings"),
         "the scan sees the modules: {graph:?}"
     );
-    for module in graph.keys() {
-        if let Some(cycle) = cycle_from(&graph, module, &mut Vec::new()) {
-            panic!("import cycle: {}", cycle.join(" → "));
+    let mut wrong = Vec::new();
+    for (module, deps) in &graph {
+        let Some(rank) = rank_of(module) else {
+            wrong.push(format!("{module} has no rank: add it to RANKS"));
+            continue;
+        };
+        for dep in deps {
+            match rank_of(dep) {
+                Some(r) if r < rank => {}
+                Some(_) => wrong.push(format!(
+                    "{module} (rank {rank}) imports {dep}, which is not below it"
+                )),
+                None => wrong.push(format!("{module} imports {dep}, which has no rank")),
+            }
         }
     }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }

@@ -8,7 +8,7 @@
 //! [`record_log`] keeps each recording's outcome so none is ever lost.
 
 pub mod context;
-pub mod defaults;
+
 pub mod events;
 pub mod record_log;
 mod recovery;

@@ -246,12 +246,11 @@ pub fn test_provider(provider: &ProviderConfig) -> Outcome {
 }
 
 /// `utter doctor`'s line: whether the configured provider answers, and how
-/// fast (one short request with a test sentence). Off is no fault.
-pub fn check(config: &RewriteConfig) -> Result<String, String> {
+/// fast (one short request with a test sentence). Off is no fault (the front
+/// end says how to turn it on).
+pub fn check(config: &RewriteConfig) -> Result<String, RewriteUnanswered> {
     if !config.enabled {
-        return Ok(
-            "off (turn it on in the app's Settings → AI, or `utter dictate --rewrite MODE`)".into(),
-        );
+        return Ok("off".into());
     }
     let provider = &config.provider;
     let what = format!(
@@ -270,8 +269,16 @@ pub fn check(config: &RewriteConfig) -> Result<String, String> {
             first_token.as_millis(),
             provider.time_budget_ms
         )),
-        Outcome::Kept { notice, .. } => Err(format!(
-            "{what}: {notice} Dictations are delivered as dictated until it answers."
-        )),
+        Outcome::Kept { notice, .. } => Err(RewriteUnanswered { what, notice }),
     }
+}
+
+/// The configured provider did not answer [`check`]'s test sentence.
+#[derive(Debug, thiserror::Error)]
+#[error("{what}: {notice} Dictations are delivered as dictated until it answers.")]
+pub struct RewriteUnanswered {
+    /// The mode, provider, model and address tried.
+    pub what: String,
+    #[source]
+    pub notice: Notice,
 }

@@ -8,199 +8,32 @@
 //! [`TextSink`], so nothing here touches the OS.
 
 use std::collections::VecDeque;
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{never, select, Receiver};
-use utter_postprocess::{continues_sentence, Placeholder, Processed, TextRules};
 
-use crate::audio::capture::{Capture, CaptureError, CaptureEvent};
+use crate::audio::capture::CaptureEvent;
 use crate::audio::wav::WavRecorder;
+use crate::control::Control;
 use crate::engine::{Engine, EngineNotice};
-use crate::platform::focus::{FocusError, FocusProbe};
-use crate::platform::hotkeys::RecordingKeys;
-use crate::platform::output::selection::SelectionReader;
-use crate::platform::output::{Delivery, OutputConfig, TextSink};
-use crate::profiles::{Profile, ProfileSet};
+use crate::platform::focus::FocusError;
+use crate::profiles::Profile;
 use crate::vad::SpeechDetector;
 
-use super::defaults;
-use super::events::CommandStarted;
-use super::events::DictationEvent;
-use super::record_log::{self, RecordingRecord, RecordingStatus};
-use super::rewrite_step::{PendingRewrite, RewriteReport, RewriteStep};
+use super::events::{CommandStarted, DictationEvent};
+use super::record_log::{self, RecordingStatus};
+use super::rewrite_step::PendingRewrite;
 use super::session::{post_roll_done, Dictation, DictationConfig, Purpose, NOT_SAVED};
 use super::strategy::LiveStrategy;
 use super::trigger::{Intent, Stage, Trigger};
-use crate::control::{Control, TriggerMode};
 
-/// Everything the service needs to know, resolved at the edge.
-#[derive(Debug, Clone)]
-pub struct ServiceConfig {
-    pub hotkey: String,
-    pub mode: TriggerMode,
-    pub latch_key: String,
-    pub cancel_key: String,
-    pub paste_last_key: Option<String>,
-    /// Held to speak an instruction for the selected text (AI command
-    /// mode); bound only while the AI rewrite is on.
-    pub command_key: Option<String>,
-    pub device: Option<String>,
-    /// When the microphone is open: only while recording (the default), or
-    /// ready between dictations.
-    pub mic: MicMode,
-    /// Audio kept after the key is released, so the last word is not cut.
-    pub post_roll: Duration,
-    pub output: OutputConfig,
-    pub dictation: DictationConfig,
-    pub recordings_dir: PathBuf,
-    /// Finished recordings whose audio is kept.
-    pub keep_recordings: usize,
-    pub model_name: String,
-    /// Replacements, spoken punctuation and clean-up for each dictation.
-    pub text_rules: TextRules,
-    /// Per-app overrides, chosen by the app focused at the press.
-    pub profiles: ProfileSet,
-    /// The AI rewrite after the text rules; `None` when it is off.
-    pub rewrite: Option<RewriteStep>,
-    /// Report the mic level (~20 per second) while recording, for level meters.
-    pub emit_levels: bool,
-}
+mod config;
+mod finishing;
+mod ports;
 
-impl ServiceConfig {
-    pub fn new(model_name: String) -> Self {
-        Self {
-            hotkey: defaults::HOTKEY.into(),
-            mode: TriggerMode::PushToTalk,
-            latch_key: defaults::LATCH_KEY.into(),
-            cancel_key: defaults::CANCEL_KEY.into(),
-            paste_last_key: None,
-            command_key: None,
-            device: None,
-            mic: MicMode::Ready,
-            post_roll: Duration::from_millis(defaults::POST_ROLL_MS),
-            output: OutputConfig::default(),
-            dictation: DictationConfig::defaults(),
-            recordings_dir: crate::paths::recordings_dir(),
-            keep_recordings: defaults::KEEP_RECORDINGS,
-            model_name,
-            text_rules: TextRules::default(),
-            profiles: ProfileSet::default(),
-            rewrite: None,
-            emit_levels: false,
-        }
-    }
-}
-
-/// When the microphone is open.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize, ts_rs::TS,
-)]
-#[serde(rename_all = "snake_case")]
-#[ts(export)]
-pub enum MicMode {
-    /// Open while dictation is on, so the press starts no device: the
-    /// 300 ms before the press are kept as pre-roll. The system shows its
-    /// recording indicator the whole time (macOS's orange dot, GNOME's
-    /// microphone icon), and the sound server's client costs ~2 % of a core.
-    /// The default: with the microphone opened at the press, the desktop
-    /// suite's first-word test still lost the first word (2026-12-03).
-    #[default]
-    Ready,
-    /// Opened at the press, closed after each dictation: the
-    /// indicator shows only while dictating and nothing runs between
-    /// dictations. Opening takes ~16 ms on PulseAudio (more on Windows and
-    /// macOS; seconds for a Bluetooth headset); the engine gets 300 ms of
-    /// silence before the first sample, which is what kept the first word
-    /// (docs/benchmarks.md, "The first word").
-    OnPress,
-}
-
-impl MicMode {
-    fn keeps_open(self) -> bool {
-        self == Self::Ready
-    }
-}
-
-/// The microphone as the service sees it.
-pub trait Microphone {
-    /// Opens the device; audio and loss events arrive on the receiver.
-    fn open(&mut self) -> Result<(), CaptureError>;
-    /// The open device's events (a never-ready channel when closed).
-    fn events(&self) -> Receiver<CaptureEvent>;
-    /// Closes the device and returns the audio it still had buffered.
-    fn close(&mut self) -> Vec<Vec<f32>>;
-    fn is_open(&self) -> bool;
-    /// RMS level of the latest audio.
-    fn level(&self) -> f32;
-    fn name(&self) -> Option<String>;
-}
-
-/// The real microphone, through cpal.
-pub struct CpalMicrophone {
-    device: Option<String>,
-    capture: Option<Capture>,
-}
-
-impl CpalMicrophone {
-    pub fn new(device: Option<String>) -> Self {
-        Self {
-            device,
-            capture: None,
-        }
-    }
-}
-
-impl Microphone for CpalMicrophone {
-    fn open(&mut self) -> Result<(), CaptureError> {
-        self.capture = Some(Capture::open(self.device.as_deref())?);
-        Ok(())
-    }
-
-    fn events(&self) -> Receiver<CaptureEvent> {
-        self.capture
-            .as_ref()
-            .map(|c| c.events.clone())
-            .unwrap_or_else(never)
-    }
-
-    fn close(&mut self) -> Vec<Vec<f32>> {
-        let Some(capture) = self.capture.take() else {
-            return Vec::new();
-        };
-        let rx = capture.events.clone();
-        capture.close(); // delivers what was still buffered
-        rx.try_iter()
-            .filter_map(|ev| match ev {
-                CaptureEvent::Audio(pcm) => Some(pcm),
-                _ => None,
-            })
-            .collect()
-    }
-
-    fn is_open(&self) -> bool {
-        self.capture.is_some()
-    }
-
-    fn level(&self) -> f32 {
-        self.capture.as_ref().map_or(0.0, |c| c.level())
-    }
-
-    fn name(&self) -> Option<String> {
-        self.capture.as_ref().map(|c| c.info.device.clone())
-    }
-}
-
-/// The service's ends towards the OS, built by the caller on the service thread.
-pub struct ServiceIo {
-    pub keys: Box<dyn RecordingKeys>,
-    pub sink: Box<dyn TextSink>,
-    pub mic: Box<dyn Microphone>,
-    /// Which app the user dictates into (for its profile).
-    pub focus: Box<dyn FocusProbe>,
-    /// The selected text, for a spoken command.
-    pub selection: Box<dyn SelectionReader>,
-}
+pub use config::ServiceConfig;
+pub use finishing::delivery;
+pub use ports::{CpalMicrophone, Microphone, ServiceIo};
 
 /// With the mic ready ([`MicMode::Ready`]), the moments before the press are kept as pre-roll.
 const PREROLL_SAMPLES: usize = crate::audio::ms_to_samples(300) as usize;
@@ -415,9 +248,9 @@ impl<E: FnMut(DictationEvent)> Service<E> {
             return;
         }
         if self.config.rewrite.is_none() {
-            self.error(
-                "AI command mode needs the AI rewrite on (Settings → AI, or `--rewrite`)".into(),
-            );
+            // Unreachable from both front ends (they bind the command key only
+            // with the rewrite on); said plainly should one ever send it.
+            self.error("AI command mode needs the AI rewrite, which is off".into());
             return;
         }
         let selection = match self.io.selection.selected_text() {
@@ -666,239 +499,6 @@ impl<E: FnMut(DictationEvent)> Service<E> {
         dictation.finish_audio(&mut self.vad, &self.engine, &mut self.emit);
         self.phase = Phase::Finishing(dictation);
     }
-
-    /// Engine replies in any phase (eager runs go on while the user speaks);
-    /// Finishing → Idle once the text is complete.
-    fn on_engine_replies(&mut self) {
-        let done = match &mut self.phase {
-            Phase::Rewriting { .. } => false, // the engine is done with it
-            phase => match phase.dictation_mut() {
-                Some(d) => d.poll(&self.engine, &mut self.emit),
-                None => false,
-            },
-        };
-        if done && matches!(self.phase, Phase::Finishing(_)) {
-            if let Phase::Finishing(d) = std::mem::replace(&mut self.phase, Phase::Idle) {
-                self.text_ready(d);
-            }
-        }
-    }
-
-    /// Rewriting → Idle once the model has answered (or given up).
-    fn on_rewrite_done(&mut self) {
-        let Phase::Rewriting { rewrite, .. } = &mut self.phase else {
-            return;
-        };
-        let Some((text, report)) = rewrite.poll() else {
-            return;
-        };
-        if let Phase::Rewriting { dictation, raw, .. } =
-            std::mem::replace(&mut self.phase, Phase::Idle)
-        {
-            let command = matches!(dictation.purpose(), Purpose::Command { .. });
-            if let Some(notice) = &report.notice {
-                let message = match command {
-                    true => format!(
-                        "The command was not carried out; the selection is unchanged: {notice}"
-                    ),
-                    false => format!("Delivered as dictated: {notice}"),
-                };
-                (self.emit)(DictationEvent::Notice { message });
-            }
-            // A command that failed leaves the selection alone: nothing goes out.
-            let text = match (command, &report.notice) {
-                (true, Some(_)) => String::new(),
-                _ => text,
-            };
-            // The app's text rules (no final period in a chat) hold for the model's text too.
-            let text = match dictation.profile() {
-                Some(p) if report.model.is_some() => p.finish_text(text),
-                _ => text,
-            };
-            self.deliver(dictation, text, raw, Some(report));
-        }
-    }
-
-    /// The engine's text is complete: the text rules, then the AI rewrite
-    /// (Finishing → Rewriting) or straight out (→ Idle).
-    fn text_ready(&mut self, d: Dictation) {
-        let continues = self
-            .last_delivered
-            .is_some_and(|t| t.elapsed() < CONTINUE_SENTENCE_WITHIN)
-            && continues_sentence(&self.last_text);
-        let profile = d.profile();
-        let Processed {
-            text,
-            raw,
-            snippets,
-            unavailable,
-        } = match profile {
-            Some(p) => p
-                .text_rules(&self.config.text_rules, &self.config.dictation.vocabulary)
-                .dictation(&d.text(), continues),
-            None => self.config.text_rules.dictation(&d.text(), continues),
-        };
-        if !unavailable.is_empty() {
-            self.notice(Some(placeholders_missing(&snippets, &unavailable)));
-        }
-        let text = match profile {
-            Some(p) => p.finish_text(text),
-            None => text,
-        };
-        if let Purpose::Command { selection } = d.purpose() {
-            let selection = selection.clone();
-            return self.command_ready(d, selection, text, raw);
-        }
-        // A partial text (the engine failed) is delivered as it is, and a
-        // snippet's stored text as stored.
-        let mode = match (&self.config.rewrite, d.failed()) {
-            (Some(step), None) if !text.trim().is_empty() && snippets.is_empty() => {
-                rewrite_mode(step, profile).map(|mode| (step, mode))
-            }
-            _ => None,
-        };
-        match mode {
-            Some((step, mode)) => {
-                let rewrite = step.start(&mode, &text, d.vocabulary());
-                self.await_rewrite(d, raw, rewrite);
-            }
-            None => self.deliver(d, text, raw, None),
-        }
-    }
-
-    /// A spoken command's words are in: off to the model with the selection.
-    fn command_ready(
-        &mut self,
-        d: Dictation,
-        selection: Option<String>,
-        instruction: String,
-        raw: Option<String>,
-    ) {
-        let step = match (&self.config.rewrite, d.failed()) {
-            (Some(step), None) if !instruction.trim().is_empty() => step,
-            // Nothing said, or the engine failed on it: nothing to carry out.
-            _ => return self.deliver(d, String::new(), raw, None),
-        };
-        let rewrite = step.start_command(&instruction, selection.as_deref(), d.vocabulary());
-        self.await_rewrite(d, raw, rewrite);
-    }
-
-    /// → Rewriting: the model has the text; `on_rewrite_done` takes it from here.
-    fn await_rewrite(&mut self, d: Dictation, raw: Option<String>, rewrite: PendingRewrite) {
-        (self.emit)(DictationEvent::Rewriting {
-            id: d.id,
-            mode: rewrite.mode().to_string(),
-        });
-        self.phase = Phase::Rewriting {
-            dictation: d,
-            raw,
-            rewrite,
-        };
-    }
-
-    /// Out it goes: to the focused app, the recording's sidecar, and the UI.
-    fn deliver(
-        &mut self,
-        d: Dictation,
-        text: String,
-        raw: Option<String>,
-        rewrite: Option<RewriteReport>,
-    ) {
-        self.io.keys.set_recording(false);
-        let profile = d.profile();
-        let command = matches!(d.purpose(), Purpose::Command { .. });
-        let mut how = delivery(&self.config.output, profile);
-        // A command's answer replaces the selection: nothing is added after it.
-        how.trailing_space &= !command;
-        let status = if text.is_empty() {
-            RecordingStatus::NoSpeech
-        } else {
-            RecordingStatus::Delivered
-        };
-        let delivered = if text.is_empty() {
-            Ok(None)
-        } else {
-            self.io.sink.deliver(&text, &how).map(Some)
-        };
-        match &delivered {
-            Ok(outcome) => self.notice(outcome.as_ref().and_then(|o| o.notice.clone())),
-            Err(e) => self.error(e.to_string()),
-        }
-        // The sidecar marks the recording finished only once the text is out
-        // (on a delivery or engine error it stays unfinished: the next start
-        // transcribes it again). It is written before `text_delivered`, so
-        // whoever sees that event finds the recording finished.
-        if delivered.is_ok() && d.failed().is_none() {
-            self.write_record(&d, status, text.clone());
-        }
-        (self.emit)(DictationEvent::TextDelivered {
-            id: d.id,
-            text: text.clone(),
-            // The method that delivered (a paste that fell back says clipboard).
-            output: match &delivered {
-                Ok(Some(outcome)) => outcome.delivered.method(),
-                _ => how.method,
-            }
-            .name()
-            .to_string(),
-            engine_ms: d.engine_ms(),
-            segments: d.segments(),
-            delivered: delivered.ok().flatten().map(|o| o.delivered),
-            raw_text: raw,
-            error: d.failed().map(str::to_string),
-            warning: d.coverage_warning(),
-            rewrite,
-        });
-        if !text.is_empty() && !command {
-            self.last_text = text;
-            self.last_delivered = Some(Instant::now());
-        }
-        record_log::prune(&self.config.recordings_dir, self.config.keep_recordings);
-    }
-
-    /// Tells the user what the delivery needs them to know.
-    fn notice(&mut self, notice: Option<String>) {
-        if let Some(message) = notice {
-            (self.emit)(DictationEvent::Notice { message });
-        }
-    }
-
-    fn write_record(&self, d: &Dictation, status: RecordingStatus, text: String) {
-        let _ = record_log::write_record(
-            d.audio_path(),
-            &RecordingRecord {
-                status,
-                text,
-                model: self.config.model_name.clone(),
-                audio_ms: d.audio_ms(),
-                finished_unix_ms: record_log::unix_ms(),
-            },
-        );
-    }
-
-    fn finished(&self) -> bool {
-        self.shutting_down && matches!(self.phase, Phase::Idle)
-    }
-}
-
-/// The rewrite mode for a dictation in `profile`'s app: the profile's, or
-/// the settings'; `None` where that one is `off`.
-fn rewrite_mode(step: &RewriteStep, profile: Option<&Profile>) -> Option<String> {
-    let mode = profile
-        .and_then(|p| p.rewrite.as_deref())
-        .unwrap_or(step.mode());
-    (mode != utter_rewrite::modes::OFF).then(|| mode.to_string())
-}
-
-/// How text goes out: the output settings with `profile`'s overrides.
-pub fn delivery(output: &OutputConfig, profile: Option<&Profile>) -> Delivery {
-    let mut how = output.delivery();
-    if let Some(p) = profile {
-        how.method = p.output.unwrap_or(how.method);
-        how.paste_keys = p.paste_keys.unwrap_or(how.paste_keys);
-        how.trailing_space = p.trailing_space.unwrap_or(how.trailing_space);
-    }
-    how
 }
 
 /// Runs until `Control::Shutdown` (or the control channel closes).
@@ -940,21 +540,6 @@ pub fn run(
         }
         service.tick();
     }
-}
-
-/// What the user is told when a snippet's placeholder had no value.
-fn placeholders_missing(triggers: &[String], unavailable: &[Placeholder]) -> String {
-    let names: Vec<String> = unavailable.iter().map(Placeholder::to_string).collect();
-    let why = if unavailable.contains(&Placeholder::Clipboard) {
-        " (the clipboard held no text)"
-    } else {
-        ""
-    };
-    format!(
-        "The snippet \"{}\" was inserted without {}{why}.",
-        triggers.join("\", \""),
-        names.join(", ")
-    )
 }
 
 #[cfg(test)]

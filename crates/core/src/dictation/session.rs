@@ -35,7 +35,7 @@ impl DictationConfig {
         Self {
             segmenter: SegmenterConfig {
                 threshold: 0.5,
-                min_silence_ms: super::defaults::SILENCE_MS,
+                min_silence_ms: crate::settings::defaults::SILENCE_MS,
                 min_speech_ms: 150,
                 pad_ms: 300,
                 max_segment_ms: 25_000,

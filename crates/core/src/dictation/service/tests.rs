@@ -8,14 +8,20 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{never, unbounded, Receiver, Sender};
+use utter_postprocess::TextRules;
 
 use super::*;
 use crate::audio::capture::CaptureError;
-use crate::control::TriggerKey;
+use crate::control::{TriggerKey, TriggerMode};
+use crate::dictation::rewrite_step::{RewriteReport, RewriteStep};
 use crate::engine::EngineError;
-use crate::platform::focus::FocusedApp;
-use crate::platform::output::{Delivered, Outcome};
+use crate::platform::focus::{FocusProbe, FocusedApp};
+use crate::platform::hotkeys::RecordingKeys;
+use crate::platform::output::selection::SelectionReader;
+use crate::platform::output::{Delivered, Delivery, Outcome, OutputConfig, TextSink};
 use crate::platform::output::{OutputError, OutputMethod, PasteKeys};
+use crate::profiles::ProfileSet;
+use crate::settings::MicMode;
 
 type Log<T> = Arc<Mutex<Vec<T>>>;
 

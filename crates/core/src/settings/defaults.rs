@@ -1,4 +1,4 @@
-//! Dictation's defaults, written once: the settings file, the service and
+//! The defaults, written once: the settings file, the dictation service and
 //! the CLI's flags all start from these.
 
 /// The push-to-talk (or toggle) hotkey.

@@ -1,0 +1,74 @@
+//! What the service is told at setup: keys, microphone, output, the
+//! dictation's tuning, text rules, profiles and the AI rewrite, resolved at
+//! the edge (settings or CLI flags) before the service starts.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use utter_postprocess::TextRules;
+
+use crate::control::TriggerMode;
+use crate::platform::output::OutputConfig;
+use crate::profiles::ProfileSet;
+use crate::settings::{defaults, MicMode};
+
+use super::super::rewrite_step::RewriteStep;
+use super::super::session::DictationConfig;
+
+/// Everything the service needs to know, resolved at the edge.
+#[derive(Debug, Clone)]
+pub struct ServiceConfig {
+    pub hotkey: String,
+    pub mode: TriggerMode,
+    pub latch_key: String,
+    pub cancel_key: String,
+    pub paste_last_key: Option<String>,
+    /// Held to speak an instruction for the selected text (AI command
+    /// mode); bound only while the AI rewrite is on.
+    pub command_key: Option<String>,
+    pub device: Option<String>,
+    /// When the microphone is open: only while recording (the default), or
+    /// ready between dictations.
+    pub mic: MicMode,
+    /// Audio kept after the key is released, so the last word is not cut.
+    pub post_roll: Duration,
+    pub output: OutputConfig,
+    pub dictation: DictationConfig,
+    pub recordings_dir: PathBuf,
+    /// Finished recordings whose audio is kept.
+    pub keep_recordings: usize,
+    pub model_name: String,
+    /// Replacements, spoken punctuation and clean-up for each dictation.
+    pub text_rules: TextRules,
+    /// Per-app overrides, chosen by the app focused at the press.
+    pub profiles: ProfileSet,
+    /// The AI rewrite after the text rules; `None` when it is off.
+    pub rewrite: Option<RewriteStep>,
+    /// Report the mic level (~20 per second) while recording, for level meters.
+    pub emit_levels: bool,
+}
+
+impl ServiceConfig {
+    pub fn new(model_name: String) -> Self {
+        Self {
+            hotkey: defaults::HOTKEY.into(),
+            mode: TriggerMode::PushToTalk,
+            latch_key: defaults::LATCH_KEY.into(),
+            cancel_key: defaults::CANCEL_KEY.into(),
+            paste_last_key: None,
+            command_key: None,
+            device: None,
+            mic: MicMode::Ready,
+            post_roll: Duration::from_millis(defaults::POST_ROLL_MS),
+            output: OutputConfig::default(),
+            dictation: DictationConfig::defaults(),
+            recordings_dir: crate::paths::recordings_dir(),
+            keep_recordings: defaults::KEEP_RECORDINGS,
+            model_name,
+            text_rules: TextRules::default(),
+            profiles: ProfileSet::default(),
+            rewrite: None,
+            emit_levels: false,
+        }
+    }
+}
