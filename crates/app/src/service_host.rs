@@ -33,15 +33,15 @@ pub enum NotRunning {
 pub(super) struct ServiceHost {
     /// The running service's control channel (cloned out, never held).
     control: Mutex<Option<Sender<Control>>>,
-    supervisor: Mutex<Option<Supervisor>>,
+    supervisor: Mutex<Option<ServiceSupervisor>>,
 }
 
-struct Supervisor {
-    requests: Sender<Request>,
+struct ServiceSupervisor {
+    requests: Sender<SupervisorRequest>,
     thread: JoinHandle<()>,
 }
 
-enum Request {
+enum SupervisorRequest {
     Restart,
     Stop,
 }
@@ -56,7 +56,7 @@ impl ServiceHost {
     pub fn stop(&self) {
         let supervisor = lock(&self.supervisor).take();
         if let Some(s) = supervisor {
-            let _ = s.requests.send(Request::Stop);
+            let _ = s.requests.send(SupervisorRequest::Stop);
             let _ = s.thread.join();
         }
     }
@@ -73,9 +73,9 @@ pub(super) fn restart(shared: &Arc<Shared>) {
             .name("utter-supervisor".into())
             .spawn(move || supervise(&worker, rx))
             .expect("spawn the supervisor thread");
-        Supervisor { requests, thread }
+        ServiceSupervisor { requests, thread }
     });
-    let _ = s.requests.send(Request::Restart);
+    let _ = s.requests.send(SupervisorRequest::Restart);
 }
 
 /// Restarts dictation when the model it would load now is not the one it
@@ -107,12 +107,14 @@ pub(super) fn dictation_model_changed(shared: &Arc<Shared>) {
     }
 }
 
-fn supervise(shared: &Arc<Shared>, requests: Receiver<Request>) {
+fn supervise(shared: &Arc<Shared>, requests: Receiver<SupervisorRequest>) {
     let mut running: Option<(Sender<Control>, JoinHandle<()>)> = None;
     while let Ok(first) = requests.recv() {
         // Several saves in a row restart once, with the newest settings.
-        let mut stop = matches!(first, Request::Stop);
-        stop |= requests.try_iter().any(|r| matches!(r, Request::Stop));
+        let mut stop = matches!(first, SupervisorRequest::Stop);
+        stop |= requests
+            .try_iter()
+            .any(|r| matches!(r, SupervisorRequest::Stop));
         if let Some((control, thread)) = running.take() {
             *lock(&shared.service.control) = None;
             if let Some(ptt) = &shared.platform.ptt {

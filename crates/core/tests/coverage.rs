@@ -7,7 +7,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use utter_core::dictation::events::DictationEvent;
-use utter_core::dictation::session::{Dictation, DictationConfig};
+use utter_core::dictation::recording::{Dictation, DictationConfig};
 use utter_core::dictation::strategy::LiveStrategy;
 use utter_core::engine::{Engine, EngineConfig};
 use utter_core::text::word_error_rate;

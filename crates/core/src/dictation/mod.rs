@@ -2,19 +2,19 @@
 //! text delivered to the focused app, driven by global hotkeys.
 //!
 //! Pipeline order: [`service`] serialises all inputs and owns the mic; a
-//! [`session::Dictation`] records, segments and hands spans to its
+//! [`recording::Dictation`] records, segments and hands spans to its
 //! [`strategy`], which decides the engine runs;
 //! [`trigger`] maps keys to intents; [`events`] reports progress;
 //! [`record_log`] keeps each recording's outcome so none is ever lost.
 
-pub mod context;
+pub mod windows;
 
 pub mod events;
 pub mod record_log;
+pub mod recording;
 mod recovery;
 pub mod rewrite_step;
 pub mod service;
-pub mod session;
 pub mod strategy;
 pub mod trigger;
 

@@ -8,9 +8,9 @@ use crate::coverage::{self, Coverage, TextEnd};
 use crate::engine::{Run, RunParams, Utterance};
 use crate::vad::SpeechSpan;
 
-use super::context::SpeechWindows;
 use super::events::DictationEvent;
 use super::strategy::{RunContext, Tally};
+use super::windows::SpeechWindows;
 
 /// Runs over the rest of one window: a second one only when the first also
 /// stopped short.

@@ -22,8 +22,8 @@ use crate::vad::SpeechDetector;
 
 use super::events::{CommandStarted, DictationEvent};
 use super::record_log::{self, RecordingStatus};
+use super::recording::{post_roll_done, Dictation, DictationConfig, Purpose, NOT_SAVED};
 use super::rewrite_step::PendingRewrite;
-use super::session::{post_roll_done, Dictation, DictationConfig, Purpose, NOT_SAVED};
 use super::strategy::LiveStrategy;
 use super::trigger::{Intent, Stage, Trigger};
 

@@ -19,9 +19,9 @@ use crate::engine::{
 };
 use crate::vad::SpeechSpan;
 
-use super::context::SpeechWindows;
 use super::events::DictationEvent;
 use super::recovery::Recovery;
+use super::windows::SpeechWindows;
 
 /// How the speech reaches the engine while the user speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -30,7 +30,7 @@ pub enum LiveStrategy {
     /// At each pause the window so far (up to 28 s) runs again, its settled
     /// text as the transcript prefix ([`super::context`]).
     GrowingWindow,
-    /// Growing windows of at most [`super::context::SHORT_WINDOW_MS`]: each pause re-runs
+    /// Growing windows of at most [`super::windows::SHORT_WINDOW_MS`]: each pause re-runs
     /// only the last few seconds, with their context, for a model whose
     /// runs cost what their audio is.
     ShortWindow,
@@ -78,6 +78,11 @@ impl LiveStrategy {
         Self::NativeStream,
     ];
 
+    /// Every strategy's name, for messages: "growing-window, short-window, …".
+    pub fn names() -> String {
+        Self::ALL.map(Self::as_str).join(", ")
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Self::GrowingWindow => "growing-window",
@@ -97,9 +102,7 @@ impl fmt::Display for LiveStrategy {
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum StrategyError {
-    #[error(
-        "unknown live strategy `{0}` (one of: growing-window, per-span, on-release, native-stream)"
-    )]
+    #[error("unknown live strategy `{0}` (one of: {names})", names = LiveStrategy::names())]
     Unknown(String),
     #[error("`{arch}` has no streaming decoder: choose growing-window, short-window, per-span or on-release")]
     NoStreamingDecoder { arch: String },
@@ -495,6 +498,14 @@ fn poll_stream(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_unknown_strategy_lists_every_known_one() {
+        let message = "fastest".parse::<LiveStrategy>().unwrap_err().to_string();
+        for strategy in LiveStrategy::ALL {
+            assert!(message.contains(strategy.as_str()), "{message}");
+        }
+    }
 
     fn model(run_cost: RunCost, streaming: bool) -> ModelInfo {
         ModelInfo {

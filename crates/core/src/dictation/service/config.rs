@@ -12,8 +12,8 @@ use crate::platform::output::OutputConfig;
 use crate::profiles::ProfileSet;
 use crate::settings::{defaults, MicMode};
 
+use super::super::recording::DictationConfig;
 use super::super::rewrite_step::RewriteStep;
-use super::super::session::DictationConfig;
 
 /// Everything the service needs to know, resolved at the edge.
 #[derive(Debug, Clone)]

@@ -12,8 +12,8 @@ use crate::profiles::Profile;
 
 use super::super::events::DictationEvent;
 use super::super::record_log::{self, RecordingRecord, RecordingStatus};
+use super::super::recording::{Dictation, Purpose};
 use super::super::rewrite_step::{PendingRewrite, RewriteReport, RewriteStep};
-use super::super::session::{Dictation, Purpose};
 use super::{Phase, Service, CONTINUE_SENTENCE_WITHIN};
 
 impl<E: FnMut(DictationEvent)> Service<E> {

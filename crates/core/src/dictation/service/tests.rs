@@ -681,7 +681,7 @@ fn a_cancel_in_each_phase_delivers_nothing_keeps_the_audio_and_frees_the_service
         matches!(r.service.phase, Phase::PostRoll { .. }),
         "the audio still in the pipeline is waited for"
     );
-    std::thread::sleep(crate::dictation::session::PIPELINE_TAIL);
+    std::thread::sleep(crate::dictation::recording::PIPELINE_TAIL);
     r.service.tick();
     assert!(
         matches!(r.service.phase, Phase::Finishing(_)),
