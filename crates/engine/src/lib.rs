@@ -466,13 +466,12 @@ impl EngineHost {
     /// [`worker::serve_if_worker`]), unless `UTTER_ENGINE_IN_PROCESS=1` asks
     /// for a thread (benchmarks compare the two).
     pub fn for_this_process() -> Self {
-        let in_process = std::env::var("UTTER_ENGINE_IN_PROCESS").is_ok_and(|v| v == "1");
-        match worker::this_binary() {
-            Some(exe) if !in_process => Self::Process {
+        match worker::worker_binary() {
+            Some(exe) => Self::Process {
                 exe,
                 idle_unload: None,
             },
-            _ => Self::Thread,
+            None => Self::Thread,
         }
     }
 

@@ -84,6 +84,15 @@ fn name_this_process(name: &std::ffi::CStr) {
     let _ = name;
 }
 
+/// The binary to start workers from: this one when it can host them (its
+/// `main` called [`serve_if_worker`]) and `UTTER_ENGINE_IN_PROCESS=1` does
+/// not ask for threads instead (benchmarks compare the two). Both the
+/// engine and the voice detector decide here.
+pub fn worker_binary() -> Option<PathBuf> {
+    let in_process = std::env::var("UTTER_ENGINE_IN_PROCESS").is_ok_and(|v| v == "1");
+    this_binary().filter(|_| !in_process)
+}
+
 /// This binary, when it can host workers (its `main` called [`serve_if_worker`]).
 pub fn this_binary() -> Option<PathBuf> {
     THIS_BINARY.get().cloned()

@@ -32,10 +32,9 @@ impl SpeechDetector {
     /// one, unless `UTTER_ENGINE_IN_PROCESS=1` asks for threads (as it does
     /// for the engine); in this process otherwise (test binaries, examples).
     pub fn load(path: &Path) -> Result<Self, EngineError> {
-        let in_process = std::env::var("UTTER_ENGINE_IN_PROCESS").is_ok_and(|v| v == "1");
-        let scorer = match crate::worker::this_binary() {
-            Some(exe) if !in_process => Scorer::Worker(VadHost::start(&exe, path)?),
-            _ => Scorer::InProcess(SileroVad::load(path)?),
+        let scorer = match crate::worker::worker_binary() {
+            Some(exe) => Scorer::Worker(VadHost::start(&exe, path)?),
+            None => Scorer::InProcess(SileroVad::load(path)?),
         };
         Ok(Self { scorer })
     }
