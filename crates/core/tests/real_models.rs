@@ -154,11 +154,12 @@ fn whisper_has_no_streaming_decoder_so_a_stream_is_refused_and_the_worker_carrie
     let engine = Engine::start(EngineConfig::new(common::speech_model())).unwrap();
     // Dictation therefore uses VAD segments with this model.
     assert!(!engine.info().streaming);
-    let events = engine.stream_begin(RunParams::default());
+    let stream = engine.stream(RunParams::default());
     // Audio sent to a stream that never opened is dropped, not queued forever.
-    engine.stream_feed(vec![0.0; 16_000]);
-    engine.stream_finish();
-    match events
+    stream.feed(vec![0.0; 16_000]);
+    stream.finish();
+    match stream
+        .events()
         .recv_timeout(std::time::Duration::from_secs(10))
         .unwrap()
     {

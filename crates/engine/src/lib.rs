@@ -628,24 +628,16 @@ impl Engine {
     }
 
     /// Starts a streaming transcription (only for models whose
-    /// [`ModelInfo::streaming`] is true); feed it with [`Engine::stream_feed`].
-    pub fn stream_begin(&self, params: RunParams) -> Receiver<StreamEvent> {
+    /// [`ModelInfo::streaming`] is true): the handle feeds, finishes or
+    /// aborts it, and its partial and final text arrive on
+    /// [`Stream::events`] (like [`Engine::submit`]'s [`Run`] for a batch).
+    pub fn stream(&self, params: RunParams) -> Stream {
         let (events, rx) = unbounded();
         self.send(Request::StreamBegin { params, events });
-        rx
-    }
-
-    pub fn stream_feed(&self, pcm: Vec<f32>) {
-        self.send(Request::StreamFeed(pcm));
-    }
-
-    /// Flushes the stream; the final text arrives as `StreamEvent::Final`.
-    pub fn stream_finish(&self) {
-        self.send(Request::StreamFinish);
-    }
-
-    pub fn stream_abort(&self) {
-        self.send(Request::StreamAbort);
+        Stream {
+            events: rx,
+            requests: self.tx.clone(),
+        }
     }
 
     /// Loads the model now if it was unloaded while idle, so the load
@@ -782,6 +774,44 @@ impl Drop for Engine {
         self.tx.take();
         if let Some(t) = self.thread.take() {
             utter_platform::threads::join_within(t, STOP_WITHIN, "the engine's supervisor");
+        }
+    }
+}
+
+/// A streaming transcription in flight, from [`Engine::stream`]. Dropping
+/// it does not end the stream: [`Stream::finish`] asks for the final text,
+/// [`Stream::abort`] discards it.
+pub struct Stream {
+    events: Receiver<StreamEvent>,
+    /// The engine's request queue (`None` once the engine has shut down).
+    requests: Option<Sender<Request>>,
+}
+
+impl Stream {
+    /// Audio (16 kHz mono) as it arrives.
+    pub fn feed(&self, pcm: Vec<f32>) {
+        self.send(Request::StreamFeed(pcm));
+    }
+
+    /// No more audio: the final text arrives as `StreamEvent::Final`.
+    pub fn finish(&self) {
+        self.send(Request::StreamFinish);
+    }
+
+    /// Ends the stream without its text.
+    pub fn abort(self) {
+        self.send(Request::StreamAbort);
+    }
+
+    /// Partial text while it runs, then one `StreamEvent::Final`.
+    pub fn events(&self) -> &Receiver<StreamEvent> {
+        &self.events
+    }
+
+    fn send(&self, request: Request) {
+        if let Some(tx) = &self.requests {
+            // A send error means the worker died; its supervisor reports it.
+            let _ = tx.send(request);
         }
     }
 }

@@ -197,7 +197,7 @@ impl Dictation {
         }
         self.audio.extend_from_slice(pcm);
         if self.runs.wants_raw_audio() {
-            engine.stream_feed(pcm.to_vec());
+            self.runs.feed_stream(pcm);
             return;
         }
         match vad.feed(pcm) {
@@ -305,9 +305,9 @@ impl Dictation {
     }
 
     /// Stops engine work for a cancelled dictation.
-    pub fn abort(&mut self, engine: &Engine) {
+    pub fn abort(&mut self) {
         self.aborted = true;
-        self.runs.abort(engine);
+        self.runs.abort();
         if let Some(rec) = self.recorder.take() {
             let _ = rec.finish(); // the audio is kept, per the retention setting
         }

@@ -391,7 +391,7 @@ impl<E: FnMut(DictationEvent)> Service<E> {
             | Phase::Finishing(d)
             | Phase::Rewriting { dictation: d, .. } => d,
         };
-        d.abort(&self.engine);
+        d.abort();
         (self.emit)(DictationEvent::Cancelled { id: d.id });
         self.io.keys.set_recording(false);
         self.write_record(&d, RecordingStatus::Cancelled, String::new());
@@ -415,7 +415,7 @@ impl<E: FnMut(DictationEvent)> Service<E> {
             | Phase::Finishing(d)
             | Phase::Rewriting { dictation: d, .. } => d,
         };
-        d.abort(&self.engine);
+        d.abort();
         (self.emit)(DictationEvent::Notice {
             message: format!(
                 "the desktop session ended during a dictation: its recording ({}) is kept and \

@@ -12,10 +12,9 @@
 use std::fmt;
 use std::str::FromStr;
 
-use crossbeam_channel::Receiver;
-
 use crate::engine::{
-    Engine, EngineError, ModelInfo, Run, RunCost, RunParams, StreamEvent, Utterance,
+    Engine, EngineError, ModelInfo, Run, RunCost, RunParams, Stream as EngineStream, StreamEvent,
+    Utterance,
 };
 use crate::vad::SpeechSpan;
 
@@ -152,9 +151,9 @@ pub(super) enum Runs {
         reply: Option<Run>,
         text: Option<String>,
     },
-    /// `events` is `None` once the final text is in.
+    /// `stream` is `None` once the final text is in (or it was aborted).
     Stream {
-        events: Option<Receiver<StreamEvent>>,
+        stream: Option<EngineStream>,
         text: Option<String>,
     },
 }
@@ -213,7 +212,7 @@ impl Runs {
                 text: None,
             },
             LiveStrategy::NativeStream => Self::Stream {
-                events: Some(engine.stream_begin(params.clone())),
+                stream: Some(engine.stream(params.clone())),
                 text: None,
             },
         }
@@ -222,6 +221,17 @@ impl Runs {
     /// Streams want the raw audio; the others the VAD's spans.
     pub fn wants_raw_audio(&self) -> bool {
         matches!(self, Self::Stream { .. })
+    }
+
+    /// Raw audio for a stream (nothing for the other strategies).
+    pub fn feed_stream(&self, pcm: &[f32]) {
+        if let Self::Stream {
+            stream: Some(stream),
+            ..
+        } = self
+        {
+            stream.feed(pcm.to_vec());
+        }
     }
 
     /// Whether the pause in progress should already start a run.
@@ -260,7 +270,11 @@ impl Runs {
     /// All audio is in and every span closed (`spans`, in order).
     pub fn audio_done(&mut self, spans: &[SpeechSpan], cx: &RunContext) {
         match self {
-            Self::Stream { .. } => cx.engine.stream_finish(),
+            Self::Stream { stream, .. } => {
+                if let Some(stream) = stream {
+                    stream.finish();
+                }
+            }
             Self::Windows {
                 windows,
                 reply,
@@ -287,11 +301,11 @@ impl Runs {
     }
 
     /// Cancels the run in flight (its reply is still collected).
-    pub fn abort(&mut self, engine: &Engine) {
+    pub fn abort(&mut self) {
         match self {
-            Self::Stream { events, .. } => {
-                if events.take().is_some() {
-                    engine.stream_abort();
+            Self::Stream { stream, .. } => {
+                if let Some(stream) = stream.take() {
+                    stream.abort();
                 }
             }
             Self::Windows {
@@ -319,7 +333,7 @@ impl Runs {
         emit: &mut dyn FnMut(DictationEvent),
     ) {
         match self {
-            Self::Stream { events, text } => poll_stream(id, events, text, tally, emit),
+            Self::Stream { stream, text } => poll_stream(id, stream, text, tally, emit),
             Self::OnRelease { reply, text } => {
                 let Some(result) = reply.as_ref().and_then(try_result) else {
                     return;
@@ -416,7 +430,7 @@ impl Runs {
     /// only for the run in flight).
     pub fn settled(&self, aborted: bool) -> bool {
         match self {
-            Self::Stream { events, .. } => events.is_none() || aborted,
+            Self::Stream { stream, .. } => stream.is_none() || aborted,
             Self::OnRelease { reply, .. } => reply.is_none(),
             Self::Windows { reply, .. } if aborted => reply.is_none(),
             Self::Windows {
@@ -451,14 +465,14 @@ fn try_result(run: &Run) -> Option<Result<Utterance, EngineError>> {
 
 fn poll_stream(
     id: u64,
-    events: &mut Option<Receiver<StreamEvent>>,
+    stream: &mut Option<EngineStream>,
     text: &mut Option<String>,
     tally: &mut Tally,
     emit: &mut dyn FnMut(DictationEvent),
 ) {
-    let Some(rx) = events else { return };
+    let Some(live) = stream else { return };
     let mut finished = false;
-    for event in rx.try_iter() {
+    for event in live.events().try_iter() {
         match event {
             StreamEvent::Partial {
                 committed,
@@ -491,7 +505,7 @@ fn poll_stream(
         }
     }
     if finished {
-        *events = None;
+        *stream = None;
     }
 }
 
