@@ -80,6 +80,13 @@ impl Run {
         }
     }
 
+    /// The channel the reply comes on, for a loop that waits on several
+    /// things at once (`crossbeam_channel::Select::ready`); take the reply
+    /// itself with [`Run::try_result`].
+    pub fn reply_channel(&self) -> &Receiver<BatchReply> {
+        &self.reply
+    }
+
     /// Waits for the reply.
     pub fn wait(self) -> BatchReply {
         self.reply.recv().unwrap_or(Err(EngineError::WorkerGone))

@@ -6,6 +6,8 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use crossbeam_channel::Select;
+
 use crate::audio::wav::WavRecorder;
 use crate::engine::{Engine, RunParams};
 use crate::profiles::Profile;
@@ -312,6 +314,11 @@ impl Dictation {
             let _ = rec.finish(); // the audio is kept, per the retention setting
         }
         self.audio_done = true;
+    }
+
+    /// Adds the engine replies this dictation waits for to `select`.
+    pub fn wait_on<'a>(&'a self, select: &mut Select<'a>) {
+        self.runs.wait_on(select);
     }
 
     /// Collects finished engine work, in order, and sends what is due next.

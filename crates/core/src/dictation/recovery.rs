@@ -5,6 +5,8 @@
 //! joined; speech that still yields nothing is counted, and the user is told.
 
 use crate::coverage::{self, Coverage, TextEnd};
+use crossbeam_channel::Select;
+
 use crate::engine::{Run, RunParams, Utterance};
 use crate::vad::SpeechSpan;
 
@@ -75,6 +77,13 @@ impl Recovery {
 
     pub fn is_done(&self) -> bool {
         matches!(self.phase, Phase::Done)
+    }
+
+    /// Adds the run in flight, if any, to what `select` waits on.
+    pub fn wait_on<'a>(&'a self, select: &mut Select<'a>) {
+        if let Phase::Running { run, .. } = &self.phase {
+            select.recv(run.reply_channel());
+        }
     }
 
     /// A cancelled dictation: nothing more to run.

@@ -6,7 +6,7 @@
 
 use std::time::Instant;
 
-use crossbeam_channel::{bounded, Receiver, TryRecvError};
+use crossbeam_channel::{bounded, Receiver, Select, TryRecvError};
 use serde::{Deserialize, Serialize};
 use utter_rewrite::{
     ApiKey, ClientError, KeyError, Notice, Outcome, ProviderConfig, RewriteConfig, Rewriter,
@@ -158,6 +158,11 @@ impl PendingRewrite {
 
     pub fn mode(&self) -> &str {
         &self.mode
+    }
+
+    /// Adds the model's answer to what `select` waits on.
+    pub fn wait_on<'a>(&'a self, select: &mut Select<'a>) {
+        select.recv(&self.outcome);
     }
 
     /// The outcome once it is in (`None` while the model is still answering).

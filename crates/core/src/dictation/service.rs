@@ -10,7 +10,7 @@
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{never, select, Receiver};
+use crossbeam_channel::{never, Receiver, Select, TryRecvError};
 
 use crate::audio::capture::CaptureEvent;
 use crate::audio::wav::WavRecorder;
@@ -22,7 +22,9 @@ use crate::vad::SpeechDetector;
 
 use super::events::{CommandStarted, DictationEvent};
 use super::record_log::{self, RecordingStatus};
-use super::recording::{post_roll_done, Dictation, DictationConfig, Purpose, NOT_SAVED};
+use super::recording::{
+    post_roll_done, Dictation, DictationConfig, Purpose, NOT_SAVED, PIPELINE_TAIL,
+};
 use super::rewrite_step::PendingRewrite;
 use super::strategy::LiveStrategy;
 use super::trigger::{Intent, Stage, Trigger};
@@ -89,6 +91,18 @@ impl Phase {
         }
     }
 
+    /// Adds what this phase waits for (engine replies, the language
+    /// model's answer) to `select`.
+    fn wait_on<'a>(&'a self, select: &mut Select<'a>) {
+        match self {
+            Self::Idle => {}
+            Self::Recording(d) | Self::PostRoll { dictation: d, .. } | Self::Finishing(d) => {
+                d.wait_on(select)
+            }
+            Self::Rewriting { rewrite, .. } => rewrite.wait_on(select),
+        }
+    }
+
     fn stage(&self) -> Stage {
         match self {
             Self::Idle => Stage::Idle,
@@ -152,6 +166,39 @@ impl<E: FnMut(DictationEvent)> Service<E> {
             preroll: VecDeque::new(),
             level_sent: Instant::now(),
             focus_unsupported_told: false,
+        }
+    }
+
+    /// The longest the loop may sleep when nothing it waits on is ready:
+    /// until the post-roll can end or the next level is due; otherwise a
+    /// rare wake-up for engine notices (replies wake it themselves).
+    fn wake_within(&self) -> Duration {
+        const LEVEL_EVERY: Duration = Duration::from_millis(50);
+        const IDLE: Duration = Duration::from_secs(1);
+        // Replies wake the loop; this only bounds a wait on one that never
+        // comes (each has its own deadline in the engine).
+        const IN_FLIGHT: Duration = Duration::from_millis(250);
+        match &self.phase {
+            Phase::Idle => IDLE,
+            Phase::Recording(_) if self.config.emit_levels => LEVEL_EVERY,
+            Phase::PostRoll {
+                dictation,
+                released,
+            } => {
+                let due = if dictation.hearing_speech() {
+                    self.config.post_roll
+                } else {
+                    PIPELINE_TAIL.min(self.config.post_roll)
+                };
+                let left = due.saturating_sub(released.elapsed());
+                let left = left.max(Duration::from_millis(1));
+                if self.config.emit_levels {
+                    left.min(LEVEL_EVERY)
+                } else {
+                    left
+                }
+            }
+            Phase::Recording(_) | Phase::Finishing(_) | Phase::Rewriting { .. } => IN_FLIGHT,
         }
     }
 
@@ -501,7 +548,19 @@ impl<E: FnMut(DictationEvent)> Service<E> {
     }
 }
 
-/// Runs until `Control::Shutdown` (or the control channel closes).
+/// What woke the service loop.
+enum Wake {
+    Control,
+    Audio,
+    /// An engine reply or the language model's answer (or a timeout): the
+    /// tick collects whatever is in.
+    Work,
+}
+
+/// Runs until `Control::Shutdown` (or the control channel closes). The loop
+/// sleeps until a control message, microphone audio or a reply the dictation
+/// in hand waits for is ready (no polling), or until the post-roll or the
+/// level meter is due.
 pub fn run(
     config: ServiceConfig,
     engine: Engine,
@@ -513,30 +572,36 @@ pub fn run(
     let mut service = Service::new(config, engine, vad, io, emit);
     service.announce_ready();
     while !service.finished() {
-        let mut closed = false;
         let audio = service.io.mic.events();
-        // Busy only while a dictation is in flight; idle, wake rarely (CPU ≈ 0).
-        let idle = match service.phase {
-            Phase::Idle => Duration::from_secs(1),
-            _ => Duration::from_millis(10),
+        let wake = {
+            let mut select = Select::new();
+            let control_at = select.recv(&control);
+            let audio_at = select.recv(&audio);
+            service.phase.wait_on(&mut select);
+            match select.ready_timeout(service.wake_within()) {
+                Ok(i) if i == control_at => Wake::Control,
+                Ok(i) if i == audio_at => Wake::Audio,
+                _ => Wake::Work,
+            }
         };
-        select! {
-            recv(control) -> msg => match msg {
+        match wake {
+            Wake::Control => match control.try_recv() {
                 Ok(msg) => service.on_control(msg),
-                Err(_) => {
+                Err(TryRecvError::Empty) => {}
+                Err(TryRecvError::Disconnected) => {
                     // Nobody can send any more: finish what is in flight, then return.
-                    closed = true;
+                    control = never();
                     service.on_control(Control::Shutdown);
                 }
             },
-            recv(audio) -> ev => match ev {
+            Wake::Audio => match audio.try_recv() {
                 Ok(ev) => service.on_audio(ev),
-                Err(_) => { service.io.mic.close(); }
+                Err(TryRecvError::Empty) => {}
+                Err(TryRecvError::Disconnected) => {
+                    service.io.mic.close();
+                }
             },
-            default(idle) => {}
-        }
-        if closed {
-            control = never();
+            Wake::Work => {}
         }
         service.tick();
     }

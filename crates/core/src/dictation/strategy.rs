@@ -12,6 +12,8 @@
 use std::fmt;
 use std::str::FromStr;
 
+use crossbeam_channel::Select;
+
 use crate::engine::{
     Engine, EngineError, ModelInfo, Run, RunCost, RunParams, Stream as EngineStream, StreamEvent,
     Utterance,
@@ -319,6 +321,31 @@ impl Runs {
             Self::OnRelease { reply, .. } => {
                 if let Some(run) = reply {
                     run.cancel();
+                }
+            }
+        }
+    }
+
+    /// Adds the replies this dictation is waiting for to what `select`
+    /// waits on, so the service wakes the moment one comes in.
+    pub fn wait_on<'a>(&'a self, select: &mut Select<'a>) {
+        match self {
+            Self::Stream { stream, .. } => {
+                if let Some(stream) = stream {
+                    select.recv(stream.events());
+                }
+            }
+            Self::Windows {
+                reply, recovery, ..
+            } => {
+                if let Some(run) = reply {
+                    select.recv(run.reply_channel());
+                }
+                recovery.wait_on(select);
+            }
+            Self::OnRelease { reply, .. } => {
+                if let Some(run) = reply {
+                    select.recv(run.reply_channel());
                 }
             }
         }
