@@ -785,7 +785,7 @@ impl App {
                 .ok()?;
             profiles.for_app(&app).cloned()
         });
-        let how = utter_core::dictation::service::delivery(&config, profile.as_ref());
+        let how = utter_core::dictation::plan::delivery(&config, profile.as_ref());
         let (mut sink, notice) = open_sink(&config, &env)?;
         let outcome = sink.deliver(text, &how)?;
         match notice.or(outcome.notice) {

@@ -7,9 +7,12 @@ mod common;
 use std::time::{Duration, Instant};
 
 use utter_core::dictation::events::DictationEvent;
+use utter_core::dictation::plan::{plan, PlanDefaults};
 use utter_core::dictation::recording::{Dictation, DictationConfig};
 use utter_core::dictation::strategy::LiveStrategy;
 use utter_core::engine::{Engine, EngineConfig};
+use utter_core::platform::output::OutputConfig;
+use utter_core::postprocess::TextRules;
 use utter_core::text::word_error_rate;
 use utter_core::vad::SpeechDetector;
 
@@ -41,11 +44,18 @@ struct Dictated {
 fn dictate(engine: &Engine, vad: &mut SpeechDetector, pcm: &[f32], speed: f64) -> Dictated {
     let dir = tempfile::tempdir().unwrap();
     let strategy = LiveStrategy::resolve(None, engine.info()).unwrap();
+    let dictation = DictationConfig::defaults();
+    let defaults = PlanDefaults {
+        dictation: &dictation,
+        text_rules: &TextRules::default(),
+        output: &OutputConfig::default(),
+        rewrite_mode: None,
+    };
     let mut d = Dictation::start(
         1,
         &dir.path().join("d.wav"),
         None,
-        DictationConfig::defaults(),
+        plan(&defaults, None, engine.info()),
         strategy,
         vad,
         engine,

@@ -10,6 +10,7 @@
 pub mod windows;
 
 pub mod events;
+pub mod plan;
 pub mod record_log;
 pub mod recording;
 mod recovery;

@@ -10,10 +10,10 @@ use crossbeam_channel::Select;
 
 use crate::audio::wav::WavRecorder;
 use crate::engine::{Engine, RunParams};
-use crate::profiles::Profile;
 use crate::vad::{Segmenter, SegmenterConfig, SpeechDetector, SpeechSpan};
 
 use super::events::DictationEvent;
+use super::plan::Plan;
 use super::strategy::{LiveStrategy, RunContext, Runs, Tally};
 
 /// What a recording that cannot be written means for the user (a full disk).
@@ -76,8 +76,9 @@ pub struct Dictation {
     spans: Vec<SpeechSpan>,
     runs: Runs,
     tally: Tally,
-    /// The focused app's profile at the press, if one matched.
-    profile: Option<Profile>,
+    /// What it follows: the settings with the focused app's profile,
+    /// decided at the press.
+    plan: Plan,
     purpose: Purpose,
     /// Cancelled: no new engine work, only the run in flight is drained.
     aborted: bool,
@@ -104,12 +105,13 @@ impl Dictation {
         id: u64,
         path: &Path,
         recorder: Option<WavRecorder>,
-        config: DictationConfig,
+        plan: Plan,
         strategy: LiveStrategy,
         vad: &mut SpeechDetector,
         engine: &Engine,
     ) -> Self {
         let _ = vad.flush(); // a fresh VAD stream
+        let config = &plan.dictation;
         let params = RunParams {
             language: config.language.clone(),
             vocabulary: config.vocabulary.clone(),
@@ -125,22 +127,17 @@ impl Dictation {
             audio_path: path.to_path_buf(),
             spans: Vec::new(),
             tally: Tally::default(),
-            profile: None,
+            plan,
             purpose: Purpose::Dictation,
             aborted: false,
             audio_done: false,
         }
     }
 
-    /// The dictation follows `profile` (its settings were already applied
-    /// to the `config` it started with; the text and delivery follow here).
-    pub fn with_profile(mut self, profile: Option<Profile>) -> Self {
-        self.profile = profile;
-        self
-    }
-
-    pub fn profile(&self) -> Option<&Profile> {
-        self.profile.as_ref()
+    /// What this dictation follows (its language, words, text rules,
+    /// delivery and rewrite), decided at the press.
+    pub fn plan(&self) -> &Plan {
+        &self.plan
     }
 
     /// The words every run of this dictation carries (its profile's first).

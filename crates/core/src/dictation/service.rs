@@ -21,10 +21,9 @@ use crate::profiles::Profile;
 use crate::vad::SpeechDetector;
 
 use super::events::{CommandStarted, DictationEvent};
+use super::plan::{self, Plan, PlanDefaults};
 use super::record_log::{self, RecordingStatus};
-use super::recording::{
-    post_roll_done, Dictation, DictationConfig, Purpose, NOT_SAVED, PIPELINE_TAIL,
-};
+use super::recording::{post_roll_done, Dictation, Purpose, NOT_SAVED, PIPELINE_TAIL};
 use super::rewrite_step::PendingRewrite;
 use super::strategy::LiveStrategy;
 use super::trigger::{Intent, Stage, Trigger};
@@ -34,7 +33,6 @@ mod finishing;
 mod ports;
 
 pub use config::ServiceConfig;
-pub use finishing::delivery;
 pub use ports::{CpalMicrophone, Microphone, ServiceIo};
 
 /// With the mic ready ([`MicMode::Ready`]), the moments before the press are kept as pre-roll.
@@ -256,7 +254,7 @@ impl<E: FnMut(DictationEvent)> Service<E> {
             Some(Intent::Cancel) => self.cancel(),
             Some(Intent::PasteLast) if !self.last_text.is_empty() => {
                 let (_, profile) = self.focused_profile();
-                let how = delivery(&self.config.output, profile.as_ref());
+                let how = plan::delivery(&self.config.output, profile.as_ref());
                 match self.io.sink.deliver(&self.last_text, &how) {
                     Ok(outcome) => self.notice(outcome.notice),
                     Err(e) => self.error(e.to_string()),
@@ -334,18 +332,16 @@ impl<E: FnMut(DictationEvent)> Service<E> {
             }
         };
         let (app, profile) = self.focused_profile();
-        let config = self.dictation_config(profile.as_ref());
-        let language = config.language.clone();
+        let plan = self.plan(profile.as_ref());
         let mut d = Dictation::start(
             self.next_id,
             &path,
             recorder,
-            config,
+            plan,
             self.strategy,
             &mut self.vad,
             &self.engine,
         )
-        .with_profile(profile)
         .with_purpose(purpose);
         // Grab cancel/latch before announcing, so an immediate press is not lost.
         self.io.keys.set_recording(true);
@@ -353,8 +349,8 @@ impl<E: FnMut(DictationEvent)> Service<E> {
             id: d.id,
             audio_path: path.display().to_string(),
             app,
-            profile: d.profile().map(|p| p.name.clone()),
-            language,
+            profile: d.plan().profile_name().map(str::to_string),
+            language: d.plan().language().map(str::to_string),
             command: match d.purpose() {
                 Purpose::Dictation => None,
                 Purpose::Command { selection } => Some(CommandStarted {
@@ -395,23 +391,20 @@ impl<E: FnMut(DictationEvent)> Service<E> {
         }
     }
 
-    /// The dictation's settings with `profile`'s language and words. A
-    /// language the model does not know is said, and the settings' kept.
-    fn dictation_config(&mut self, profile: Option<&Profile>) -> DictationConfig {
-        let mut config = self.config.dictation.clone();
-        let Some(profile) = profile else {
-            return config;
+    /// The plan for a dictation into `profile`'s app (the settings where
+    /// none matched); what the user must know about it is said.
+    fn plan(&mut self, profile: Option<&Profile>) -> Plan {
+        let defaults = PlanDefaults {
+            dictation: &self.config.dictation,
+            text_rules: &self.config.text_rules,
+            output: &self.config.output,
+            rewrite_mode: self.config.rewrite.as_ref().map(|step| step.mode()),
         };
-        if let Some(language) = &profile.language {
-            match self.engine.info().check_language(language.code()) {
-                Ok(()) => config.language = language.code().map(str::to_owned),
-                Err(e) => self.error(format!("profile `{}`: {e}", profile.name)),
-            }
+        let plan = plan::plan(&defaults, profile, self.engine.info());
+        for warning in &plan.warnings {
+            self.error(warning.clone());
         }
-        if !profile.vocabulary.is_empty() {
-            config.vocabulary = profile.vocabulary_before(&config.vocabulary);
-        }
-        config
+        plan
     }
 
     /// The key was released (or the mic lost): the post-roll starts. The

@@ -7,13 +7,10 @@ use std::time::Instant;
 
 use utter_postprocess::{continues_sentence, Placeholder, Processed};
 
-use crate::platform::output::{Delivery, OutputConfig};
-use crate::profiles::Profile;
-
 use super::super::events::DictationEvent;
 use super::super::record_log::{self, RecordingRecord, RecordingStatus};
 use super::super::recording::{Dictation, Purpose};
-use super::super::rewrite_step::{PendingRewrite, RewriteReport, RewriteStep};
+use super::super::rewrite_step::{PendingRewrite, RewriteReport};
 use super::{Phase, Service, CONTINUE_SENTENCE_WITHIN};
 
 impl<E: FnMut(DictationEvent)> Service<E> {
@@ -61,9 +58,9 @@ impl<E: FnMut(DictationEvent)> Service<E> {
                 _ => text,
             };
             // The app's text rules (no final period in a chat) hold for the model's text too.
-            let text = match dictation.profile() {
-                Some(p) if report.model.is_some() => p.finish_text(text),
-                _ => text,
+            let text = match report.model {
+                Some(_) => dictation.plan().finish_text(text),
+                None => text,
             };
             self.deliver(dictation, text, raw, Some(report));
         }
@@ -76,34 +73,25 @@ impl<E: FnMut(DictationEvent)> Service<E> {
             .last_delivered
             .is_some_and(|t| t.elapsed() < CONTINUE_SENTENCE_WITHIN)
             && continues_sentence(&self.last_text);
-        let profile = d.profile();
         let Processed {
             text,
             raw,
             snippets,
             unavailable,
-        } = match profile {
-            Some(p) => p
-                .text_rules(&self.config.text_rules, &self.config.dictation.vocabulary)
-                .dictation(&d.text(), continues),
-            None => self.config.text_rules.dictation(&d.text(), continues),
-        };
+        } = d.plan().rules.dictation(&d.text(), continues);
         if !unavailable.is_empty() {
             self.notice(Some(placeholders_missing(&snippets, &unavailable)));
         }
-        let text = match profile {
-            Some(p) => p.finish_text(text),
-            None => text,
-        };
+        let text = d.plan().finish_text(text);
         if let Purpose::Command { selection } = d.purpose() {
             let selection = selection.clone();
             return self.command_ready(d, selection, text, raw);
         }
         // A partial text (the engine failed) is delivered as it is, and a
         // snippet's stored text as stored.
-        let mode = match (&self.config.rewrite, d.failed()) {
-            (Some(step), None) if !text.trim().is_empty() && snippets.is_empty() => {
-                rewrite_mode(step, profile).map(|mode| (step, mode))
+        let mode = match (&self.config.rewrite, &d.plan().rewrite, d.failed()) {
+            (Some(step), Some(mode), None) if !text.trim().is_empty() && snippets.is_empty() => {
+                Some((step, mode.clone()))
             }
             _ => None,
         };
@@ -160,9 +148,8 @@ impl<E: FnMut(DictationEvent)> Service<E> {
         rewrite: Option<RewriteReport>,
     ) {
         self.io.keys.set_recording(false);
-        let profile = d.profile();
         let command = matches!(d.purpose(), Purpose::Command { .. });
-        let mut how = delivery(&self.config.output, profile);
+        let mut how = d.plan().delivery;
         // A command's answer replaces the selection: nothing is added after it.
         how.trailing_space &= !command;
         let status = if text.is_empty() {
@@ -234,26 +221,6 @@ impl<E: FnMut(DictationEvent)> Service<E> {
     pub(super) fn finished(&self) -> bool {
         self.shutting_down && matches!(self.phase, Phase::Idle)
     }
-}
-
-/// The rewrite mode for a dictation in `profile`'s app: the profile's, or
-/// the settings'; `None` where that one is `off`.
-fn rewrite_mode(step: &RewriteStep, profile: Option<&Profile>) -> Option<String> {
-    let mode = profile
-        .and_then(|p| p.rewrite.as_deref())
-        .unwrap_or(step.mode());
-    (mode != utter_rewrite::modes::OFF).then(|| mode.to_string())
-}
-
-/// How text goes out: the output settings with `profile`'s overrides.
-pub fn delivery(output: &OutputConfig, profile: Option<&Profile>) -> Delivery {
-    let mut how = output.delivery();
-    if let Some(p) = profile {
-        how.method = p.output.unwrap_or(how.method);
-        how.paste_keys = p.paste_keys.unwrap_or(how.paste_keys);
-        how.trailing_space = p.trailing_space.unwrap_or(how.trailing_space);
-    }
-    how
 }
 
 /// What the user is told when a snippet's placeholder had no value.
