@@ -1,0 +1,268 @@
+//! The X11 desktop: Xvfb, a PulseAudio virtual microphone, xdotool, the
+//! clipboard and PRIMARY, and a zenity entry window to paste into.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use super::speech::clip;
+use super::{kill_when_tests_end, wait_until};
+
+/// The virtual desktop: X display + PulseAudio runtime dir + speech fixtures.
+pub struct Desktop {
+    display: String,
+    pub runtime_dir: PathBuf,
+    pub fixtures: PathBuf,
+    _processes: Vec<Child>,
+}
+
+pub fn desktop() -> &'static Desktop {
+    static DESKTOP: OnceLock<Desktop> = OnceLock::new();
+    DESKTOP.get_or_init(|| {
+        let base = std::env::temp_dir().join(format!("utter-desktop-{}", std::process::id()));
+        let runtime_dir = base.join("runtime");
+        let fixtures = base.join("fixtures");
+        std::fs::create_dir_all(&runtime_dir).unwrap();
+        std::fs::create_dir_all(&fixtures).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&runtime_dir, std::fs::Permissions::from_mode(0o700)).unwrap();
+        // A display number nobody uses (no lock file), so a stale server cannot interfere.
+        let display = (50..400)
+            .map(|n| (n + std::process::id() % 200) % 400 + 20)
+            .find(|n| {
+                !Path::new(&format!("/tmp/.X{n}-lock")).exists()
+                    && !Path::new(&format!("/tmp/.X11-unix/X{n}")).exists()
+            })
+            .map(|n| format!(":{n}"))
+            .expect("a free X display number");
+        let xvfb = Command::new("Xvfb")
+            .args([&display, "-screen", "0", "1280x800x24", "-nolisten", "tcp"])
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("Xvfb is installed (apt install xvfb)");
+        wait_until("Xvfb", Duration::from_secs(10), || {
+            Command::new("xdpyinfo")
+                .env("DISPLAY", &display)
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success())
+        });
+        let pulse = Command::new("pulseaudio")
+            .args([
+                "--daemonize=no",
+                "--exit-idle-time=-1",
+                "--disallow-exit",
+                "-n",
+                "--load=module-native-protocol-unix auth-anonymous=1",
+                "--load=module-null-sink sink_name=vspk",
+                "--load=module-null-sink sink_name=vmic_sink norewinds=1 rate=48000 channels=1",
+                "--load=module-remap-source master=vmic_sink.monitor source_name=vmic",
+                "--load=module-always-sink",
+            ])
+            .env("XDG_RUNTIME_DIR", &runtime_dir)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("pulseaudio is installed");
+        let pactl = |args: &[&str]| {
+            Command::new("pactl")
+                .args(args)
+                .env("XDG_RUNTIME_DIR", &runtime_dir)
+                .output()
+                .is_ok_and(|o| o.status.success())
+        };
+        wait_until("PulseAudio", Duration::from_secs(10), || pactl(&["info"]));
+        assert!(pactl(&["set-default-source", "vmic"]));
+        assert!(pactl(&["set-default-sink", "vspk"]));
+        // Xvfb and PulseAudio go away with this test process.
+        let watchdog = kill_when_tests_end(&[&xvfb, &pulse]);
+        // ~28 s of speech: the five LibriVox clips, each followed by the
+        // short pause a person dictating makes between sentences.
+        let mut padded = Vec::new();
+        for i in 0..5 {
+            let out = fixtures.join(format!("clip{i}.wav"));
+            let ok = Command::new("sox")
+                .arg(clip(i))
+                .arg(&out)
+                .args(["pad", "0", "0.7"])
+                .status()
+                .unwrap()
+                .success();
+            assert!(ok);
+            padded.push(out);
+        }
+        let long = fixtures.join("speech-25s.wav");
+        assert!(Command::new("sox")
+            .args(&padded)
+            .arg(&long)
+            .status()
+            .unwrap()
+            .success());
+        Desktop {
+            display,
+            runtime_dir,
+            fixtures,
+            _processes: vec![xvfb, pulse, watchdog],
+        }
+    })
+}
+
+impl Desktop {
+    pub fn cmd(&self, program: &str) -> Command {
+        let mut c = Command::new(program);
+        c.env("DISPLAY", &self.display)
+            .env("XDG_RUNTIME_DIR", &self.runtime_dir);
+        c
+    }
+
+    pub fn xdotool(&self, args: &[&str]) {
+        let ok = self.cmd("xdotool").args(args).status().unwrap().success();
+        assert!(ok, "xdotool {args:?}");
+    }
+
+    /// Plays a file into the virtual microphone; returns when it has played.
+    pub fn speak(&self, file: &Path) {
+        let ok = self.play(file).wait().unwrap().success();
+        assert!(ok, "paplay {}", file.display());
+    }
+
+    /// Starts playing a file into the virtual microphone.
+    pub fn play(&self, file: &Path) -> Child {
+        self.cmd("paplay")
+            .args(["--latency-msec=200", "--device=vmic_sink"])
+            .arg(file)
+            .spawn()
+            .unwrap()
+    }
+
+    /// Puts `text` on the clipboard, owned by an xclip process (as another app would).
+    pub fn set_clipboard(&self, text: &str) -> ClipboardOwner {
+        use std::io::Write;
+        let mut child = self
+            .cmd("xclip")
+            .args(["-selection", "clipboard", "-quiet"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(text.as_bytes())
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(200));
+        ClipboardOwner(child)
+    }
+
+    pub fn clipboard(&self) -> String {
+        let out = self
+            .cmd("xclip")
+            .args(["-selection", "clipboard", "-o"])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Puts `text` in the PRIMARY selection (as selecting text in an app does).
+    pub fn set_primary(&self, text: &str) -> ClipboardOwner {
+        use std::io::Write;
+        let mut child = self
+            .cmd("xclip")
+            .args(["-selection", "primary", "-quiet"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(text.as_bytes())
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(200));
+        ClipboardOwner(child)
+    }
+
+    pub fn primary(&self) -> String {
+        let out = self
+            .cmd("xclip")
+            .args(["-selection", "primary", "-o"])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+}
+
+pub struct ClipboardOwner(Child);
+
+impl Drop for ClipboardOwner {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// A zenity entry window that receives keystrokes and pastes.
+pub struct Target {
+    child: Child,
+}
+
+impl Target {
+    pub fn open(d: &Desktop, title: &str) -> Self {
+        Self::open_with_text(d, title, "")
+    }
+
+    /// The entry starts out holding `text`.
+    pub fn open_with_text(d: &Desktop, title: &str, text: &str) -> Self {
+        let log = d.runtime_dir.join(format!("zenity-{title}.log"));
+        let child = d
+            .cmd("zenity")
+            .args([
+                "--entry",
+                &format!("--title={title}"),
+                "--text=dictate here",
+                &format!("--entry-text={text}"),
+            ])
+            // GTK looks for the accessibility bus first, which can stall a
+            // start for many seconds where there is no session bus.
+            .env("NO_AT_BRIDGE", "1")
+            .stdout(Stdio::piped())
+            .stderr(std::fs::File::create(&log).unwrap())
+            .spawn()
+            .expect("zenity is installed");
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let window = loop {
+            let out = d
+                .cmd("xdotool")
+                .args(["search", "--name", title])
+                .output()
+                .unwrap();
+            if let Some(id) = String::from_utf8_lossy(&out.stdout).lines().next() {
+                break id.to_string();
+            }
+            assert!(
+                Instant::now() < deadline,
+                "timed out waiting for the zenity window; its log:\n{}",
+                std::fs::read_to_string(&log).unwrap_or_default()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        std::thread::sleep(Duration::from_millis(500));
+        d.xdotool(&["windowfocus", "--sync", &window]);
+        Self { child }
+    }
+
+    /// Presses Return and returns what the entry held.
+    pub fn submit(mut self, d: &Desktop) -> String {
+        d.xdotool(&["key", "Return"]);
+        let out = std::mem::replace(&mut self.child, Command::new("true").spawn().unwrap());
+        String::from_utf8_lossy(&out.wait_with_output().unwrap().stdout)
+            .trim()
+            .to_string()
+    }
+}
