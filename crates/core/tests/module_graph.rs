@@ -101,7 +101,10 @@ fn imports() -> BTreeMap<String, BTreeSet<String>> {
             }
             let rel = path.strip_prefix(&src).unwrap();
             let name = rel.to_string_lossy();
-            if !name.ends_with(".rs") || name == "lib.rs" || name.ends_with("tests.rs") {
+            // Test code: a `tests.rs` file, or any file under a `tests` folder.
+            let test_code =
+                name.ends_with("tests.rs") || rel.components().any(|c| c.as_os_str() == "tests");
+            if !name.ends_with(".rs") || name == "lib.rs" || test_code {
                 continue;
             }
             let top = rel

@@ -1,7 +1,7 @@
 //! The service's ends towards the OS — keys, text sink, microphone, focus
 //! and selection — as traits, so the service itself touches no OS API; the
 //! real implementations are plugged in at setup (`crate::setup`), the tests'
-//! fakes in `service/tests.rs`.
+//! fakes in `service/tests/rig.rs`.
 
 use crossbeam_channel::{never, Receiver};
 

@@ -1,0 +1,38 @@
+//! The service loop with fake keys, a fake microphone, a fake sink and a fake
+//! engine (plus a loudness VAD): press/release races, latch, cancel during
+//! the post-roll, delivery failures, a lost microphone. No desktop needed.
+//!
+//! [`rig`] holds the fakes and the rig that drives the service; the tests
+//! are in one module per topic: the keys ([`keys`]), when the engine runs
+//! ([`runs`]), the microphone ([`mic`]), what goes wrong ([`faults`]),
+//! per-app profiles ([`profiles`]) and the AI step ([`rewrite`]).
+
+use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{never, unbounded, Receiver, Sender};
+use utter_postprocess::TextRules;
+
+use super::*;
+use crate::audio::capture::CaptureError;
+use crate::control::{TriggerKey, TriggerMode};
+use crate::dictation::rewrite_step::{RewriteReport, RewriteStep};
+use crate::engine::EngineError;
+use crate::platform::focus::{FocusProbe, FocusedApp};
+use crate::platform::hotkeys::RecordingKeys;
+use crate::platform::output::selection::SelectionReader;
+use crate::platform::output::{Delivered, Delivery, Outcome, OutputConfig, TextSink};
+use crate::platform::output::{OutputError, OutputMethod, PasteKeys};
+use crate::profiles::ProfileSet;
+use crate::settings::MicMode;
+use rig::*;
+
+mod faults;
+mod keys;
+mod mic;
+mod profiles;
+mod rewrite;
+mod rig;
+mod runs;
