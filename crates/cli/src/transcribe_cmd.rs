@@ -11,8 +11,9 @@ use indicatif::{ProgressBar, ProgressStyle};
 use utter_core::engine::cpu::Threads;
 use utter_core::engine::{Compute, Engine, EngineConfig};
 use utter_core::export::{self, Format};
+use utter_core::models::diarize::{DiarizeOptions, SpeakerModels, SpeakerTurn};
 use utter_core::models::{ModelStore, ModelUse};
-use utter_core::transcribe::{self, FileOptions};
+use utter_core::transcribe::{self, FileOptions, Segmentation};
 use utter_core::transcript::FileTranscript;
 use utter_core::vad::SpeechDetector;
 
@@ -24,7 +25,7 @@ pub struct TranscribeArgs {
     /// Audio or video files (wav, flac, mp3, ogg/vorbis, m4a/aac, mp4, mkv, webm...)
     #[arg(required = true)]
     files: Vec<PathBuf>,
-    /// Output format
+    /// Output format: txt, md, srt, vtt or json
     #[arg(long, short, default_value = "txt", value_parser = parse_format)]
     format: Format,
     /// Directory for `<name>.<format>` files, or `-` for standard output
@@ -54,6 +55,13 @@ pub struct TranscribeArgs {
     /// Do not split on speech: transcribe fixed 30 s windows
     #[arg(long)]
     no_vad: bool,
+    /// Label who speaks each segment (Speaker 1, Speaker 2…) in every format; needs the
+    /// speaker models (`utter models install speakers`)
+    #[arg(long)]
+    speakers: bool,
+    /// With --speakers: the number of speakers, when you know it [default: found from the voices]
+    #[arg(long, requires = "speakers", value_parser = clap::value_parser!(u16).range(1..))]
+    num_speakers: Option<u16>,
     /// Windows per engine call
     #[arg(long, default_value_t = 1, hide = true)]
     batch_size: usize,
@@ -119,6 +127,23 @@ pub fn run(store: &ModelStore, args: TranscribeArgs) -> Result<ExitCode> {
                 return Ok(ExitCode::from(exit::NO_MODEL));
             }
         };
+    // Before the speech model loads, so a missing install fails at once.
+    let speaker_models = if args.speakers {
+        match utter_core::models::speakers::load(store) {
+            Ok(m) => Some(m),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return Ok(ExitCode::from(exit::NO_MODEL));
+            }
+        }
+    } else {
+        None
+    };
+    let diarize_options = DiarizeOptions {
+        min_speakers: args.num_speakers.map(usize::from),
+        max_speakers: args.num_speakers.map(usize::from),
+        ..DiarizeOptions::default()
+    };
     // Before the model loads, so a typo fails at once.
     let vocabulary = args.text.vocabulary()?;
     let rules = args.text.rules()?.with_vocabulary(&vocabulary);
@@ -186,25 +211,40 @@ pub fn run(store: &ModelStore, args: TranscribeArgs) -> Result<ExitCode> {
     }
     let mut failed = 0usize;
     for path in &args.files {
+        // With speakers: who spoke when first, then each speaker's span on its own.
+        let spans = match &speaker_models {
+            Some(models) => match diarize(models, path, &diarize_options) {
+                Ok(turns) => Some(transcribe::speaker_spans(&turns)),
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    failed += 1;
+                    continue;
+                }
+            },
+            None => None,
+        };
+        let segmentation = match &spans {
+            Some(spans) => Segmentation::Turns(spans),
+            None => detector.as_mut().into(),
+        };
         let bar = progress_bar(path);
-        let result = transcribe::transcribe_file(
-            &engines,
-            detector.as_mut().into(),
-            path,
-            &model_name,
-            &options,
-            |p| {
+        let result =
+            transcribe::transcribe_file(&engines, segmentation, path, &model_name, &options, |p| {
                 bar.set_position(p.decoded_ms.max(0) as u64);
                 print_engine_notices(&engines, &bar);
-            },
-        );
+            });
         print_engine_notices(&engines, &bar);
         for notice in detector.iter_mut().flat_map(SpeechDetector::notices) {
             bar.suspend(|| eprintln!("note: {notice}"));
         }
         bar.finish_and_clear();
         let transcript = match result {
-            Ok(t) => t,
+            Ok(mut t) => {
+                if let Some(spans) = &spans {
+                    t.label_speakers(spans);
+                }
+                t
+            }
             Err(e) => {
                 eprintln!("error: {e}");
                 failed += 1;
@@ -232,6 +272,39 @@ pub fn run(store: &ModelStore, args: TranscribeArgs) -> Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// Who spoke when in `path`, with a progress bar.
+fn diarize(
+    models: &SpeakerModels,
+    path: &std::path::Path,
+    options: &DiarizeOptions,
+) -> Result<Vec<SpeakerTurn>, transcribe::DiarizeFileError> {
+    let bar = ProgressBar::new(100);
+    bar.set_style(
+        ProgressStyle::with_template("{msg}: speakers [{bar:30}] {percent}% eta {eta}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> "),
+    );
+    bar.set_message(
+        path.file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+    );
+    let started = std::time::Instant::now();
+    let turns = transcribe::diarize_file(models, path, options, &mut |done| {
+        bar.set_position((done * 100.0) as u64);
+        true
+    });
+    bar.finish_and_clear();
+    if let Ok(turns) = &turns {
+        tracing::info!(
+            turns = turns.len(),
+            secs = started.elapsed().as_secs_f64(),
+            "diarized"
+        );
+    }
+    turns
 }
 
 fn write_output(

@@ -1,4 +1,5 @@
-//! Transcript output formats: plain text, SRT, WebVTT and JSON.
+//! Transcript output formats: plain text, Markdown, SRT, WebVTT and JSON; each
+//! shows who spoke when the transcript has speakers, and is as before when not.
 
 use std::fmt::Write;
 
@@ -10,6 +11,8 @@ use crate::transcript::{clock, FileTranscript};
 #[ts(export)]
 pub enum Format {
     Txt,
+    /// Markdown: one paragraph per speaker turn (per segment without speakers), with its time.
+    Md,
     Srt,
     Vtt,
     Json,
@@ -19,6 +22,7 @@ impl Format {
     pub fn extension(self) -> &'static str {
         match self {
             Format::Txt => "txt",
+            Format::Md => "md",
             Format::Srt => "srt",
             Format::Vtt => "vtt",
             Format::Json => "json",
@@ -28,7 +32,7 @@ impl Format {
 
 /// A format name that is none of ours.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown format `{0}` (expected txt, srt, vtt or json)")]
+#[error("unknown format `{0}` (expected txt, md, srt, vtt or json)")]
 pub struct UnknownFormat(pub String);
 
 /// The serde spellings in any case (`--format SRT`), and the names people
@@ -40,6 +44,7 @@ impl std::str::FromStr for Format {
         let name = match lower.as_str() {
             "text" => "txt",
             "webvtt" => "vtt",
+            "markdown" => "md",
             other => other,
         };
         crate::settings::parse_value(name).map_err(|_| UnknownFormat(lower))
@@ -47,21 +52,60 @@ impl std::str::FromStr for Format {
 }
 
 /// Cue times made safe for subtitle players: monotonic, never overlapping,
-/// never empty.
-fn cues(t: &FileTranscript) -> Vec<(i64, i64, &str)> {
-    let mut out: Vec<(i64, i64, &str)> = Vec::new();
-    for s in &t.segments {
+/// never empty; each with its segment's speaker, if any.
+fn cues(t: &FileTranscript) -> Vec<(i64, i64, &str, Option<&str>)> {
+    let mut out: Vec<(i64, i64, &str, Option<&str>)> = Vec::new();
+    for (i, s) in t.segments.iter().enumerate() {
         let prev_end = out.last().map_or(0, |c| c.1);
         let start = s.start_ms.max(prev_end);
         let end = s.end_ms.max(start + 1);
-        out.push((start, end, s.text.trim()));
+        out.push((start, end, s.text.trim(), speaker(t, i)));
     }
     out
+}
+
+fn speaker(t: &FileTranscript, segment: usize) -> Option<&str> {
+    t.speakers.as_ref()?.name_of(segment)
+}
+
+/// One speaker's consecutive segments: (start ms, speaker, text).
+fn turns(t: &FileTranscript) -> Vec<(i64, Option<&str>, String)> {
+    let mut out: Vec<(i64, Option<&str>, String)> = Vec::new();
+    for (i, s) in t.segments.iter().enumerate() {
+        let who = speaker(t, i);
+        let text = s.text.trim();
+        match out.last_mut() {
+            // Without speakers, every segment is its own paragraph.
+            Some(last) if t.speakers.is_some() && last.1 == who => {
+                last.2 = crate::text::join_segments([last.2.as_str(), text]);
+            }
+            _ => out.push((s.start_ms, who, text.to_string())),
+        }
+    }
+    out
+}
+
+/// `HH:MM:SS`.
+fn seconds_clock(ms: i64) -> String {
+    let s = ms.max(0) / 1000;
+    format!("{:02}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)
 }
 
 pub fn render(t: &FileTranscript, format: Format) -> String {
     let mut out = String::new();
     match format {
+        Format::Txt if t.speakers.is_some() => {
+            for (_, who, text) in turns(t) {
+                match who {
+                    Some(who) => {
+                        let _ = writeln!(out, "{who}: {text}");
+                    }
+                    None => {
+                        let _ = writeln!(out, "{text}");
+                    }
+                }
+            }
+        }
         Format::Txt => {
             let text = t.text();
             if !text.is_empty() {
@@ -69,26 +113,41 @@ pub fn render(t: &FileTranscript, format: Format) -> String {
                 out.push('\n');
             }
         }
+        Format::Md => {
+            for (start, who, text) in turns(t) {
+                if let Some(who) = who {
+                    let _ = write!(out, "**{who}** ");
+                }
+                let _ = write!(out, "[{}] {text}\n\n", seconds_clock(start));
+            }
+        }
         Format::Srt => {
-            for (i, (a, b, text)) in cues(t).into_iter().enumerate() {
+            for (i, (a, b, text, who)) in cues(t).into_iter().enumerate() {
+                let who = who.map(|w| format!("{w}: ")).unwrap_or_default();
                 let _ = write!(
                     out,
-                    "{}\n{} --> {}\n{}\n\n",
+                    "{}\n{} --> {}\n{who}{text}\n\n",
                     i + 1,
                     clock(a, ','),
                     clock(b, ','),
-                    text
                 );
             }
         }
         Format::Vtt => {
             out.push_str("WEBVTT\n\n");
-            for (a, b, text) in cues(t) {
-                let _ = write!(out, "{} --> {}\n{}\n\n", clock(a, '.'), clock(b, '.'), text);
+            for (a, b, text, who) in cues(t) {
+                // WebVTT's voice span: players show or style the speaker.
+                let who = who.map(|w| format!("<v {w}>")).unwrap_or_default();
+                let _ = write!(
+                    out,
+                    "{} --> {}\n{who}{text}\n\n",
+                    clock(a, '.'),
+                    clock(b, '.')
+                );
             }
         }
         Format::Json => {
-            let value = serde_json::json!({
+            let mut value = serde_json::json!({
                 "file": t.file,
                 "model": t.model,
                 "backend": t.backend,
@@ -99,6 +158,25 @@ pub fn render(t: &FileTranscript, format: Format) -> String {
                 "segments": t.segments,
                 "warnings": t.warnings,
             });
+            if let Some(labels) = &t.speakers {
+                // Times in seconds as well: what diarization tools read.
+                value["segments"] = t
+                    .segments
+                    .iter()
+                    .enumerate()
+                    .map(|(i, s)| {
+                        serde_json::json!({
+                            "start": s.start_ms as f64 / 1000.0,
+                            "end": s.end_ms as f64 / 1000.0,
+                            "start_ms": s.start_ms,
+                            "end_ms": s.end_ms,
+                            "speaker": labels.name_of(i),
+                            "text": s.text,
+                        })
+                    })
+                    .collect();
+                value["speakers"] = serde_json::json!(labels.names);
+            }
             out = serde_json::to_string_pretty(&value).expect("json");
             out.push('\n');
         }
@@ -122,12 +200,19 @@ mod tests {
         ] {
             assert_eq!(name.parse::<Format>(), Ok(format), "{name}");
         }
-        for format in [Format::Txt, Format::Srt, Format::Vtt, Format::Json] {
+        assert_eq!("Markdown".parse::<Format>(), Ok(Format::Md));
+        for format in [
+            Format::Txt,
+            Format::Md,
+            Format::Srt,
+            Format::Vtt,
+            Format::Json,
+        ] {
             let spelled = serde_json::to_value(format).unwrap();
             assert_eq!(spelled.as_str().unwrap().parse::<Format>(), Ok(format));
         }
         let err = "docx".parse::<Format>().unwrap_err().to_string();
-        assert!(err.contains("expected txt, srt, vtt or json"), "{err}");
+        assert!(err.contains("expected txt, md, srt, vtt or json"), "{err}");
     }
 
     fn sample() -> FileTranscript {
@@ -178,5 +263,63 @@ mod tests {
         assert_eq!(v["model"], "m");
         assert_eq!(v["segments"][2]["start_ms"], 3_723_004);
         assert_eq!(render(&FileTranscript::default(), Format::Txt), "");
+    }
+
+    /// `sample()` with Speaker 1, Speaker 2, Speaker 2 (the last two make one turn).
+    fn with_speakers() -> FileTranscript {
+        let mut t = sample();
+        t.speakers = Some(crate::transcript::SpeakerLabels {
+            names: vec!["Speaker 1".into(), "Speaker 2".into()],
+            of_segment: vec![Some(0), Some(1), Some(1)],
+        });
+        t
+    }
+
+    #[test]
+    fn markdown_has_a_paragraph_per_turn_with_its_speaker_and_time() {
+        assert_eq!(
+            render(&with_speakers(), Format::Md),
+            "**Speaker 1** [00:00:00] Hello there.\n\n**Speaker 2** [00:00:01] Overlap. Late.\n\n"
+        );
+        assert_eq!(
+            render(&sample(), Format::Md),
+            "[00:00:00] Hello there.\n\n[00:00:01] Overlap.\n\n[01:02:03] Late.\n\n"
+        );
+    }
+
+    #[test]
+    fn subtitles_and_text_name_the_speaker() {
+        let srt = render(&with_speakers(), Format::Srt);
+        assert!(
+            srt.starts_with("1\n00:00:00,000 --> 00:00:01,500\nSpeaker 1: Hello there.\n\n2\n"),
+            "{srt}"
+        );
+        assert!(srt.contains("\nSpeaker 2: Late.\n"), "{srt}");
+        let vtt = render(&with_speakers(), Format::Vtt);
+        assert!(
+            vtt.starts_with("WEBVTT\n\n00:00:00.000 --> 00:00:01.500\n<v Speaker 1>Hello there.\n"),
+            "{vtt}"
+        );
+        assert_eq!(
+            render(&with_speakers(), Format::Txt),
+            "Speaker 1: Hello there.\nSpeaker 2: Overlap. Late.\n"
+        );
+    }
+
+    #[test]
+    fn json_gives_each_segment_seconds_and_a_speaker_and_the_speaker_list() {
+        let v: serde_json::Value =
+            serde_json::from_str(&render(&with_speakers(), Format::Json)).unwrap();
+        assert_eq!(v["speakers"], serde_json::json!(["Speaker 1", "Speaker 2"]));
+        let last = &v["segments"][2];
+        assert_eq!(last["start"], 3723.004);
+        assert_eq!(last["end"], 3725.0);
+        assert_eq!(last["speaker"], "Speaker 2");
+        assert_eq!(last["text"], "Late.");
+        // Without speakers the JSON is as it always was.
+        let plain: serde_json::Value =
+            serde_json::from_str(&render(&sample(), Format::Json)).unwrap();
+        assert!(plain.get("speakers").is_none());
+        assert!(plain["segments"][0].get("speaker").is_none());
     }
 }

