@@ -63,7 +63,10 @@ pub fn run(store: &ModelStore) -> Result<ExitCode> {
             Err(e) => Err(e.to_string()),
         },
     ));
-    list.push(Capability::new("cpu", utter_core::engine::cpu::describe()));
+    list.push(Capability::new(
+        "cpu",
+        Ok::<_, std::convert::Infallible>(utter_core::engine::cpu::describe()),
+    ));
     list.push(Capability::new(
         "threads",
         Ok::<_, String>(utter_core::engine::cpu_load::describe_threads(

@@ -15,6 +15,13 @@ pub enum DiarizeError {
     NotACheckpoint { path: PathBuf, reason: String },
     #[error("{path} is damaged or truncated: {reason}")]
     Corrupt { path: PathBuf, reason: String },
+    /// Its tensor map (`data.pkl`) cannot be read.
+    #[error("{path} is damaged or truncated: data.pkl: {source}")]
+    BadTensorMap {
+        path: PathBuf,
+        #[source]
+        source: crate::checkpoint::PickleError,
+    },
     #[error("{path} lacks the tensor {name}: is it the right model file?")]
     MissingTensor { path: PathBuf, name: String },
     #[error("{path}: tensor {name} has shape {found:?}, expected {expected:?}: is it the right model file?")]

@@ -5,20 +5,27 @@
 //! that to happen once, before any device is listed or model loaded
 //! (`transcribe_cpp::init_backends`), so every such call goes through here.
 
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
+
+/// Why the backend modules could not be loaded. Clone (the first answer is
+/// kept and given to every caller), so the source is shared.
+#[derive(Debug, Clone, thiserror::Error)]
+pub(crate) enum BackendLoadError {
+    #[error(
+        "the speech engine's compute modules (libggml-cpu-*) were not found next \
+         to its library ({0}); reinstall Utter"
+    )]
+    ModulesMissing(#[source] Arc<transcribe_cpp::Error>),
+}
 
 /// Loads the backend modules (a no-op in a static build); the same answer
 /// every time after the first call.
-pub(crate) fn ensure_loaded() -> Result<(), String> {
-    static LOADED: OnceLock<Result<(), String>> = OnceLock::new();
+pub(crate) fn ensure_loaded() -> Result<(), BackendLoadError> {
+    static LOADED: OnceLock<Result<(), BackendLoadError>> = OnceLock::new();
     LOADED
         .get_or_init(|| {
-            transcribe_cpp::init_backends_default().map_err(|e| {
-                format!(
-                    "the speech engine's compute modules (libggml-cpu-*) were not found next \
-                     to its library ({e}); reinstall Utter"
-                )
-            })
+            transcribe_cpp::init_backends_default()
+                .map_err(|e| BackendLoadError::ModulesMissing(Arc::new(e)))
         })
         .clone()
 }

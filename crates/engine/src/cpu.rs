@@ -51,12 +51,9 @@ impl CpuLevel {
 }
 
 /// One line for `utter doctor`: the code path the engine takes here.
-pub fn describe() -> Result<String, String> {
+pub fn describe() -> String {
     if !cfg!(target_arch = "x86_64") {
-        return Ok(format!(
-            "{} (no x86-64 dispatch needed)",
-            std::env::consts::ARCH
-        ));
+        return format!("{} (no x86-64 dispatch needed)", std::env::consts::ARCH);
     }
     let cpu = CpuLevel::of_this_cpu();
     let better = match cpu {
@@ -64,16 +61,16 @@ pub fn describe() -> Result<String, String> {
         _ => " (AVX-512 not available)".into(),
     };
     if cfg!(feature = "dynamic-backends") {
-        return Ok(format!(
+        return format!(
             "{} path{better}, chosen at start from this build's CPU variants",
             cpu.name()
-        ));
+        );
     }
-    Ok(format!(
+    format!(
         "{} available{better}; this build's engine is compiled for one CPU level \
          (a portable build picks the best at start: --features dynamic-backends)",
         cpu.name()
-    ))
+    )
 }
 
 /// The most threads the engine takes when the user did not choose: the
@@ -143,7 +140,7 @@ mod tests {
     fn levels_order_from_oldest_to_newest() {
         assert!(CpuLevel::Baseline < CpuLevel::Avx && CpuLevel::Avx2 < CpuLevel::Avx512);
         // Whatever this machine is, doctor names a level.
-        let line = describe().unwrap();
+        let line = describe();
         assert!(line.contains(CpuLevel::of_this_cpu().name()) || !cfg!(target_arch = "x86_64"));
     }
 }

@@ -47,6 +47,28 @@ pub struct Counters {
     pub own_s: f64,
 }
 
+/// Why the machine's load cannot be watched: the engine then keeps its
+/// thread count whatever else runs.
+#[derive(Debug, thiserror::Error)]
+pub enum CpuLoadError {
+    #[error("the CPU time counters cannot be read")]
+    Unreadable,
+    #[error("cannot start the load watcher: {0}")]
+    Thread(#[source] std::io::Error),
+    #[error("the kernel's clock tick is unknown")]
+    ClockTickUnknown,
+    #[error("the CPU affinity cannot be read: {0}")]
+    Affinity(#[source] std::io::Error),
+    #[error("the CPU affinity is empty")]
+    NoCpus,
+    /// A CPU quota (a container limited to fewer CPUs than it sees) is not
+    /// load, so the load is not read there.
+    #[error("this process may use {allowed} of {cpus} CPUs (a cgroup quota)")]
+    Quota { allowed: usize, cpus: usize },
+    #[error("this system's CPU load is not read")]
+    Unsupported,
+}
+
 /// Where the counters come from: the OS, or a test's script.
 pub trait CounterSource: Send + 'static {
     /// The counters now; `None` when they cannot be read.
@@ -106,11 +128,10 @@ pub fn describe_threads(over: Duration) -> String {
         return "1 (this process may use one core)".into();
     }
     let measured = system::Source::new().and_then(|mut source| {
-        let unreadable = || "the CPU time counters cannot be read".to_string();
-        let before = source.read().ok_or_else(unreadable)?;
+        let before = source.read().ok_or(CpuLoadError::Unreadable)?;
         let started = Instant::now();
         std::thread::sleep(over);
-        let after = source.read().ok_or_else(unreadable)?;
+        let after = source.read().ok_or(CpuLoadError::Unreadable)?;
         let elapsed = started.elapsed().as_secs_f64();
         Ok(others_demand(before, after, elapsed, source.cores(), 0))
     });
@@ -144,17 +165,15 @@ pub struct LoadWatch {
 
 impl LoadWatch {
     /// Starts watching the CPUs this process may use, or says why it cannot.
-    pub fn start() -> Result<Self, String> {
+    pub fn start() -> Result<Self, CpuLoadError> {
         let source = system::Source::new()?;
         let cores = source.cores();
         Self::with_source(source, cores)
     }
 
     /// Starts watching `cores` CPUs through `source`.
-    pub fn with_source(mut source: impl CounterSource, cores: usize) -> Result<Self, String> {
-        let first = source
-            .read()
-            .ok_or("the CPU time counters cannot be read")?;
+    pub fn with_source(mut source: impl CounterSource, cores: usize) -> Result<Self, CpuLoadError> {
+        let first = source.read().ok_or(CpuLoadError::Unreadable)?;
         let shared = Arc::new(Shared {
             demand_bits: AtomicU64::new(f64::NAN.to_bits()),
             computing: AtomicUsize::new(0),
@@ -165,7 +184,7 @@ impl LoadWatch {
         std::thread::Builder::new()
             .name("utter-load".into())
             .spawn(move || watch(source, first, cores, &watched))
-            .map_err(|e| format!("cannot start the load watcher: {e}"))?;
+            .map_err(CpuLoadError::Thread)?;
         Ok(Self { shared, cores })
     }
 
@@ -273,12 +292,12 @@ fn own_cpu_s() -> Option<f64> {
 
 /// The kernel's clock tick in seconds: the unit of its CPU time counters.
 #[cfg(any(target_os = "linux", target_os = "macos"))]
-fn clock_tick_s() -> Result<f64, String> {
+fn clock_tick_s() -> Result<f64, CpuLoadError> {
     // SAFETY: sysconf has no preconditions.
     let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
     match ticks > 0 {
         true => Ok(1.0 / ticks as f64),
-        false => Err("the kernel's clock tick is unknown".into()),
+        false => Err(CpuLoadError::ClockTickUnknown),
     }
 }
 
@@ -286,7 +305,7 @@ fn clock_tick_s() -> Result<f64, String> {
 mod system {
     //! Linux: the `cpuN` lines of /proc/stat for the CPUs in this process's
     //! affinity mask, and getrusage for our own time.
-    use super::{clock_tick_s, own_cpu_s, CounterSource, Counters};
+    use super::{clock_tick_s, own_cpu_s, CounterSource, Counters, CpuLoadError};
 
     pub struct Source {
         cpus: Vec<usize>,
@@ -294,7 +313,7 @@ mod system {
     }
 
     impl Source {
-        pub fn new() -> Result<Self, String> {
+        pub fn new() -> Result<Self, CpuLoadError> {
             let cpus = allowed_cpus()?;
             let tick_s = clock_tick_s()?;
             // A CPU quota (a container limited to fewer CPUs than it sees)
@@ -302,10 +321,10 @@ mod system {
             // and the host's other tenants show in these counters.
             let quota = std::thread::available_parallelism().map_or(1, |n| n.get());
             if quota < cpus.len() {
-                return Err(format!(
-                    "this process may use {quota} of {} CPUs (a cgroup quota)",
-                    cpus.len()
-                ));
+                return Err(CpuLoadError::Quota {
+                    allowed: quota,
+                    cpus: cpus.len(),
+                });
             }
             Ok(Self { cpus, tick_s })
         }
@@ -352,22 +371,19 @@ mod system {
         (seen == cpus.len()).then_some(total)
     }
 
-    fn allowed_cpus() -> Result<Vec<usize>, String> {
+    fn allowed_cpus() -> Result<Vec<usize>, CpuLoadError> {
         // SAFETY: sched_getaffinity fills the set it is given, of that size.
         let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
         let size = std::mem::size_of::<libc::cpu_set_t>();
         if unsafe { libc::sched_getaffinity(0, size, &mut set) } != 0 {
-            return Err(format!(
-                "the CPU affinity cannot be read: {}",
-                std::io::Error::last_os_error()
-            ));
+            return Err(CpuLoadError::Affinity(std::io::Error::last_os_error()));
         }
         let cpus: Vec<usize> = (0..libc::CPU_SETSIZE as usize)
             // SAFETY: the index is below CPU_SETSIZE.
             .filter(|&cpu| unsafe { libc::CPU_ISSET(cpu, &set) })
             .collect();
         match cpus.is_empty() {
-            true => Err("the CPU affinity is empty".into()),
+            true => Err(CpuLoadError::NoCpus),
             false => Ok(cpus),
         }
     }
@@ -377,7 +393,7 @@ mod system {
 mod system {
     //! Windows: GetSystemTimes (all CPUs; its kernel time includes idle) and
     //! GetProcessTimes for our own time, both in 100 ns units.
-    use super::{CounterSource, Counters};
+    use super::{CounterSource, Counters, CpuLoadError};
     use windows_sys::Win32::Foundation::FILETIME;
     use windows_sys::Win32::System::Threading::{
         GetCurrentProcess, GetProcessTimes, GetSystemTimes,
@@ -388,7 +404,7 @@ mod system {
     }
 
     impl Source {
-        pub fn new() -> Result<Self, String> {
+        pub fn new() -> Result<Self, CpuLoadError> {
             let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
             Ok(Self { cores })
         }
@@ -435,7 +451,7 @@ mod system {
 mod system {
     //! macOS: the host's CPU load ticks (host_statistics, HOST_CPU_LOAD_INFO)
     //! and getrusage for our own time.
-    use super::{clock_tick_s, own_cpu_s, CounterSource, Counters};
+    use super::{clock_tick_s, own_cpu_s, CounterSource, Counters, CpuLoadError};
 
     pub struct Source {
         host: libc::mach_port_t,
@@ -444,7 +460,7 @@ mod system {
     }
 
     impl Source {
-        pub fn new() -> Result<Self, String> {
+        pub fn new() -> Result<Self, CpuLoadError> {
             // SAFETY: no preconditions. The host port is kept for the
             // process's life (one send right, never released).
             #[allow(deprecated)]
@@ -498,13 +514,13 @@ mod system {
 
 #[cfg(not(any(target_os = "linux", windows, target_os = "macos")))]
 mod system {
-    use super::{CounterSource, Counters};
+    use super::{CounterSource, Counters, CpuLoadError};
 
     pub struct Source;
 
     impl Source {
-        pub fn new() -> Result<Self, String> {
-            Err("this system's CPU load is not read".into())
+        pub fn new() -> Result<Self, CpuLoadError> {
+            Err(CpuLoadError::Unsupported)
         }
 
         pub fn cores(&self) -> usize {
@@ -556,6 +572,21 @@ mod tests {
         assert_eq!(fit_threads(2, 0.5, 1), 1);
         assert_eq!(fit_threads(8, 2.2, 8), 6);
         assert_eq!(fit_threads(8, 0.2, 6), 8);
+    }
+
+    #[test]
+    fn counters_that_cannot_be_read_are_said_so() {
+        struct Unreadable;
+        impl CounterSource for Unreadable {
+            fn read(&mut self) -> Option<Counters> {
+                None
+            }
+        }
+        let err = LoadWatch::with_source(Unreadable, 2)
+            .err()
+            .expect("no watcher without counters");
+        assert!(matches!(err, CpuLoadError::Unreadable), "{err:?}");
+        assert_eq!(err.to_string(), "the CPU time counters cannot be read");
     }
 
     #[cfg(target_os = "linux")]

@@ -9,7 +9,7 @@ use std::time::Instant;
 use transcribe_cpp::{CancelToken, Model, Session, SessionOptions};
 
 use super::cpu::Threads;
-use super::cpu_load::{self, LoadWatch, Marker};
+use super::cpu_load::{self, CpuLoadError, LoadWatch, Marker};
 
 /// A session and the thread count it was made with.
 pub(super) struct FittedSession {
@@ -40,7 +40,7 @@ fn make(model: &Model, threads: usize, token: &CancelToken) -> transcribe_cpp::R
 /// The load watcher for `threads`, started before the model loads so that
 /// its first reading is ready when the session is made; `None` where the
 /// count is fixed.
-pub(super) fn early_watch(threads: Threads) -> Option<Result<LoadWatch, String>> {
+pub(super) fn early_watch(threads: Threads) -> Option<Result<LoadWatch, CpuLoadError>> {
     match threads {
         Threads::FitToLoad { max } if max > 1 => Some(LoadWatch::start()),
         _ => None,
@@ -53,7 +53,7 @@ impl FittedSession {
     pub fn new(
         model: &Model,
         threads: Threads,
-        watch: Option<Result<LoadWatch, String>>,
+        watch: Option<Result<LoadWatch, CpuLoadError>>,
         token: &CancelToken,
     ) -> transcribe_cpp::Result<Self> {
         let most = threads.most();

@@ -270,9 +270,9 @@ pub fn probe(path: &Path) -> Result<ModelInfo, EngineError> {
 
 fn probe_here(path: &Path) -> Result<ModelInfo, EngineError> {
     let started = Instant::now();
-    backends::ensure_loaded().map_err(|message| EngineError::Load {
+    backends::ensure_loaded().map_err(|e| EngineError::Load {
         path: path.to_path_buf(),
-        message,
+        message: e.to_string(),
     })?;
     let model = Model::load(path).map_err(|e| EngineError::Load {
         path: path.to_path_buf(),

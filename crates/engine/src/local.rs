@@ -63,9 +63,9 @@ fn load(
         backend: transcribe_cpp::Backend::Cpu,
         ..Default::default()
     };
-    super::backends::ensure_loaded().map_err(|message| EngineError::Load {
+    super::backends::ensure_loaded().map_err(|e| EngineError::Load {
         path: path.to_path_buf(),
-        message,
+        message: e.to_string(),
     })?;
     let load_on_cpu = || Model::load_with(path, &on_cpu).map_err(load_error);
     match compute {

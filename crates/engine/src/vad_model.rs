@@ -16,7 +16,7 @@ impl SileroVad {
             path: path.to_path_buf(),
             message,
         };
-        super::backends::ensure_loaded().map_err(load_error)?;
+        super::backends::ensure_loaded().map_err(|e| load_error(e.to_string()))?;
         let model = Model::load(path).map_err(|e| load_error(e.to_string()))?;
         if !model.roles().contains(Role::Vad) {
             return Err(load_error(format!(

@@ -8,12 +8,13 @@ use std::io::{BufRead, Write};
 use std::path::PathBuf;
 
 use serde_json::{json, Value};
-use utter_core::engine::{Engine, EngineConfig};
+use utter_core::engine::{Engine, EngineConfig, EngineError, UnsupportedLanguage};
 use utter_core::export::{self, Format};
 use utter_core::models::ModelStore;
-use utter_core::transcribe::{transcribe_file, FileOptions};
+use utter_core::transcribe::{transcribe_file, FileError, FileOptions};
 use utter_core::vad::SpeechDetector;
 
+use crate::error::ApiError;
 use crate::models::Catalog;
 
 /// The revisions of the handshake this server speaks, newest last.
@@ -23,6 +24,33 @@ const PROTOCOL_VERSIONS: &[&str] = &["2024-11-05", "2025-03-26", "2025-06-18", "
 pub enum McpError {
     #[error("standard input/output: {0}")]
     Io(#[from] std::io::Error),
+}
+
+/// Why a `transcribe_file` call failed. Its text is the tool's error result,
+/// which the agent reads (and acts on: the arguments are the tool's own).
+#[derive(Debug, thiserror::Error)]
+enum ToolError {
+    #[error("`path` is required: the audio file's absolute path")]
+    NoPath,
+    #[error("{} is not a file", .0.display())]
+    NotAFile(PathBuf),
+    #[error("unknown format `{0}`: use text, srt, vtt or json")]
+    UnknownFormat(String),
+    /// No such model, or none installed: the HTTP API's error, whose message is the text.
+    #[error("{}", .0.message)]
+    Model(ApiError),
+    #[error("the speech engine could not load `{model}`: {source}")]
+    EngineLoad {
+        model: String,
+        #[source]
+        source: EngineError,
+    },
+    #[error("the voice detector could not load: {0}")]
+    DetectorLoad(#[source] EngineError),
+    #[error(transparent)]
+    Language(#[from] UnsupportedLanguage),
+    #[error(transparent)]
+    Transcribe(#[from] FileError),
 }
 
 /// A loaded model and detector, kept between calls.
@@ -164,45 +192,45 @@ impl Session {
     fn transcribe(&mut self, args: &Value) -> Value {
         match self.try_transcribe(args) {
             Ok(text) => tool_text(text, false),
-            Err(message) => tool_text(message, true),
+            Err(e) => tool_text(e.to_string(), true),
         }
     }
 
     /// The text, or what went wrong in words an agent can act on.
-    fn try_transcribe(&mut self, args: &Value) -> Result<String, String> {
+    fn try_transcribe(&mut self, args: &Value) -> Result<String, ToolError> {
         let path = args["path"]
             .as_str()
             .filter(|p| !p.is_empty())
             .map(PathBuf::from)
-            .ok_or("`path` is required: the audio file's absolute path")?;
+            .ok_or(ToolError::NoPath)?;
         if !path.is_file() {
-            return Err(format!("{} is not a file", path.display()));
+            return Err(ToolError::NotAFile(path));
         }
         let format = match args["format"].as_str().unwrap_or("text") {
             "text" => Format::Txt,
             "srt" => Format::Srt,
             "vtt" => Format::Vtt,
             "json" => Format::Json,
-            other => {
-                return Err(format!(
-                    "unknown format `{other}`: use text, srt, vtt or json"
-                ))
-            }
+            other => return Err(ToolError::UnknownFormat(other.to_string())),
         };
         let model = match args["model"].as_str().filter(|m| !m.is_empty()) {
             Some(name) => self.catalog.resolve(name),
             None => self.catalog.default_model(),
         }
-        .map_err(|e| e.message)?;
+        .map_err(ToolError::Model)?;
         if self.loaded.as_ref().is_none_or(|l| l.name != model.name) {
             self.loaded = None; // one model at a time
-            let engine = Engine::start(EngineConfig::new(model.path.clone()))
-                .map_err(|e| format!("the speech engine could not load `{}`: {e}", model.name))?;
+            let engine =
+                Engine::start(EngineConfig::new(model.path.clone())).map_err(|source| {
+                    ToolError::EngineLoad {
+                        model: model.name.clone(),
+                        source,
+                    }
+                })?;
             let store = self.catalog.store();
             let detector = match store.vad().ok().flatten() {
                 Some(vad) => Some(
-                    SpeechDetector::load(&store.path_of(&vad))
-                        .map_err(|e| format!("the voice detector could not load: {e}"))?,
+                    SpeechDetector::load(&store.path_of(&vad)).map_err(ToolError::DetectorLoad)?,
                 ),
                 None => None,
             };
@@ -217,11 +245,7 @@ impl Session {
             .as_str()
             .filter(|l| !l.is_empty() && *l != "auto")
             .map(crate::languages::code_for);
-        loaded
-            .engine
-            .info()
-            .check_language(language.as_deref())
-            .map_err(|e| e.to_string())?;
+        loaded.engine.info().check_language(language.as_deref())?;
         let options = FileOptions {
             language,
             ..FileOptions::default()
@@ -233,12 +257,55 @@ impl Session {
             &loaded.name,
             &options,
             |_| {},
-        )
-        .map_err(|e| e.to_string())?;
+        )?;
         let mut text = export::render(&transcript, format);
         for warning in &transcript.warnings {
             text.push_str(&format!("\n[warning: {warning}]"));
         }
         Ok(text.trim_end().to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The tool's error results, word for word: an agent reads them.
+    #[test]
+    fn a_call_that_cannot_be_done_says_why_in_the_tools_result() {
+        let models = tempfile::tempdir().unwrap();
+        let mut session = Session {
+            catalog: Catalog::new(ModelStore::new(models.path())),
+            loaded: None,
+        };
+        let audio = tempfile::NamedTempFile::new().unwrap();
+        let audio_path = audio.path().to_str().unwrap().to_string();
+        let missing = models.path().join("missing.wav");
+        let cases = [
+            (
+                json!({}),
+                "`path` is required: the audio file's absolute path".to_string(),
+            ),
+            (
+                json!({"path": missing}),
+                format!("{} is not a file", missing.display()),
+            ),
+            (
+                json!({"path": audio_path, "format": "doc"}),
+                "unknown format `doc`: use text, srt, vtt or json".to_string(),
+            ),
+            (
+                json!({"path": audio_path}),
+                "No speech model is installed on this server. Install one with Utter, then retry."
+                    .to_string(),
+            ),
+        ];
+        for (args, text) in cases {
+            assert_eq!(
+                session.transcribe(&args),
+                json!({"content": [{"type": "text", "text": text}], "isError": true}),
+                "{args}"
+            );
+        }
     }
 }

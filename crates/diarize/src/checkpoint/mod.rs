@@ -11,6 +11,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use crate::error::DiarizeError;
+pub use pickle::PickleError;
 use pickle::Value;
 
 /// A dense float tensor in row-major order.
@@ -48,7 +49,10 @@ impl Checkpoint {
             .ok_or_else(|| not_ckpt("no data.pkl inside".into()))?;
         let prefix = pkl_name.trim_end_matches("data.pkl").to_owned();
         let pkl = read_entry(&mut zip, &pkl_name).map_err(corrupt)?;
-        let root = pickle::load(&pkl).map_err(|e| corrupt(format!("data.pkl: {e}")))?;
+        let root = pickle::load(&pkl).map_err(|source| DiarizeError::BadTensorMap {
+            path: path.to_owned(),
+            source,
+        })?;
         let map = state_dict(&root).ok_or_else(|| not_ckpt("no tensor map in data.pkl".into()))?;
 
         let mut storages: HashMap<String, Vec<u8>> = HashMap::new();

@@ -44,8 +44,38 @@ pub(crate) struct TensorRef {
     pub stride: Vec<usize>,
 }
 
+/// Why a pickle program could not be run: it is cut short, malformed, or
+/// builds a tensor this reader does not understand.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PickleError {
+    #[error("the pickle ends early")]
+    EndsEarly,
+    #[error("pickle stack underflow")]
+    StackUnderflow,
+    #[error("pickle mark missing")]
+    MarkMissing,
+    #[error("unknown pickle memo key")]
+    UnknownMemoKey(u32),
+    #[error("STACK_GLOBAL without names")]
+    StackGlobalWithoutNames,
+    #[error("unsupported pickle opcode 0x{0:02x}")]
+    UnsupportedOpcode(u8),
+    #[error("persistent id is not a tuple")]
+    PersistentIdNotTuple,
+    #[error("unknown persistent id")]
+    UnknownPersistentId,
+    #[error("tensor without arguments")]
+    TensorWithoutArguments,
+    #[error("tensor with unexpected arguments")]
+    TensorArguments,
+    #[error("negative tensor dimension {0}")]
+    NegativeDimension(i64),
+    #[error("tensor dimension is not an integer")]
+    DimensionNotInteger,
+}
+
 /// Runs the pickle program in `data` and returns the value it builds.
-pub(crate) fn load(data: &[u8]) -> Result<Value, String> {
+pub(crate) fn load(data: &[u8]) -> Result<Value, PickleError> {
     let mut m = Machine {
         data,
         pos: 0,
@@ -63,74 +93,70 @@ struct Machine<'a> {
 }
 
 impl Machine<'_> {
-    fn take(&mut self, n: usize) -> Result<&[u8], String> {
+    fn take(&mut self, n: usize) -> Result<&[u8], PickleError> {
         let end = self.pos.checked_add(n).filter(|&e| e <= self.data.len());
-        let end = end.ok_or("the pickle ends early")?;
+        let end = end.ok_or(PickleError::EndsEarly)?;
         let bytes = &self.data[self.pos..end];
         self.pos = end;
         Ok(bytes)
     }
-    fn u8(&mut self) -> Result<u8, String> {
+    fn u8(&mut self) -> Result<u8, PickleError> {
         Ok(self.take(1)?[0])
     }
-    fn u16(&mut self) -> Result<u16, String> {
+    fn u16(&mut self) -> Result<u16, PickleError> {
         let b = self.take(2)?;
         Ok(u16::from_le_bytes([b[0], b[1]]))
     }
-    fn u32(&mut self) -> Result<u32, String> {
+    fn u32(&mut self) -> Result<u32, PickleError> {
         let b = self.take(4)?;
         Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
     }
-    fn line(&mut self) -> Result<String, String> {
+    fn line(&mut self) -> Result<String, PickleError> {
         let rest = &self.data[self.pos..];
         let n = rest
             .iter()
             .position(|&b| b == b'\n')
-            .ok_or("the pickle ends early")?;
+            .ok_or(PickleError::EndsEarly)?;
         let s = String::from_utf8_lossy(&rest[..n]).into_owned();
         self.pos += n + 1;
         Ok(s)
     }
-    fn text(&mut self, n: usize) -> Result<String, String> {
+    fn text(&mut self, n: usize) -> Result<String, PickleError> {
         Ok(String::from_utf8_lossy(self.take(n)?).into_owned())
     }
-    fn pop(&mut self) -> Result<Value, String> {
-        self.stack
-            .pop()
-            .ok_or_else(|| "pickle stack underflow".into())
+    fn pop(&mut self) -> Result<Value, PickleError> {
+        self.stack.pop().ok_or(PickleError::StackUnderflow)
     }
-    fn top(&mut self) -> Result<&mut Value, String> {
-        self.stack
-            .last_mut()
-            .ok_or_else(|| "pickle stack underflow".into())
+    fn top(&mut self) -> Result<&mut Value, PickleError> {
+        self.stack.last_mut().ok_or(PickleError::StackUnderflow)
     }
     /// The values above the topmost mark, which is removed.
-    fn pop_mark(&mut self) -> Result<Vec<Value>, String> {
+    fn pop_mark(&mut self) -> Result<Vec<Value>, PickleError> {
         let at = self
             .stack
             .iter()
             .rposition(|v| matches!(v, Value::Mark))
-            .ok_or("pickle mark missing")?;
+            .ok_or(PickleError::MarkMissing)?;
         let items = self.stack.split_off(at + 1);
         self.stack.pop();
         Ok(items)
     }
-    fn memo_get(&mut self, key: u32) -> Result<(), String> {
+    fn memo_get(&mut self, key: u32) -> Result<(), PickleError> {
         let v = self
             .memo
             .get(&key)
             .cloned()
-            .ok_or("unknown pickle memo key")?;
+            .ok_or(PickleError::UnknownMemoKey(key))?;
         self.stack.push(v);
         Ok(())
     }
-    fn memo_put(&mut self, key: u32) -> Result<(), String> {
+    fn memo_put(&mut self, key: u32) -> Result<(), PickleError> {
         let v = self.top()?.clone();
         self.memo.insert(key, v);
         Ok(())
     }
 
-    fn run(&mut self) -> Result<Value, String> {
+    fn run(&mut self) -> Result<Value, PickleError> {
         loop {
             let op = self.u8()?;
             match op {
@@ -233,7 +259,7 @@ impl Machine<'_> {
                     let module = self.pop()?;
                     match (module, name) {
                         (Value::Str(m), Value::Str(n)) => self.stack.push(Value::Global(m, n)),
-                        _ => return Err("STACK_GLOBAL without names".into()),
+                        _ => return Err(PickleError::StackGlobalWithoutNames),
                     }
                 }
                 b't' => {
@@ -243,7 +269,7 @@ impl Machine<'_> {
                 0x85..=0x87 => {
                     let n = (op - 0x84) as usize;
                     if self.stack.len() < n {
-                        return Err("pickle stack underflow".into());
+                        return Err(PickleError::StackUnderflow);
                     }
                     let items = self.stack.split_off(self.stack.len() - n);
                     self.stack.push(Value::Tuple(items))
@@ -322,7 +348,7 @@ impl Machine<'_> {
                     self.pop_mark()?; // FROZENSET
                     self.stack.push(Value::Opaque)
                 }
-                _ => return Err(format!("unsupported pickle opcode 0x{op:02x}")),
+                _ => return Err(PickleError::UnsupportedOpcode(op)),
             }
         }
     }
@@ -339,9 +365,9 @@ fn set_items(target: &Value, items: Vec<Value>) {
 }
 
 /// torch.save's persistent ids: ('storage', <class FloatStorage>, key, location, numel).
-fn persistent(pid: Value) -> Result<Value, String> {
+fn persistent(pid: Value) -> Result<Value, PickleError> {
     let Value::Tuple(items) = pid else {
-        return Err("persistent id is not a tuple".into());
+        return Err(PickleError::PersistentIdNotTuple);
     };
     match items.as_slice() {
         [Value::Str(kind), Value::Global(_, class), Value::Str(key), ..] if kind == "storage" => {
@@ -351,18 +377,18 @@ fn persistent(pid: Value) -> Result<Value, String> {
                 dtype,
             })
         }
-        _ => Err("unknown persistent id".into()),
+        _ => Err(PickleError::UnknownPersistentId),
     }
 }
 
-fn reduce(callable: Value, args: Value) -> Result<Value, String> {
+fn reduce(callable: Value, args: Value) -> Result<Value, PickleError> {
     let Value::Global(module, name) = &callable else {
         return Ok(Value::Opaque);
     };
     match (module.as_str(), name.as_str()) {
         ("torch._utils", "_rebuild_tensor_v2") | ("torch._utils", "_rebuild_tensor") => {
             let Value::Tuple(a) = args else {
-                return Err("tensor without arguments".into());
+                return Err(PickleError::TensorWithoutArguments);
             };
             match a.as_slice() {
                 [Value::Storage { key, dtype }, Value::Int(offset), Value::Tuple(size), Value::Tuple(stride), ..] => {
@@ -374,7 +400,7 @@ fn reduce(callable: Value, args: Value) -> Result<Value, String> {
                         stride: ints(stride)?,
                     }))
                 }
-                _ => Err("tensor with unexpected arguments".into()),
+                _ => Err(PickleError::TensorArguments),
             }
         }
         ("collections", "OrderedDict") => Ok(Value::Dict(Default::default())),
@@ -382,16 +408,46 @@ fn reduce(callable: Value, args: Value) -> Result<Value, String> {
     }
 }
 
-fn non_negative(v: i64) -> Result<usize, String> {
-    usize::try_from(v).map_err(|_| format!("negative tensor dimension {v}"))
+fn non_negative(v: i64) -> Result<usize, PickleError> {
+    usize::try_from(v).map_err(|_| PickleError::NegativeDimension(v))
 }
 
-fn ints(values: &[Value]) -> Result<Vec<usize>, String> {
+fn ints(values: &[Value]) -> Result<Vec<usize>, PickleError> {
     values
         .iter()
         .map(|v| match v {
             Value::Int(i) => non_negative(*i),
-            _ => Err("tensor dimension is not an integer".into()),
+            _ => Err(PickleError::DimensionNotInteger),
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_small_dict_is_read() {
+        // protocol 2: {"a": 1}
+        let value = load(b"\x80\x02}q\x00X\x01\x00\x00\x00aK\x01s.").unwrap();
+        let Value::Dict(d) = value else {
+            panic!("not a dict: {value:?}")
+        };
+        assert!(matches!(&d.borrow()[..], [(Value::Str(k), Value::Int(1))] if k == "a"));
+    }
+
+    #[test]
+    fn a_bad_pickle_says_what_is_wrong() {
+        assert_eq!(
+            load(b"\x80\x02}X\x05\x00").unwrap_err(),
+            PickleError::EndsEarly
+        );
+        assert_eq!(load(b"\x80").unwrap_err(), PickleError::EndsEarly);
+        assert_eq!(load(b".").unwrap_err(), PickleError::StackUnderflow);
+        assert_eq!(load(b"t").unwrap_err(), PickleError::MarkMissing);
+        let err = load(b"\xff").unwrap_err();
+        assert_eq!(err, PickleError::UnsupportedOpcode(0xff));
+        assert_eq!(err.to_string(), "unsupported pickle opcode 0xff");
+        assert_eq!(load(b"h\x07").unwrap_err(), PickleError::UnknownMemoKey(7));
+    }
 }
