@@ -76,7 +76,9 @@ pub enum DiarizeFileError {
     #[error("{}: speaker diarization failed: {source}", path.display())]
     Speakers {
         path: PathBuf,
-        source: utter_models::diarize::DiarizeError,
+        // Boxed: the diarizer's error is large (on Windows past clippy's
+        // result_large_err bound), and this is the cold path.
+        source: Box<utter_models::diarize::DiarizeError>,
     },
 }
 
@@ -99,7 +101,7 @@ pub fn diarize_file(
     utter_models::diarize::diarize_with_progress(models, &pcm, options, progress).map_err(
         |source| DiarizeFileError::Speakers {
             path: path.to_path_buf(),
-            source,
+            source: Box::new(source),
         },
     )
 }
