@@ -31,12 +31,12 @@ use utter_core::models::load::LoadError;
 use utter_core::models::store::{ModelEntry, ModelKind, ModelStore, ModelUse};
 use utter_core::models::{ModelError, Quant};
 use utter_core::paths;
+use utter_core::platform::desktop::DesktopSession;
 use utter_core::platform::doctor::{self, Capability};
 use utter_core::platform::focus::{FocusProbe, SessionFocus};
 use utter_core::platform::hotkeys::Hotkeys;
 use utter_core::platform::output::{open_sink, OutputEnv};
 use utter_core::platform::ptt::PttServer;
-use utter_core::platform::session::DesktopSession;
 use utter_core::platform::MainThread;
 use utter_core::settings::{self, Settings, SettingsError};
 

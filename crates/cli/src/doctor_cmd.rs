@@ -5,8 +5,8 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use utter_core::models::ModelStore;
+use utter_core::platform::desktop::DesktopSession;
 use utter_core::platform::doctor::{self, Capability};
-use utter_core::platform::session::DesktopSession;
 use utter_core::profiles::{self, ProfileSet};
 
 use crate::hints;

@@ -18,12 +18,12 @@ use crate::dictation::service::{self, CpalMicrophone, ServiceConfig, ServiceIo};
 use crate::engine::UnsupportedLanguage;
 use crate::models::load::{load_models, EngineOptions, LoadError, LoadedModels};
 use crate::models::{ModelStore, ModelUse};
+use crate::platform::desktop::DesktopSession;
 use crate::platform::focus::SessionFocus;
 use crate::platform::hotkeys::{Bindings, HotkeyError, Hotkeys, NoRecordingKeys, RecordingKeys};
 use crate::platform::output::selection::{NoSelection, SelectionReader, SystemSelection};
 use crate::platform::output::{open_sink, OutputEnv, OutputError};
 use crate::platform::ptt::PttServer;
-use crate::platform::session::DesktopSession;
 use crate::settings::{Settings, SettingsError};
 use utter_rewrite::KeyStore;
 

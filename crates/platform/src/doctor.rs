@@ -3,10 +3,10 @@
 
 use serde::Serialize;
 
+use super::desktop::DesktopSession;
 use super::focus::{FocusProbe, FocusedApp, SessionFocus};
 use super::hotkeys::{Hotkeys, NoHotkeys};
 use super::output::{self, OutputMethod};
-use super::session::DesktopSession;
 
 /// One capability: working or not, and why.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]

@@ -30,7 +30,7 @@ use crossbeam_channel::Sender;
 use global_hotkey::hotkey::HotKey;
 use global_hotkey::{GlobalHotKeyEvent, GlobalHotKeyManager, HotKeyState};
 
-use super::session::DesktopSession;
+use super::desktop::DesktopSession;
 use super::{MainThread, MainThreadError};
 use crate::control::{Control, TriggerKey, TriggerMode};
 

@@ -8,7 +8,7 @@
 //! - [`paths`]: where Utter keeps its files (the OS's conventions).
 //! - [`threads`]: joining a thread with a bound.
 //! - [`panics`]: a third-party parser's panic contained as an error.
-//! - [`session`]: which desktop this process runs in (X11, Wayland, macOS, Windows).
+//! - [`desktop`]: which desktop this process runs in (X11, Wayland, macOS, Windows).
 //! - [`session_watch`]: notices the display server going away (a logout).
 //! - [`hotkeys`]: the OS hotkey manager, owned by the main thread, forwarding
 //!   presses and releases into the dictation service's control channel.
@@ -27,6 +27,7 @@
 //! `cfg(desktop_linux)`, which build.rs sets: the condition is written once.
 
 pub mod control;
+pub mod desktop;
 pub mod doctor;
 pub mod focus;
 pub mod hotkeys;
@@ -39,7 +40,6 @@ pub mod portal;
 pub mod ptt;
 #[cfg(desktop_linux)]
 pub mod remote_desktop;
-pub mod session;
 pub mod session_watch;
 pub mod threads;
 

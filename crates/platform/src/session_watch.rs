@@ -18,7 +18,7 @@
 
 use crossbeam_channel::Receiver;
 
-use super::session::DesktopSession;
+use super::desktop::DesktopSession;
 
 /// The desktop session's display server went away.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -14,9 +14,9 @@ use std::time::Duration;
 
 use fake_portal::{private_session_bus, request_path, respond, session_created, token, PATH};
 use utter_platform::control::{Control, TriggerKey};
+use utter_platform::desktop::DesktopSession;
 use utter_platform::doctor;
 use utter_platform::portal::{trigger_for, PortalShortcut, SHORTCUT_ID};
-use utter_platform::session::DesktopSession;
 use zbus::message::Header;
 use zbus::object_server::SignalEmitter;
 use zbus::zvariant::{ObjectPath, OwnedObjectPath, OwnedValue};

@@ -410,7 +410,7 @@ fn run(
                 );
             } else if !latency_logged && last_audio.elapsed() < WATCH_EVERY {
                 // Once the stream runs steadily: what a release can still
-                // find in the pipeline (session::PIPELINE_TAIL).
+                // find in the pipeline (recording::PIPELINE_TAIL).
                 latency_logged = true;
                 let capture_latency_ms = f64::from(latency_us.load(Ordering::Relaxed)) / 1000.0;
                 tracing::info!(

@@ -25,7 +25,7 @@ mod x11;
 
 use serde::{Deserialize, Serialize};
 
-use super::session::DesktopSession;
+use super::desktop::DesktopSession;
 use super::MainThread;
 
 /// The focused app, by every name a profile rule may use for it.

@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 
 pub use sinks::{ClipboardSink, PasteSink, StdoutSink, TypeSink};
 
-use super::session::DesktopSession;
+use super::desktop::DesktopSession;
 use super::{MainThread, MainThreadError};
 
 /// How dictated text reaches the user. Spelled as in the settings file,

@@ -8,7 +8,7 @@ use super::{
     finish, Delivered, Delivery, Outcome, OutputConfig, OutputEnv, OutputError, PasteFallback,
     PasteKeys, TextSink,
 };
-use crate::session::DesktopSession;
+use crate::desktop::DesktopSession;
 
 // A copy of the whole clipboard (every type or format: an image, rich text,
 // files) taken before a paste and given back after it.

@@ -15,7 +15,7 @@
 use std::time::Duration;
 
 use super::PasteKeys;
-use crate::session::DesktopSession;
+use crate::desktop::DesktopSession;
 
 /// An X11 selection a paste may read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
