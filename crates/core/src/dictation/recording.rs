@@ -63,7 +63,17 @@ pub const PIPELINE_TAIL: Duration = Duration::from_millis(150);
 /// user had already stopped speaking (what follows is silence), else after
 /// the post-roll, so the last word is never cut.
 pub fn post_roll_done(since_release: Duration, post_roll: Duration, hearing_speech: bool) -> bool {
-    since_release >= post_roll || (!hearing_speech && since_release >= PIPELINE_TAIL.min(post_roll))
+    since_release >= post_roll_length(post_roll, hearing_speech)
+}
+
+/// How long after the release listening goes on (see [`post_roll_done`]);
+/// the service also sleeps until then.
+pub fn post_roll_length(post_roll: Duration, hearing_speech: bool) -> Duration {
+    if hearing_speech {
+        post_roll
+    } else {
+        PIPELINE_TAIL.min(post_roll)
+    }
 }
 
 pub struct Dictation {

@@ -23,7 +23,7 @@ use crate::vad::SpeechDetector;
 use super::events::{CommandStarted, DictationEvent};
 use super::plan::{self, Plan, PlanDefaults};
 use super::record_log::{self, RecordingStatus};
-use super::recording::{post_roll_done, Dictation, Purpose, NOT_SAVED, PIPELINE_TAIL};
+use super::recording::{post_roll_done, post_roll_length, Dictation, Purpose, NOT_SAVED};
 use super::rewrite_step::PendingRewrite;
 use super::strategy::LiveStrategy;
 use super::trigger::{Intent, Stage, Trigger};
@@ -183,11 +183,7 @@ impl<E: FnMut(DictationEvent)> Service<E> {
                 dictation,
                 released,
             } => {
-                let due = if dictation.hearing_speech() {
-                    self.config.post_roll
-                } else {
-                    PIPELINE_TAIL.min(self.config.post_roll)
-                };
+                let due = post_roll_length(self.config.post_roll, dictation.hearing_speech());
                 let left = due.saturating_sub(released.elapsed());
                 let left = left.max(Duration::from_millis(1));
                 if self.config.emit_levels {
