@@ -140,10 +140,7 @@ impl KeySender {
         match self {
             // enigo types Unicode text without the layout lookup on every
             // platform, so this may run on the service thread.
-            KeySender::Enigo(keys) => keys
-                .current()?
-                .text(text)
-                .map_err(|e| OutputError::Input(e.into())),
+            KeySender::Enigo(keys) => keys.type_text(text),
             #[cfg(desktop_linux)]
             KeySender::Libei(keyboard) => keyboard
                 .type_text(text)
@@ -186,7 +183,11 @@ impl EnigoKeys {
     /// The simulator for the layout in use now.
     fn current(&mut self) -> Result<&mut Enigo, OutputError> {
         #[cfg(desktop_linux)]
-        if self.layout.as_mut().is_some_and(|layout| layout.changed()) {
+        if self
+            .layout
+            .as_mut()
+            .is_some_and(|layout| layout.check().layout)
+        {
             tracing::info!("the keyboard layout changed: reading it again");
             self.enigo = None;
         }
@@ -195,6 +196,100 @@ impl EnigoKeys {
         }
         Ok(self.enigo.as_mut().expect("made above"))
     }
+
+    fn type_text(&mut self, text: &str) -> Result<(), OutputError> {
+        #[cfg(desktop_linux)]
+        if self.layout.is_some() {
+            for piece in pieces_to_bind(text, BIND_AT_ONCE) {
+                self.bind_ahead(piece)?;
+                self.current()?.text(piece).map_err(input_error)?;
+            }
+            return Ok(());
+        }
+        self.current()?.text(text).map_err(input_error)
+    }
+
+    /// On X11 enigo binds a spare keycode for each character the layout
+    /// lacks just before pressing it, and an app that re-reads its keymap
+    /// off its event loop (Chromium) can take the press first and drop the
+    /// character: "ça" arrived as "a". So the characters are bound before
+    /// typing — by releasing their keys, which are not down, so no app sees
+    /// an event — and the keys pressed once the apps have had time to
+    /// re-read the keymap: X11 has no acknowledgement to wait for. Paid once
+    /// per character: enigo keeps its bindings until it runs out of keys.
+    #[cfg(desktop_linux)]
+    fn bind_ahead(&mut self, piece: &str) -> Result<(), OutputError> {
+        let mut bound = false;
+        // Twice at most: enigo gives back all its keys when it runs out,
+        // characters bound earlier in the pass among them.
+        for _ in 0..2 {
+            let missing: Vec<char> = match &self.layout {
+                Some(layout) => distinct(piece)
+                    .filter(|&c| !c.is_control() && !layout.has_key_for(c))
+                    .collect(),
+                None => return Ok(()),
+            };
+            let enigo = self.current()?;
+            for c in missing {
+                enigo
+                    .key(Key::Unicode(c), Direction::Release)
+                    .map_err(input_error)?;
+            }
+            let change = self.layout.as_mut().map(|l| l.check()).unwrap_or_default();
+            // A freed key bound again to another character reads as a
+            // changed key: enigo's doing within this pass, not a new layout.
+            bound |= change.spare_bound || change.layout;
+            if !change.spare_freed && !change.layout {
+                break;
+            }
+        }
+        if bound {
+            std::thread::sleep(KEYMAP_SETTLE);
+        }
+        Ok(())
+    }
+}
+
+/// How long apps get to re-read the keymap after enigo bound keys. No app
+/// documents its figure; a keymap compile takes a few milliseconds, and
+/// this is paid once per new character, not per key.
+#[cfg(desktop_linux)]
+const KEYMAP_SETTLE: std::time::Duration = std::time::Duration::from_millis(100);
+
+/// At most this many distinct characters are bound ahead at once: fewer
+/// than the spare keycodes an X server has (38 on Xvfb's evdev keymaps),
+/// so none is given back before it is typed.
+#[cfg(desktop_linux)]
+const BIND_AT_ONCE: usize = 16;
+
+/// `text` cut into consecutive pieces of at most `most` distinct characters.
+#[cfg(desktop_linux)]
+fn pieces_to_bind(text: &str, most: usize) -> Vec<&str> {
+    let mut pieces = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    let mut start = 0;
+    for (at, c) in text.char_indices() {
+        if !seen.contains(&c) && seen.len() == most {
+            pieces.push(&text[start..at]);
+            start = at;
+            seen.clear();
+        }
+        seen.insert(c);
+    }
+    if start < text.len() {
+        pieces.push(&text[start..]);
+    }
+    pieces
+}
+
+#[cfg(desktop_linux)]
+fn distinct(text: &str) -> impl Iterator<Item = char> + '_ {
+    let mut seen = std::collections::HashSet::new();
+    text.chars().filter(move |c| seen.insert(*c))
+}
+
+fn input_error(e: enigo::InputError) -> OutputError {
+    OutputError::Input(e.into())
 }
 
 /// enigo where it works; on Wayland without a virtual keyboard, libei.
@@ -676,5 +771,25 @@ mod primary {
     #[cfg(not(desktop_linux))]
     pub fn set(_: &mut arboard::Clipboard, _: &str) -> Result<(), OutputError> {
         Ok(())
+    }
+}
+
+#[cfg(all(test, desktop_linux))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pieces_hold_at_most_so_many_distinct_characters_and_lose_none() {
+        let text = "abcabc déjà vu — «ça» 日本";
+        for most in 1..8 {
+            let pieces = pieces_to_bind(text, most);
+            assert_eq!(pieces.concat(), text);
+            for piece in &pieces {
+                assert!(distinct(piece).count() <= most, "{piece:?} under {most}");
+            }
+        }
+        assert_eq!(pieces_to_bind("abcabc", 3), vec!["abcabc"]);
+        assert_eq!(pieces_to_bind("abcd", 2), vec!["ab", "cd"]);
+        assert!(pieces_to_bind("", 4).is_empty());
     }
 }

@@ -3,6 +3,8 @@
 //! and then presses the keys of the old layout — under German, `y` typed `z`
 //! and `'` typed `ä`; a Ctrl+V can become another shortcut. The sink asks
 //! before each delivery and makes a fresh enigo when the answer is yes.
+//! It also tells the sink when enigo bound spare keycodes, which the apps
+//! must learn before those keys are pressed (see `EnigoKeys::type_text`).
 
 use x11rb::connection::Connection;
 use x11rb::protocol::xproto::ConnectionExt;
@@ -21,6 +23,7 @@ pub enum LayoutWatchError {
 /// The keysyms of every keycode, as last seen.
 pub struct LayoutWatch {
     conn: RustConnection,
+    min_keycode: u8,
     per_keycode: usize,
     keysyms: Vec<u32>,
 }
@@ -29,32 +32,68 @@ impl LayoutWatch {
     pub fn start() -> Result<Self, LayoutWatchError> {
         let (conn, _) = x11rb::connect(None)?;
         let (per_keycode, keysyms) = mapping(&conn)?;
+        let min_keycode = conn.setup().min_keycode;
         Ok(Self {
             conn,
+            min_keycode,
             per_keycode,
             keysyms,
         })
     }
 
-    /// Whether a key that had symbols now has others. Keys going from no
-    /// symbol to one and back are enigo binding spare keycodes for the
-    /// characters the layout lacks (and giving them back): not a new layout.
-    pub fn changed(&mut self) -> bool {
+    /// Whether enigo types `c` with a key of the layout, found as enigo
+    /// finds it (the first level only); otherwise it binds a spare keycode.
+    pub fn has_key_for(&self, c: char) -> bool {
+        let sym = xkeysym::Keysym::from_char(c);
+        let keycodes = self.keysyms.len() / self.per_keycode.max(1);
+        let min = xkeysym::KeyCode::from(self.min_keycode);
+        (0..keycodes).any(|i| {
+            let keycode = xkeysym::KeyCode::from(u32::from(self.min_keycode) + i as u32);
+            xkeysym::keysym(keycode, 0, min, self.per_keycode as u8, &self.keysyms) == Some(sym)
+        })
+    }
+
+    /// What changed in the keyboard mapping since the last look.
+    pub fn check(&mut self) -> KeymapChange {
         let Ok((per_keycode, keysyms)) = mapping(&self.conn) else {
             // The display went away: nothing to type into either.
-            return false;
+            return KeymapChange::default();
         };
-        let changed = per_keycode != self.per_keycode
-            || keysyms.len() != self.keysyms.len()
-            || self
+        let mut change = KeymapChange {
+            layout: per_keycode != self.per_keycode || keysyms.len() != self.keysyms.len(),
+            ..KeymapChange::default()
+        };
+        if !change.layout {
+            for (before, now) in self
                 .keysyms
                 .chunks(self.per_keycode.max(1))
                 .zip(keysyms.chunks(per_keycode.max(1)))
-                .any(|(before, now)| bound(before) && bound(now) && before != now);
+            {
+                match (bound(before), bound(now)) {
+                    (true, true) => change.layout |= before != now,
+                    (false, true) => change.spare_bound = true,
+                    (true, false) => change.spare_freed = true,
+                    (false, false) => {}
+                }
+            }
+        }
         self.per_keycode = per_keycode;
         self.keysyms = keysyms;
-        changed
+        change
     }
+}
+
+/// A change to the keyboard mapping. Keys going from no symbol to one and
+/// back are enigo binding spare keycodes for the characters the layout
+/// lacks (and giving them back): not a new layout.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct KeymapChange {
+    /// A key that had symbols now has others: `setxkbmap`, a layout switcher.
+    pub layout: bool,
+    /// A spare keycode got a symbol.
+    pub spare_bound: bool,
+    /// A bound spare keycode was given back.
+    pub spare_freed: bool,
 }
 
 fn bound(keysyms: &[u32]) -> bool {
