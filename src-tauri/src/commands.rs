@@ -19,6 +19,7 @@ use utter_core::control::Control;
 use utter_core::engine::ComputeDevice;
 use utter_core::export::Format;
 use utter_core::models::Quant;
+use utter_core::postprocess::snippets::Snippet;
 use utter_core::settings::Settings;
 use utter_rewrite::{Mode, ProviderConfig, ProviderInfo, ProviderKind};
 
@@ -302,6 +303,16 @@ pub async fn import_vocabulary(app: AppHandle, path: PathBuf) -> Result<Vec<Stri
 #[tauri::command]
 pub async fn export_vocabulary(app: AppHandle, path: PathBuf, words: Vec<String>) -> Result<()> {
     blocking(&app, move |core| core.export_vocabulary(&path, &words)).await
+}
+
+#[tauri::command]
+pub async fn import_snippets(app: AppHandle, path: PathBuf) -> Result<Vec<Snippet>> {
+    blocking(&app, move |core| core.import_snippets(&path)).await
+}
+
+#[tauri::command]
+pub async fn export_snippets(app: AppHandle, path: PathBuf, snippets: Vec<Snippet>) -> Result<()> {
+    blocking(&app, move |core| core.export_snippets(&path, &snippets)).await
 }
 
 #[tauri::command]

@@ -119,6 +119,8 @@ fn main() {
             commands::render_transcript,
             commands::import_vocabulary,
             commands::export_vocabulary,
+            commands::import_snippets,
+            commands::export_snippets,
             updates::check_for_updates,
             updates::install_update,
         ])

@@ -230,6 +230,11 @@ pub enum AppError {
         path: PathBuf,
         source: std::io::Error,
     },
+    #[error("{} is not a snippet file: {source}", path.display())]
+    SnippetFile {
+        path: PathBuf,
+        source: utter_postprocess::snippets::file::FileError,
+    },
     #[error("clipboard unavailable: {0}")]
     Clipboard(#[source] arboard::Error),
     /// Delivered, but not the way the settings ask (e.g. no virtual
@@ -833,6 +838,28 @@ impl App {
 
     pub fn export_vocabulary(&self, path: &Path, words: &[String]) -> Result<(), AppError> {
         std::fs::write(path, utter_postprocess::vocabulary::render(words))
+            .map_err(AppError::write(path))
+    }
+
+    /// The snippets of a snippet file (the format of `utter dictate
+    /// --snippets-file`); the UI adds those whose trigger is new.
+    pub fn import_snippets(
+        &self,
+        path: &Path,
+    ) -> Result<Vec<utter_postprocess::snippets::Snippet>, AppError> {
+        let text = std::fs::read_to_string(path).map_err(AppError::read(path))?;
+        utter_postprocess::snippets::file::parse(&text).map_err(|source| AppError::SnippetFile {
+            path: path.to_path_buf(),
+            source,
+        })
+    }
+
+    pub fn export_snippets(
+        &self,
+        path: &Path,
+        snippets: &[utter_postprocess::snippets::Snippet],
+    ) -> Result<(), AppError> {
+        std::fs::write(path, utter_postprocess::snippets::file::render(snippets))
             .map_err(AppError::write(path))
     }
 

@@ -206,6 +206,46 @@ fn settings_are_validated_persisted_and_survive_a_restart() {
     reset.shutdown();
 }
 
+/// Snippets exported from Settings come back whole through an import (the
+/// CLI's --snippets-file format: several lines, placeholders, "inside
+/// sentences"); a file that is not one is an error naming the file and line.
+#[test]
+fn snippets_round_trip_through_a_file_and_a_wrong_file_is_named() {
+    use utter_core::postprocess::snippets::Snippet;
+    let f = fixture();
+    let (app, _rx) = start(&f.paths);
+    let snippets = vec![
+        Snippet {
+            trigger: "my address".into(),
+            text: "12 Main Street\n\nSpringfield, {date}".into(),
+            in_sentence: true,
+        },
+        Snippet {
+            trigger: "sign off".into(),
+            text: "Best,\nAnna".into(),
+            in_sentence: false,
+        },
+    ];
+    let file = f.paths.cache.join("exported/snippets.txt");
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    app.export_snippets(&file, &snippets).unwrap();
+    assert_eq!(app.import_snippets(&file).unwrap(), snippets);
+
+    std::fs::write(&file, "my address\n12 Main Street\n").unwrap();
+    let err = app.import_snippets(&file).unwrap_err().to_string();
+    assert!(
+        err.contains("snippets.txt") && err.contains("line 1"),
+        "{err}"
+    );
+    let missing = f.paths.cache.join("nowhere/snippets.txt");
+    let err = app.import_snippets(&missing).unwrap_err().to_string();
+    assert!(
+        err.contains("cannot read") && err.contains("nowhere"),
+        "{err}"
+    );
+    app.shutdown();
+}
+
 /// Issue 16: the compute device chosen in Settings reaches the engine: the
 /// status says where the model runs, and a device that does not exist is a
 /// clear error (an explicit device never falls back silently).

@@ -22,6 +22,7 @@ import type {
   ProviderKind,
   Quant,
   Settings,
+  Snippet,
   Status,
   UpdateInfo,
   UseFor,
@@ -118,6 +119,8 @@ export const api = {
   useModel: (name: string, usedFor: UseFor) => call('use_model', { name, usedFor }),
   importVocabulary: (path: string) => call('import_vocabulary', { path }),
   exportVocabulary: (path: string, words: string[]) => call('export_vocabulary', { path, words }),
+  importSnippets: (path: string) => call('import_snippets', { path }),
+  exportSnippets: (path: string, snippets: Snippet[]) => call('export_snippets', { path, snippets }),
   exportTranscript: (id: number, format: ExportFormat, path: string) =>
     call('export_transcript', { id, format, path }),
   renderTranscript: (id: number, format: ExportFormat) => call('render_transcript', { id, format }),
@@ -244,6 +247,26 @@ export async function pickVocabularySavePath(): Promise<string | null> {
   return save({
     title: 'Export the vocabulary',
     defaultPath: 'utter-vocabulary.txt',
+    filters: [{ name: 'Text', extensions: ['txt'] }],
+  });
+}
+
+/** Open dialog for a snippet file; null when cancelled. */
+export async function pickSnippetFile(): Promise<string | null> {
+  const picked = await open({
+    multiple: false,
+    directory: false,
+    title: 'Import snippets ("== trigger" before each text)',
+    filters: [{ name: 'Text', extensions: ['txt', '*'] }],
+  });
+  return Array.isArray(picked) ? (picked[0] ?? null) : picked;
+}
+
+/** Save dialog for the snippets; null when cancelled. */
+export async function pickSnippetSavePath(): Promise<string | null> {
+  return save({
+    title: 'Export the snippets',
+    defaultPath: 'utter-snippets.txt',
     filters: [{ name: 'Text', extensions: ['txt'] }],
   });
 }

@@ -228,6 +228,14 @@ function handle(cmd: string, args: Record<string, unknown>): unknown {
       return ['Kubernetes', 'Anna Åberg'];
     case 'export_vocabulary':
       return null;
+    case 'import_snippets':
+      // "my address" is in the page's list already: the import keeps the list's.
+      return [
+        { trigger: 'My Address', text: 'elsewhere', inSentence: false },
+        { trigger: 'sign off', text: 'Best,\nAnna', inSentence: false },
+      ];
+    case 'export_snippets':
+      return null;
     case 'plugin:dialog|open':
       return state.dialogOpen ?? null;
     case 'plugin:dialog|save': {

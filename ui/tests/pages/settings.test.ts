@@ -142,6 +142,19 @@ describe('settings', () => {
     await page.getByTestId('snippet-trigger').fill('my address');
     await page.getByTestId('snippet-text').fill('12 Main Street\nSpringfield\n{date}');
     await page.getByTestId('snippet-in-sentence').check();
+    // The import adds the snippets whose trigger is new; the export writes the list.
+    await page.getByTestId('snippet-import').click();
+    expect((await waitForCall(page, 'import_snippets'))[0].args).toEqual({ path: '/home/user/words.txt' });
+    await page.waitForFunction(() => document.querySelectorAll('[data-testid=snippet]').length === 2);
+    expect(await page.getByTestId('snippet-trigger').nth(1).inputValue()).toBe('sign off');
+    await page.getByTestId('snippet-export').click();
+    expect((await waitForCall(page, 'export_snippets'))[0].args).toEqual({
+      path: '/home/user/utter-snippets.txt',
+      snippets: [
+        { trigger: 'my address', text: '12 Main Street\nSpringfield\n{date}', inSentence: true },
+        { trigger: 'sign off', text: 'Best,\nAnna', inSentence: false },
+      ],
+    });
     await shot(page, 'settings-your-words');
     await page.getByTestId('settings-save').click();
     const [save] = await waitForCall(page, 'save_settings');
@@ -153,7 +166,10 @@ describe('settings', () => {
           { heard: 'get hub', written: 'GitHub', regex: false },
           { heard: '(\\d+) percent', written: '$1%', regex: true },
         ],
-        snippets: [{ trigger: 'my address', text: '12 Main Street\nSpringfield\n{date}', inSentence: true }],
+        snippets: [
+          { trigger: 'my address', text: '12 Main Street\nSpringfield\n{date}', inSentence: true },
+          { trigger: 'sign off', text: 'Best,\nAnna', inSentence: false },
+        ],
         spokenPunctuation: true,
         cleanUp: true,
       },

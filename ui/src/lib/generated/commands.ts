@@ -17,6 +17,7 @@ import type { Quant } from './Quant';
 import type { RecentApp } from './RecentApp';
 import type { RewriteTest } from './RewriteTest';
 import type { Settings } from './Settings';
+import type { Snippet } from './Snippet';
 import type { Status } from './Status';
 import type { UpdateInfo } from './UpdateInfo';
 import type { UseFor } from './UseFor';
@@ -68,6 +69,8 @@ export interface Commands {
   render_transcript: { args: { id: number; format: Format }; result: string };
   import_vocabulary: { args: { path: string }; result: string[] };
   export_vocabulary: { args: { path: string; words: string[] }; result: void };
+  import_snippets: { args: { path: string }; result: Snippet[] };
+  export_snippets: { args: { path: string; snippets: Snippet[] }; result: void };
   check_for_updates: { args: Record<string, never>; result: UpdateInfo | null };
   install_update: { args: Record<string, never>; result: void };
 }
