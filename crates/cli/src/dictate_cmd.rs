@@ -120,8 +120,8 @@ pub struct DictateArgs {
     /// device name from `utter devices --compute`
     #[arg(long, default_value = "auto")]
     compute: Compute,
-    /// Free the model's memory after this many idle seconds (0: keep it
-    /// loaded); the next key press loads it again while you speak
+    /// Free the model's and the voice detector's memory after this many idle
+    /// seconds (0: keep them loaded); the next key press loads them again while you speak
     #[arg(long, default_value_t = defaults::IDLE_UNLOAD_SECS, value_name = "SECONDS")]
     unload_idle: u64,
     #[command(flatten)]

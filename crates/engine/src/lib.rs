@@ -522,6 +522,8 @@ pub struct Engine {
     notices: Receiver<EngineNotice>,
     /// Set by the supervisor when a GPU failure moved the work to the CPU.
     fell_back: Arc<AtomicBool>,
+    /// After how long without work the worker's model is unloaded.
+    idle_unload: Option<Duration>,
     thread: Option<JoinHandle<()>>,
 }
 
@@ -541,6 +543,7 @@ impl Engine {
                     info: loaded.info,
                     notices,
                     fell_back: Arc::default(),
+                    idle_unload: None,
                     thread: Some(thread),
                 })
             }
@@ -567,6 +570,7 @@ impl Engine {
                     info,
                     notices,
                     fell_back,
+                    idle_unload,
                     thread: Some(thread),
                 })
             }
@@ -577,6 +581,12 @@ impl Engine {
     /// say where it runs now.
     pub fn info(&self) -> &ModelInfo {
         &self.info
+    }
+
+    /// After how long without work the model is unloaded (worker
+    /// processes only); the voice detector follows it.
+    pub fn idle_unload(&self) -> Option<Duration> {
+        self.idle_unload
     }
 
     /// Where the model runs now: as loaded, or `cpu` after a GPU failure.
@@ -758,6 +768,7 @@ impl Engine {
             },
             notices: crossbeam_channel::never(),
             fell_back: Arc::default(),
+            idle_unload: None,
             thread: Some(thread),
         }
     }

@@ -29,7 +29,8 @@ const CALL_TIMEOUT: Duration = Duration::from_secs(5);
 pub struct VadHost {
     exe: PathBuf,
     model_path: PathBuf,
-    /// `None` after a failure, until the next call starts a worker.
+    /// `None` after a failure or an idle unload, until the next call (or
+    /// a prewarm) starts a worker.
     worker: Option<Spawned>,
     /// Restarts not yet told to the user.
     notices: Vec<String>,
@@ -46,6 +47,34 @@ impl VadHost {
         };
         host.worker = Some(host.spawn()?);
         Ok(host)
+    }
+
+    /// Ends the worker and frees its memory; the next call starts a fresh
+    /// one. False when none was running.
+    pub fn unload(&mut self) -> bool {
+        match self.worker.take() {
+            Some(worker) => {
+                tracing::debug!("voice detector worker unloaded ({})", stop(worker));
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Starts the worker now if it was unloaded, so the first call does
+    /// not wait for it. A failure is left to that call to report.
+    pub fn prewarm(&mut self) {
+        if self.worker.is_none() {
+            match self.spawn() {
+                Ok(worker) => self.worker = Some(worker),
+                Err(e) => tracing::warn!("the voice detector did not start: {e}"),
+            }
+        }
+    }
+
+    /// Whether a worker is running now.
+    pub fn is_loaded(&self) -> bool {
+        self.worker.is_some()
     }
 
     /// Restarts since the last call, worded for the user.

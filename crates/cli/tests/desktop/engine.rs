@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde_json::Value;
 use utter_core::text::word_error_rate;
 
-use crate::common::{engine_workers, wav_files};
+use crate::common::{engine_workers, vad_workers, wav_files};
 use crate::harness::dictate::{Dictate, Take};
 use crate::harness::speech::{clip, truth};
 use crate::harness::x11::desktop;
@@ -114,8 +114,9 @@ fn an_idle_engine_is_unloaded_and_the_next_dictation_still_delivers() {
     let dictate = Dictate::start(d, tmp.path(), &["--output", "stdout", "--unload-idle", "2"]);
     let pid = dictate.child.id();
     assert_eq!(engine_workers(pid).len(), 1, "loaded at start");
-    wait_until("the idle worker to exit", Duration::from_secs(20), || {
-        engine_workers(pid).is_empty()
+    assert_eq!(vad_workers(pid).len(), 1, "the voice detector too");
+    wait_until("the idle workers to exit", Duration::from_secs(20), || {
+        engine_workers(pid).is_empty() && vad_workers(pid).is_empty()
     });
     let ev = Take::hotkey(d, &clip(4)).run(&dictate);
     let text = ev["text"].as_str().unwrap();
@@ -125,5 +126,6 @@ fn an_idle_engine_is_unloaded_and_the_next_dictation_still_delivers() {
         1,
         "loaded again on the key press"
     );
+    assert_eq!(vad_workers(pid).len(), 1, "the voice detector too");
     dictate.stop();
 }

@@ -131,6 +131,9 @@ struct Service<E: FnMut(DictationEvent)> {
     level_sent: Instant,
     /// Told once that profiles cannot switch on this desktop.
     focus_unsupported_told: bool,
+    /// The last moment a dictation was in hand: the voice detector's worker
+    /// is unloaded once the engine's idle time has passed since.
+    busy_until: Instant,
 }
 
 impl<E: FnMut(DictationEvent)> Service<E> {
@@ -164,6 +167,7 @@ impl<E: FnMut(DictationEvent)> Service<E> {
             preroll: VecDeque::new(),
             level_sent: Instant::now(),
             focus_unsupported_told: false,
+            busy_until: Instant::now(),
         }
     }
 
@@ -311,8 +315,11 @@ impl<E: FnMut(DictationEvent)> Service<E> {
         if !matches!(self.phase, Phase::Idle) || !self.open_mic() {
             return;
         }
-        // A model unloaded while idle loads while the user speaks.
+        // A model unloaded while idle loads while the user speaks; the
+        // voice detector starts now (tens of ms; the audio waits in the
+        // microphone's channel meanwhile).
         self.engine.prewarm();
+        self.vad.prewarm();
         let path = record_log::new_recording_path(&self.config.recordings_dir);
         let recorder = match WavRecorder::create(&path) {
             Ok(recorder) => Some(recorder),
@@ -465,6 +472,7 @@ impl<E: FnMut(DictationEvent)> Service<E> {
     /// Runs after every input and on idle wake-ups: levels, the end of the
     /// post-roll, and engine replies.
     fn tick(&mut self) {
+        self.unload_detector_when_idle();
         if self.config.emit_levels
             && self.recording()
             && self.level_sent.elapsed() >= Duration::from_millis(50)
@@ -497,6 +505,24 @@ impl<E: FnMut(DictationEvent)> Service<E> {
                     message,
                 },
             });
+        }
+    }
+
+    /// The voice detector's worker (25–33 MB) goes with the model when
+    /// nobody has dictated for the engine's idle time; the next press
+    /// starts it again. With no idle unload set, both stay.
+    fn unload_detector_when_idle(&mut self) {
+        if !matches!(self.phase, Phase::Idle) {
+            self.busy_until = Instant::now();
+            return;
+        }
+        if let Some(idle) = self.engine.idle_unload() {
+            if self.busy_until.elapsed() >= idle && self.vad.unload() {
+                tracing::info!(
+                    "voice detector unloaded after {} s without dictation",
+                    idle.as_secs()
+                );
+            }
         }
     }
 

@@ -39,6 +39,23 @@ impl SpeechDetector {
         Ok(Self { scorer })
     }
 
+    /// Frees the worker's memory while nobody dictates (the next feed or
+    /// [`SpeechDetector::prewarm`] starts it again). True when a worker was
+    /// running; a detector in this process stays.
+    pub fn unload(&mut self) -> bool {
+        match &mut self.scorer {
+            Scorer::Worker(host) => host.unload(),
+            _ => false,
+        }
+    }
+
+    /// Starts an unloaded worker now, before the audio needs it.
+    pub fn prewarm(&mut self) {
+        if let Scorer::Worker(host) = &mut self.scorer {
+            host.prewarm();
+        }
+    }
+
     /// Restarts of its worker since the last call, worded for the user.
     pub fn notices(&mut self) -> Vec<String> {
         match &mut self.scorer {
