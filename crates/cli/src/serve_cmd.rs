@@ -42,6 +42,10 @@ pub struct ServeArgs {
     /// Wyoming's TCP port
     #[arg(long, default_value_t = 10300)]
     wyoming_port: u16,
+    /// A web page's origin that may call the server and read its answers, e.g.
+    /// https://app.example.com (repeatable); requests from any other page are refused
+    #[arg(long = "cors-origin", value_name = "ORIGIN", value_parser = utter_server::parse_origin)]
+    cors_origins: Vec<String>,
 }
 
 fn api_key(args: &ServeArgs) -> Result<Option<String>> {
@@ -63,6 +67,7 @@ pub fn run(store: ModelStore, args: ServeArgs) -> Result<ExitCode> {
         max_upload_bytes: args.max_upload_mb * 1_000_000,
         read_timeout: Duration::from_secs(args.read_timeout_s.max(1)),
         wyoming_port: args.wyoming.then_some(args.wyoming_port),
+        cors_origins: args.cors_origins.clone(),
         ..ServeConfig::default()
     };
     let keyed = config.api_key.is_some();

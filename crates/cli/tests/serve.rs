@@ -82,11 +82,25 @@ impl Server {
         headers: &[(&str, &str)],
         body: &[u8],
     ) -> std::io::Result<(u16, String)> {
+        let host = self.addr.to_string();
+        self.request_as(&host, method, path, headers, body)
+            .map(|(status, _, body)| (status, body))
+    }
+
+    /// A request with its `Host` header: (status, response headers in
+    /// lower case, body).
+    fn request_as(
+        &self,
+        host: &str,
+        method: &str,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: &[u8],
+    ) -> std::io::Result<(u16, String, String)> {
         let mut s = TcpStream::connect(self.addr)?;
         s.set_read_timeout(Some(Duration::from_secs(120)))?;
         let mut head = format!(
-            "{method} {path} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\nContent-Length: {}\r\n",
-            self.addr,
+            "{method} {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\nContent-Length: {}\r\n",
             body.len()
         );
         for (k, v) in headers {
@@ -97,7 +111,10 @@ impl Server {
         s.write_all(body)?;
         let mut out = Vec::new();
         s.read_to_end(&mut out)?;
-        Ok(parse_response(&out))
+        let (status, body) = parse_response(&out);
+        let text = String::from_utf8_lossy(&out);
+        let head = text.split_once("\r\n\r\n").map_or(&*text, |(h, _)| h);
+        Ok((status, head.to_ascii_lowercase(), body))
     }
 }
 
@@ -337,7 +354,7 @@ fn limits_keys_slow_clients_and_many_connections() {
     let mut slow = TcpStream::connect(server.addr).unwrap();
     slow.set_read_timeout(Some(Duration::from_secs(1))).unwrap();
     let mut closed = false;
-    for b in b"GET /v1/models HTTP/1.1\r\nHost: x\r\n".iter() {
+    for b in b"GET /v1/models HTTP/1.1\r\nHost: localhost\r\n".iter() {
         if slow.write_all(&[*b]).is_err() {
             closed = true;
             break;
@@ -359,7 +376,7 @@ fn limits_keys_slow_clients_and_many_connections() {
     let streams: Vec<TcpStream> = (0..200)
         .map(|_| {
             let mut s = TcpStream::connect(server.addr).unwrap();
-            s.write_all(b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            s.write_all(b"GET /health HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
                 .unwrap();
             s
         })
@@ -396,7 +413,7 @@ fn a_client_that_disconnects_cancels_its_job() {
     {
         let mut s = TcpStream::connect(server.addr).unwrap();
         let head = format!(
-            "POST /v1/audio/transcriptions HTTP/1.1\r\nHost: x\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\n\r\n",
+            "POST /v1/audio/transcriptions HTTP/1.1\r\nHost: localhost\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\n\r\n",
             body.len()
         );
         s.write_all(head.as_bytes()).unwrap();
@@ -517,7 +534,7 @@ fn a_full_queue_answers_503_with_retry_after() {
     let first = std::thread::spawn(move || {
         let mut s = TcpStream::connect(addr).unwrap();
         let head = format!(
-            "POST /v1/audio/transcriptions HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\n\r\n",
+            "POST /v1/audio/transcriptions HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\n\r\n",
             body.len()
         );
         s.write_all(head.as_bytes()).unwrap();
@@ -530,7 +547,7 @@ fn a_full_queue_answers_503_with_retry_after() {
     let (ctype, short) = multipart("a.wav", &std::fs::read(CLIP).unwrap(), &[]);
     let mut s = TcpStream::connect(server.addr).unwrap();
     let head = format!(
-        "POST /v1/audio/transcriptions HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\n\r\n",
+        "POST /v1/audio/transcriptions HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\n\r\n",
         short.len()
     );
     s.write_all(head.as_bytes()).unwrap();
@@ -591,4 +608,160 @@ fn a_wyoming_client_that_disconnects_cancels_its_job() {
     }
     std::thread::sleep(Duration::from_millis(500));
     assert_eq!(uploads_left(tmp.path()), Vec::<String>::new());
+}
+
+/// Web pages (issue 43, safe by default): a page's request is refused
+/// unless its origin was listed with --cors-origin, and a request not
+/// addressed to the loopback (DNS rebinding) is refused; a listed origin
+/// gets CORS headers, its preflight passes without the key and the request
+/// itself still needs it. The SDKs, which send no Origin, are unaffected.
+#[test]
+fn web_pages_are_refused_unless_their_origin_is_listed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let bad = Command::new(env!("CARGO_BIN_EXE_utter"))
+        .args(["serve", "--port", "0", "--cors-origin", "*"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert_eq!(bad.status.code(), Some(2), "{err}");
+    assert!(err.contains("list each site"), "{err}");
+
+    let server = Server::start(
+        &["--cors-origin", "https://Notes.example/"],
+        &[("UTTER_API_KEY", "s3cret-key")],
+        tmp.path(),
+    );
+    let host = server.addr.to_string();
+    let key = ("Authorization", "Bearer s3cret-key");
+    let (status, _, body) = server
+        .request_as(
+            &host,
+            "GET",
+            "/v1/models",
+            &[key, ("Origin", "https://evil.example")],
+            b"",
+        )
+        .unwrap();
+    assert_eq!(status, 403, "{body}");
+    let err = error_shape(&body);
+    assert_eq!(err["code"], "forbidden_origin");
+    assert!(
+        err["message"]
+            .as_str()
+            .unwrap()
+            .contains("--cors-origin https://evil.example"),
+        "{body}"
+    );
+    let rebound = format!("evil.example:{}", server.addr.port());
+    let (status, _, body) = server
+        .request_as(&rebound, "GET", "/v1/models", &[key], b"")
+        .unwrap();
+    assert_eq!(status, 403, "{body}");
+    assert_eq!(error_shape(&body)["code"], "forbidden_host");
+    let named = format!("localhost:{}", server.addr.port());
+    let (status, _, body) = server
+        .request_as(&named, "GET", "/v1/models", &[key], b"")
+        .unwrap();
+    assert_eq!(status, 200, "localhost is this computer: {body}");
+
+    let listed = ("Origin", "https://notes.example");
+    let (status, head, _) = server
+        .request_as(
+            &host,
+            "OPTIONS",
+            "/v1/audio/transcriptions",
+            &[
+                listed,
+                ("Access-Control-Request-Method", "POST"),
+                ("Access-Control-Request-Headers", "authorization"),
+            ],
+            b"",
+        )
+        .unwrap();
+    assert_eq!(status, 200, "{head}");
+    assert!(
+        head.contains("access-control-allow-origin: https://notes.example"),
+        "{head}"
+    );
+    assert!(head.contains("authorization"), "{head}");
+    let (status, _, body) = server
+        .request_as(&host, "GET", "/v1/models", &[listed], b"")
+        .unwrap();
+    assert_eq!(status, 401, "the key is still required: {body}");
+    let (status, head, body) = server
+        .request_as(&host, "GET", "/v1/models", &[listed, key], b"")
+        .unwrap();
+    assert_eq!(status, 200, "{body}");
+    assert!(
+        head.contains("access-control-allow-origin: https://notes.example"),
+        "{head}"
+    );
+    // No Origin (the SDKs, curl): no CORS headers, answered as before.
+    let (status, head, _) = server
+        .request_as(&host, "GET", "/v1/models", &[key], b"")
+        .unwrap();
+    assert_eq!(status, 200);
+    assert!(!head.contains("access-control-allow-origin"), "{head}");
+}
+
+/// A real web page in Chromium posting a recording with fetch + FormData:
+/// refused (the browser's fetch fails) until the server lists the page's
+/// origin, then transcribed.
+#[test]
+fn a_web_page_in_chromium_transcribes_only_once_its_origin_is_listed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let page_port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let origin = format!("http://127.0.0.1:{page_port}");
+    let from_page = |server: &Server| -> serde_json::Value {
+        let out = Command::new("node")
+            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/api/browser_fetch.mjs"))
+            .arg(page_port.to_string())
+            .arg(format!("http://{}", server.addr))
+            .arg(CLIP)
+            .output()
+            .unwrap();
+        let said = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{said}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_str(
+            said.lines()
+                .find_map(|l| l.strip_prefix("RESULT "))
+                .unwrap(),
+        )
+        .unwrap()
+    };
+
+    let closed = Server::start(&[], &[], tmp.path());
+    let refused = from_page(&closed);
+    assert_eq!(refused["ok"], false, "{refused}");
+    assert!(
+        closed
+            .log()
+            .contains(&format!("refused a request from a web page at {origin}")),
+        "the server says why: {}",
+        closed.log()
+    );
+    drop(closed);
+
+    let open = Server::start(&["--cors-origin", &origin], &[], tmp.path());
+    let answered = from_page(&open);
+    assert_eq!(answered["ok"], true, "{answered}");
+    assert_eq!(answered["status"], 200, "{answered}");
+    let text = answered["text"].as_str().unwrap_or_default();
+    let cli = Command::new(env!("CARGO_BIN_EXE_utter"))
+        .args(["transcribe", CLIP])
+        .output()
+        .unwrap();
+    let reference = String::from_utf8_lossy(&cli.stdout);
+    assert!(
+        wer(&reference, text) <= 0.1,
+        "page: {text:?}; utter transcribe: {reference:?}"
+    );
 }

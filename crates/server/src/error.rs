@@ -76,6 +76,11 @@ impl ApiError {
         Self::new(StatusCode::NOT_FOUND, "invalid_request_error", message).with_code("not_found")
     }
 
+    /// 403: who sent it may not use the server (a web page not let in).
+    pub fn forbidden(message: impl Into<String>, code: &'static str) -> Self {
+        Self::new(StatusCode::FORBIDDEN, "invalid_request_error", message).with_code(code)
+    }
+
     pub fn unauthorized() -> Self {
         Self::new(
             StatusCode::UNAUTHORIZED,

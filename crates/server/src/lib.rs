@@ -5,6 +5,7 @@
 //! an API key; bounded uploads, queue and read times.
 
 mod auth;
+mod browsers;
 mod error;
 mod format;
 mod jobs;
@@ -27,6 +28,7 @@ use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 use utter_core::models::ModelStore;
 
+pub use browsers::{parse_origin, BadOrigin};
 pub use error::ApiError;
 
 /// How the server runs.
@@ -48,6 +50,9 @@ pub struct ServeConfig {
     pub max_connections: usize,
     /// Also speak Wyoming on this port (same host).
     pub wyoming_port: Option<u16>,
+    /// Web pages that may call the server (`--cors-origin`); requests
+    /// from any other page are refused.
+    pub cors_origins: Vec<String>,
 }
 
 impl Default for ServeConfig {
@@ -62,6 +67,7 @@ impl Default for ServeConfig {
             read_timeout: Duration::from_secs(30),
             max_connections: 512,
             wyoming_port: None,
+            cors_origins: Vec::new(),
         }
     }
 }
@@ -80,12 +86,15 @@ pub enum ServeError {
         addr: SocketAddr,
         source: std::io::Error,
     },
+    #[error(transparent)]
+    BadOrigin(#[from] BadOrigin),
     #[error("cannot start the server's runtime: {0}")]
     Runtime(std::io::Error),
 }
 
 /// Checks what a config may do before anything starts.
 pub fn check(config: &ServeConfig) -> Result<(), ServeError> {
+    browsers::BrowserPolicy::new(&config.cors_origins, config.host)?;
     match &config.api_key {
         Some(key) if key.trim().is_empty() => Err(ServeError::EmptyKey),
         None if !config.host.is_loopback() => Err(ServeError::KeyRequired(config.host)),
@@ -182,7 +191,9 @@ impl Server {
             // chose a host, which then also required an HTTP key.
             tokio::spawn(wyoming::serve(listener, self.state.clone()));
         }
-        let router = routes::router(self.state.clone());
+        let policy = browsers::BrowserPolicy::new(&self.config.cors_origins, self.config.host)
+            .expect("checked at bind");
+        let router = routes::router(self.state.clone(), policy);
         let connections = Arc::new(Semaphore::new(self.config.max_connections));
         let read_timeout = self.config.read_timeout;
         tokio::pin!(shutdown);

@@ -13,6 +13,7 @@ use axum::{Json, Router};
 use serde_json::json;
 use utter_core::transcribe::FileOptions;
 
+use crate::browsers::{self, BrowserPolicy};
 use crate::error::{list_or_none, ApiError};
 use crate::format::{self, ResponseFormat, Task};
 use crate::jobs::{Job, Jobs};
@@ -29,7 +30,7 @@ pub struct AppState {
     pub ready: AtomicBool,
 }
 
-pub fn router(state: Arc<AppState>) -> Router {
+pub fn router(state: Arc<AppState>, browsers: BrowserPolicy) -> Router {
     // The multipart reader's own limit, a little above the file's, so the
     // file's limit is the one that answers (with its clearer message).
     let body_limit = (state.limits.max_bytes as usize).saturating_add(1 << 20);
@@ -45,6 +46,12 @@ pub fn router(state: Arc<AppState>) -> Router {
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             auth::require_key,
+        ))
+        // Outside the key check: a listed page's preflight carries no key.
+        .layer(browsers.cors())
+        .layer(axum::middleware::from_fn_with_state(
+            Arc::new(browsers),
+            browsers::guard,
         ))
         .with_state(state)
 }
