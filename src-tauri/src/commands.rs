@@ -11,6 +11,7 @@ use tauri_plugin_autostart::ManagerExt;
 use utter_app_core::ai::RewriteTest;
 use utter_app_core::history::Entry;
 use utter_app_core::recent_apps::RecentApp;
+use utter_app_core::server_host::ServerStatus;
 use utter_app_core::{
     App, AppError, CatalogRow, FileJob, ModelSummary, PackagedRow, Status, UseFor,
 };
@@ -116,6 +117,12 @@ pub async fn delete_api_key(app: AppHandle, kind: ProviderKind) -> Result<bool> 
 #[tauri::command]
 pub fn recent_apps(core: State<App>) -> Vec<RecentApp> {
     core.recent_apps()
+}
+
+/// Settings → Server: whether the local server runs, where, and who used it.
+#[tauri::command]
+pub fn server_status(core: State<App>) -> ServerStatus {
+    core.server_status()
 }
 
 #[tauri::command]

@@ -120,6 +120,7 @@ fn main() {
             commands::import_vocabulary,
             commands::export_vocabulary,
             commands::import_snippets,
+            commands::server_status,
             commands::export_snippets,
             updates::check_for_updates,
             updates::install_update,

@@ -49,6 +49,8 @@ export function defaultSettings(): Settings {
     silenceMs: 600,
     keepAudioDays: 30,
     engineIdleUnloadMinutes: 10,
+    serverEnabled: false,
+    serverPort: 2022,
     compute: 'auto',
     theme: 'system',
     vocabulary: [],

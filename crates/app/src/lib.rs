@@ -10,6 +10,7 @@ mod downloads;
 mod files;
 pub mod history;
 pub mod recent_apps;
+pub mod server_host;
 mod service_host;
 
 pub use service_host::NotRunning;
@@ -280,6 +281,7 @@ struct Shared {
     downloads: downloads::Downloads,
     platform: Platform,
     recent_apps: Mutex<recent_apps::RecentApps>,
+    server: server_host::ServerHost,
 }
 
 /// The app's ends towards the desktop.
@@ -441,10 +443,12 @@ impl App {
             downloads: downloads::Downloads::default(),
             platform,
             recent_apps: Mutex::new(Default::default()),
+            server: server_host::ServerHost::default(),
         });
         let app = Self { shared };
         app.apply_retention();
         service_host::restart(&app.shared);
+        app.apply_server();
         Ok(app)
     }
 
@@ -477,7 +481,19 @@ impl App {
         self.shared.emit(AppEvent::SettingsChanged(new.clone()));
         self.apply_retention();
         service_host::restart(&self.shared);
+        self.apply_server();
         Ok(new)
+    }
+
+    /// Settings → Server: the local server as the settings want it.
+    fn apply_server(&self) {
+        let settings = self.settings();
+        self.shared.server.apply(&settings, &self.shared.store);
+    }
+
+    /// Where the local server stands and who used it lately.
+    pub fn server_status(&self) -> server_host::ServerStatus {
+        self.shared.server.status()
     }
 
     pub fn dismiss_notice(&self) {
@@ -497,6 +513,7 @@ impl App {
     /// Stops the service (finishing a dictation in progress) and the file queue.
     pub fn shutdown(&self) {
         self.shared.files.cancel_all();
+        self.shared.server.stop();
         self.shared.service.stop();
     }
 

@@ -206,6 +206,86 @@ fn settings_are_validated_persisted_and_survive_a_restart() {
     reset.shutdown();
 }
 
+/// Settings → Server: turned on, the app serves the OpenAI audio API on the
+/// chosen loopback port and lists who called it; a port already taken is a
+/// clear error; turned off, the port is closed.
+#[test]
+fn the_local_server_follows_its_settings_and_lists_its_clients() {
+    use std::io::{Read, Write};
+    use utter_app_core::server_host::ServerState;
+    let free_port = || {
+        std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port()
+    };
+    let f = fixture();
+    let (app, _rx) = start(&f.paths);
+    assert_eq!(
+        app.server_status().state,
+        ServerState::Off,
+        "off by default"
+    );
+    let port = free_port();
+    app.save_settings(Settings {
+        server_enabled: true,
+        server_port: port,
+        ..app.settings()
+    })
+    .unwrap();
+    let status = app.server_status();
+    assert_eq!(status.state, ServerState::Running, "{status:?}");
+    assert_eq!(
+        status.url.as_deref(),
+        Some(&*format!("http://127.0.0.1:{port}/v1"))
+    );
+
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    write!(
+        s,
+        "GET /v1/models HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUser-Agent: notes-app/2.1\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut answer = String::new();
+    s.read_to_string(&mut answer).unwrap();
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    assert!(answer.contains("whisper-tiny.en"), "{answer}");
+    let clients = app.server_status().clients;
+    assert_eq!(clients.len(), 1, "{clients:?}");
+    assert_eq!(clients[0].client.as_deref(), Some("notes-app/2.1"));
+    assert_eq!((&*clients[0].path, clients[0].status), ("/v1/models", 200));
+
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let taken_port = taken.local_addr().unwrap().port();
+    app.save_settings(Settings {
+        server_port: taken_port,
+        ..app.settings()
+    })
+    .unwrap();
+    let status = app.server_status();
+    assert_eq!(status.state, ServerState::Failed);
+    let error = status.error.unwrap();
+    assert!(
+        error.contains(&taken_port.to_string()) && error.contains("another port"),
+        "{error}"
+    );
+    assert!(
+        std::net::TcpStream::connect(("127.0.0.1", port)).is_err(),
+        "the old port is let go"
+    );
+
+    app.save_settings(Settings {
+        server_enabled: false,
+        server_port: port,
+        ..app.settings()
+    })
+    .unwrap();
+    assert_eq!(app.server_status().state, ServerState::Off);
+    assert!(std::net::TcpStream::connect(("127.0.0.1", port)).is_err());
+    app.shutdown();
+}
+
 /// Snippets exported from Settings come back whole through an import (the
 /// CLI's --snippets-file format: several lines, placeholders, "inside
 /// sentences"); a file that is not one is an error naming the file and line.

@@ -18,7 +18,7 @@ pub struct ServeArgs {
     #[arg(long, default_value = "127.0.0.1")]
     host: IpAddr,
     /// Port to listen on (2022: where VoiceMode and whisper.cpp users point)
-    #[arg(long, default_value_t = 2022)]
+    #[arg(long, default_value_t = utter_core::settings::defaults::SERVER_PORT)]
     port: u16,
     /// Engine workers transcribing at once (each holds its own copy of the model)
     #[arg(long, default_value_t = 1)]

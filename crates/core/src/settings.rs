@@ -80,6 +80,10 @@ pub struct Settings {
     /// Held to speak an instruction for the selected text (AI command
     /// mode, bound while the rewrite is on); `null` for none.
     pub command_key: Option<String>,
+    /// The local speech server (the OpenAI audio API, as `utter serve`)
+    /// runs with the app: off unless the user turns it on; loopback only.
+    pub server_enabled: bool,
+    pub server_port: u16,
 }
 
 impl Default for Settings {
@@ -112,6 +116,8 @@ impl Default for Settings {
             profiles: crate::profiles::builtin(),
             rewrite: utter_rewrite::RewriteConfig::default(),
             command_key: Some(defaults::COMMAND_KEY.into()),
+            server_enabled: false,
+            server_port: defaults::SERVER_PORT,
         }
     }
 }
@@ -192,6 +198,12 @@ impl Settings {
             return Err(invalid(
                 "engineIdleUnloadMinutes",
                 "must be 0 (keep loaded) to 1440",
+            ));
+        }
+        if self.server_port < 1024 {
+            return Err(invalid(
+                "serverPort",
+                "must be 1024 to 65535 (lower ports need administrator rights)",
             ));
         }
         if self.vocabulary.len() > VOCABULARY_MAX {

@@ -6,6 +6,7 @@
 
 mod auth;
 mod browsers;
+mod clients;
 mod error;
 mod format;
 mod jobs;
@@ -29,6 +30,7 @@ use tokio::sync::Semaphore;
 use utter_core::models::ModelStore;
 
 pub use browsers::{parse_origin, BadOrigin};
+pub use clients::{ClientSeen, RecentClients};
 pub use error::ApiError;
 
 /// How the server runs.
@@ -109,6 +111,7 @@ pub struct Server {
     wyoming: Option<TcpListener>,
     state: Arc<routes::AppState>,
     config: ServeConfig,
+    recent: Arc<RecentClients>,
 }
 
 impl Server {
@@ -152,6 +155,7 @@ impl Server {
             wyoming,
             state,
             config,
+            recent: Arc::default(),
         })
     }
 
@@ -159,6 +163,11 @@ impl Server {
         self.listener
             .local_addr()
             .unwrap_or_else(|_| SocketAddr::new(self.config.host, self.config.port))
+    }
+
+    /// The last requests answered (kept while it serves).
+    pub fn recent_clients(&self) -> Arc<RecentClients> {
+        self.recent.clone()
     }
 
     /// Where Wyoming is served, if it is.
@@ -193,7 +202,7 @@ impl Server {
         }
         let policy = browsers::BrowserPolicy::new(&self.config.cors_origins, self.config.host)
             .expect("checked at bind");
-        let router = routes::router(self.state.clone(), policy);
+        let router = routes::router(self.state.clone(), policy, self.recent.clone());
         let connections = Arc::new(Semaphore::new(self.config.max_connections));
         let read_timeout = self.config.read_timeout;
         tokio::pin!(shutdown);
@@ -225,6 +234,70 @@ impl Server {
                     tracing::debug!("connection ended: {e}");
                 }
             });
+        }
+    }
+}
+
+/// A server on a thread and runtime of its own, for the desktop app: bound
+/// when made (so a port in use is an error at once), stopped when dropped
+/// (its engine workers end with it).
+pub struct BackgroundServer {
+    addr: SocketAddr,
+    recent: Arc<RecentClients>,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl BackgroundServer {
+    pub fn start(config: ServeConfig, store: ModelStore) -> Result<Self, ServeError> {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name("utter-server")
+            .enable_all()
+            .build()
+            .map_err(ServeError::Runtime)?;
+        let server = runtime.block_on(Server::bind(config, store))?;
+        let addr = server.local_addr();
+        let recent = server.recent_clients();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let thread = std::thread::Builder::new()
+            .name("utter-server".into())
+            .spawn(move || {
+                let result = runtime.block_on(server.serve(async {
+                    let _ = stopped.await;
+                }));
+                if let Err(e) = result {
+                    tracing::error!("the local server stopped: {e}");
+                }
+                // Requests still in flight end here, their jobs cancelled.
+                runtime.shutdown_timeout(Duration::from_secs(2));
+            })
+            .map_err(ServeError::Runtime)?;
+        Ok(Self {
+            addr,
+            recent,
+            stop: Some(stop),
+            thread: Some(thread),
+        })
+    }
+
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The last requests answered, newest first.
+    pub fn recent_clients(&self) -> Vec<ClientSeen> {
+        self.recent.list()
+    }
+}
+
+impl Drop for BackgroundServer {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
         }
     }
 }

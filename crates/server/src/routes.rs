@@ -30,7 +30,11 @@ pub struct AppState {
     pub ready: AtomicBool,
 }
 
-pub fn router(state: Arc<AppState>, browsers: BrowserPolicy) -> Router {
+pub fn router(
+    state: Arc<AppState>,
+    browsers: BrowserPolicy,
+    recent: Arc<crate::clients::RecentClients>,
+) -> Router {
     // The multipart reader's own limit, a little above the file's, so the
     // file's limit is the one that answers (with its clearer message).
     let body_limit = (state.limits.max_bytes as usize).saturating_add(1 << 20);
@@ -52,6 +56,10 @@ pub fn router(state: Arc<AppState>, browsers: BrowserPolicy) -> Router {
         .layer(axum::middleware::from_fn_with_state(
             Arc::new(browsers),
             browsers::guard,
+        ))
+        .layer(axum::middleware::from_fn_with_state(
+            recent,
+            crate::clients::record,
         ))
         .with_state(state)
 }

@@ -59,6 +59,7 @@ export const api = {
   saveSettings: (settings: Settings) => call('save_settings', { settings }),
   /** The apps dictated into lately, newest first, with the profile each got. */
   recentApps: () => call('recent_apps'),
+  serverStatus: () => call('server_status'),
 
   /** Settings → AI: every provider, local ones first. */
   rewriteProviders: () => call('rewrite_providers'),

@@ -56,6 +56,9 @@ export function validateSettings(s: Settings, mac = false): FieldError | null {
   if (!Number.isInteger(s.engineIdleUnloadMinutes) || s.engineIdleUnloadMinutes < 0 || s.engineIdleUnloadMinutes > 1440) {
     return { field: 'engineIdleUnloadMinutes', message: 'Unload the model after 0 (never) to 1440 idle minutes.' };
   }
+  if (!Number.isInteger(s.serverPort) || s.serverPort < 1024 || s.serverPort > 65535) {
+    return { field: 'serverPort', message: 'The server port must be 1024 to 65535 (lower ports need administrator rights).' };
+  }
   if (s.vocabulary.length > VOCABULARY_MAX) {
     return { field: 'vocabulary', message: `At most ${VOCABULARY_MAX} words; put the most important first.` };
   }

@@ -32,6 +32,8 @@ export type { CatalogRow } from './generated/CatalogRow';
 
 export type { MicMode } from './generated/MicMode';
 export type { RecentApp } from './generated/RecentApp';
+export type { ServerStatus } from './generated/ServerStatus';
+export type { ServerClient } from './generated/ServerClient';
 export type { Mode as RewriteMode } from './generated/Mode';
 export type { ProviderConfig } from './generated/ProviderConfig';
 export type { ProviderInfo } from './generated/ProviderInfo';

@@ -12,6 +12,7 @@ import type {
   Model,
   PackagedRow,
   RecentApp,
+  ServerStatus,
   Settings,
   Status,
   Device,
@@ -40,6 +41,8 @@ export interface Fixture {
   packaged?: PackagedRow[];
   /** The apps dictated into lately (recent_apps). */
   recentApps?: RecentApp[];
+  /** Settings → Server (server_status; default: off). */
+  server?: ServerStatus;
   /** Commands that reject, with their message. */
   fail?: Record<string, string>;
   /** What the open dialog answers (null = cancelled). */
@@ -120,6 +123,12 @@ function handle(cmd: string, args: Record<string, unknown>): unknown {
       return state.settings;
     case 'recent_apps':
       return state.recentApps ?? [];
+    case 'server_status':
+      // A test may change what the shell reports while the page polls.
+      return (
+        (window as unknown as { __fakeServer?: ServerStatus }).__fakeServer ??
+        state.server ?? { state: 'off', url: null, error: null, clients: [] }
+      );
     case 'dismiss_notice':
       state.status = { ...state.status, notice: null };
       return null;

@@ -179,6 +179,48 @@ describe('settings', () => {
     await close();
   });
 
+  it('turns the local server on, shows where it runs and who called it, and says why it failed', async () => {
+    const f = baseFixture();
+    const { page, problems, close } = await open(h, f, { hash: 'settings' });
+    await page.getByTestId('server-section').waitFor();
+    await page.getByTestId('server-state').getByText('Off.').waitFor();
+    // A port only an administrator may use is caught before the shell sees it.
+    await page.getByTestId('server-enabled').check();
+    await page.getByTestId('server-port').fill('80');
+    await page.getByTestId('settings-save').click();
+    expect(await page.getByTestId('settings-error').textContent()).toContain('1024 to 65535');
+    await page.getByTestId('server-port').fill('8178');
+    await page.getByTestId('settings-save').click();
+    const [save] = await waitForCall(page, 'save_settings');
+    expect(save.args).toEqual({ settings: { ...f.settings, serverEnabled: true, serverPort: 8178 } });
+    // The shell now reports it running, with one client (polled every 2 s).
+    await page.evaluate(() => {
+      (window as unknown as { __fakeServer: unknown }).__fakeServer = {
+        state: 'running',
+        url: 'http://127.0.0.1:8178/v1',
+        error: null,
+        clients: [{ atMs: Date.UTC(2026, 11, 4, 9, 30), client: 'OpenAI/Python 1.99.9', origin: null, method: 'POST', path: '/v1/audio/transcriptions', status: 200 }],
+      };
+    });
+    await page.getByTestId('server-url').waitFor({ timeout: 5000 });
+    expect(await page.getByTestId('server-url').textContent()).toBe('http://127.0.0.1:8178/v1');
+    expect(await page.getByTestId('server-clients').textContent()).toContain('OpenAI/Python 1.99.9');
+    await page.getByTestId('server-section').scrollIntoViewIfNeeded();
+    await shot(page, 'settings-server');
+    await page.evaluate(() => {
+      (window as unknown as { __fakeServer: unknown }).__fakeServer = {
+        state: 'failed',
+        url: null,
+        error: 'cannot listen on 127.0.0.1:8178: Address already in use. Choose another port, or stop the program using 8178.',
+        clients: [],
+      };
+    });
+    await page.getByTestId('server-error').waitFor({ timeout: 5000 });
+    expect(await page.getByTestId('server-error').textContent()).toContain('Choose another port');
+    expect(problems).toEqual([]);
+    await close();
+  });
+
   it('says when the model cannot read a vocabulary', async () => {
     const f = baseFixture();
     f.status.takesVocabulary = false;

@@ -52,6 +52,8 @@ describe('validateSettings (mirror of the shell)', () => {
     [{ engineIdleUnloadMinutes: -1 }, 'engineIdleUnloadMinutes'],
     [{ engineIdleUnloadMinutes: 1441 }, 'engineIdleUnloadMinutes'],
     [{ engineIdleUnloadMinutes: 1.5 }, 'engineIdleUnloadMinutes'],
+    [{ serverPort: 80 }, 'serverPort'],
+    [{ serverPort: 70000 }, 'serverPort'],
     [{ inputDevice: '' }, 'inputDevice'],
   ] as [Partial<Settings>, keyof Settings][])('rejects %o in %s', (change, field) => {
     expect(validateSettings({ ...defaults, ...change })?.field).toBe(field);

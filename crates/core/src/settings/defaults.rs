@@ -18,3 +18,7 @@ pub const IDLE_UNLOAD_SECS: u64 = 600;
 /// Finished recordings whose audio the CLI keeps (the app's History keeps
 /// them by age instead).
 pub const KEEP_RECORDINGS: usize = 500;
+
+/// The local server's port: where VoiceMode and whisper.cpp users already
+/// point their clients (`utter serve` uses it too).
+pub const SERVER_PORT: u16 = 2022;

@@ -61,7 +61,12 @@ rewrite: RewriteConfig,
  * Held to speak an instruction for the selected text (AI command
  * mode, bound while the rewrite is on); `null` for none.
  */
-commandKey: string | null, replacements: Array<Replacement>, 
+commandKey: string | null, 
+/**
+ * The local speech server (the OpenAI audio API, as `utter serve`)
+ * runs with the app: off unless the user turns it on; loopback only.
+ */
+serverEnabled: boolean, serverPort: number, replacements: Array<Replacement>, 
 /**
  * "comma", "new line"... are written as marks (English).
  */

@@ -16,6 +16,7 @@ import type { ProviderKind } from './ProviderKind';
 import type { Quant } from './Quant';
 import type { RecentApp } from './RecentApp';
 import type { RewriteTest } from './RewriteTest';
+import type { ServerStatus } from './ServerStatus';
 import type { Settings } from './Settings';
 import type { Snippet } from './Snippet';
 import type { Status } from './Status';
@@ -70,6 +71,7 @@ export interface Commands {
   import_vocabulary: { args: { path: string }; result: string[] };
   export_vocabulary: { args: { path: string; words: string[] }; result: void };
   import_snippets: { args: { path: string }; result: Snippet[] };
+  server_status: { args: Record<string, never>; result: ServerStatus };
   export_snippets: { args: { path: string; snippets: Snippet[] }; result: void };
   check_for_updates: { args: Record<string, never>; result: UpdateInfo | null };
   install_update: { args: Record<string, never>; result: void };
