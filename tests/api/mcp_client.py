@@ -1,6 +1,7 @@
-"""The `mcp` package's client over stdio against `utter mcp`.
+"""The `mcp` package's client against `utter mcp` (stdio) or a running
+`utter serve`'s /mcp (streamable HTTP).
 
-Run by crates/cli/tests/serve_protocols.rs: python mcp_client.py UTTER_BIN SPEECH_WAV
+Run by crates/cli/tests/serve.rs: python mcp_client.py UTTER_BIN|MCP_URL SPEECH_WAV
 Prints `ok: ...` per check and `RESULT {json}` last.
 """
 
@@ -19,8 +20,9 @@ def check(cond, what):
 
 
 async def main(utter, wav):
-    params = StdioServerParameters(command=utter, args=["mcp"])
-    async with Client(params) as client:
+    # A URL: the client's streamable-HTTP transport; else the stdio one.
+    server = utter if utter.startswith("http") else StdioServerParameters(command=utter, args=["mcp"])
+    async with Client(server) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
         check({"transcribe_file", "list_models"} <= set(tools), f"tools: {sorted(tools)}")
         check(tools["transcribe_file"].input_schema["required"] == ["path"], "transcribe_file takes a path")

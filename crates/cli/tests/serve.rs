@@ -513,6 +513,49 @@ fn the_mcp_client_lists_tools_and_transcribes_a_file() {
     assert!(w < 0.25, "WER {w}");
 }
 
+/// The same tools under the HTTP server's /mcp (streamable HTTP), through
+/// the `mcp` package's own HTTP client; with a key set, /mcp needs it too;
+/// a GET (a server-sent stream, which is not offered) is 405.
+#[test]
+fn the_mcp_client_uses_the_same_tools_over_http() {
+    let tmp = tempfile::tempdir().unwrap();
+    let server = Server::start(&[], &[], tmp.path());
+    let url = format!("http://{}/mcp", server.addr);
+    let result = python_client("mcp_client.py", &[&url, CLIP], || server.log());
+    let reference = &common::librivox_clips()[0].1;
+    let w = wer(reference, result["text"].as_str().unwrap());
+    assert!(w < 0.25, "WER {w}");
+    let (status, _) = server.request("GET", "/mcp", &[], b"").unwrap();
+    assert_eq!(status, 405);
+    let (status, body) = server
+        .request(
+            "POST",
+            "/mcp",
+            &[("Content-Type", "application/json")],
+            b"[1, 2]",
+        )
+        .unwrap();
+    assert_eq!(status, 400, "{body}");
+    assert!(body.contains("-32600"), "{body}");
+    drop(server);
+
+    let keyed = Server::start(&[], &[("UTTER_API_KEY", "s3cret-key")], tmp.path());
+    let ping = br#"{"jsonrpc": "2.0", "id": 1, "method": "ping"}"#;
+    let json = ("Content-Type", "application/json");
+    let (status, _) = keyed.request("POST", "/mcp", &[json], ping).unwrap();
+    assert_eq!(status, 401, "the key guards /mcp too");
+    let (status, body) = keyed
+        .request(
+            "POST",
+            "/mcp",
+            &[json, ("Authorization", "Bearer s3cret-key")],
+            ping,
+        )
+        .unwrap();
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains(r#""result":{}"#), "{body}");
+}
+
 #[test]
 fn a_full_queue_answers_503_with_retry_after() {
     let tmp = tempfile::tempdir().unwrap();

@@ -141,6 +141,7 @@ impl Server {
             None => None,
         };
         let state = Arc::new(routes::AppState {
+            mcp: Arc::new(std::sync::Mutex::new(mcp::Session::new(store.clone()))),
             catalog: models::Catalog::new(store),
             jobs: Arc::new(jobs::Jobs::new(config.workers, config.queue, vad_path)),
             limits: upload::Limits {

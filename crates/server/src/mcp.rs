@@ -1,8 +1,12 @@
-//! MCP (Model Context Protocol) over stdio for AI agents (`utter mcp`):
-//! newline-delimited JSON-RPC 2.0 with the `initialize` handshake, and the
-//! tools `transcribe_file` (a path the agent names: the only way a request
-//! reaches the filesystem) and `list_models`. The model loads on first use
-//! and stays loaded for the session.
+//! MCP (Model Context Protocol) for AI agents: over stdio (`utter mcp`,
+//! newline-delimited JSON-RPC 2.0) and over HTTP at the server's `/mcp`
+//! (the streamable-HTTP transport, answered with plain JSON: each POSTed
+//! request gets its reply as the response body, a notification 202, and
+//! there is no server-initiated stream, so GET is 405). The `initialize`
+//! handshake, and the tools `transcribe_file` (a path the agent names: the
+//! only way a request reaches the filesystem) and `list_models`. The model
+//! loads on first use and stays loaded for the session (the process, for
+//! HTTP: one session shared by its clients, one call at a time).
 
 use std::io::{BufRead, Write};
 use std::path::PathBuf;
@@ -60,17 +64,14 @@ struct Loaded {
     detector: Option<SpeechDetector>,
 }
 
-struct Session {
+pub struct Session {
     catalog: Catalog,
     loaded: Option<Loaded>,
 }
 
 /// Answers requests from standard input until it closes.
 pub fn serve_stdio(store: ModelStore) -> Result<(), McpError> {
-    let mut session = Session {
-        catalog: Catalog::new(store),
-        loaded: None,
-    };
+    let mut session = Session::new(store);
     let stdin = std::io::stdin();
     let mut stdout = std::io::stdout();
     for line in stdin.lock().lines() {
@@ -123,7 +124,15 @@ fn tools() -> Value {
 }
 
 impl Session {
-    fn handle(&mut self, message: &Value) -> Option<Value> {
+    pub fn new(store: ModelStore) -> Self {
+        Self {
+            catalog: Catalog::new(store),
+            loaded: None,
+        }
+    }
+
+    /// The reply to one JSON-RPC message; none for a notification.
+    pub fn handle(&mut self, message: &Value) -> Option<Value> {
         let method = message["method"].as_str().unwrap_or_default();
         // A notification (no id) gets no answer.
         let id = message.get("id")?.clone();

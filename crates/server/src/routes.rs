@@ -28,6 +28,8 @@ pub struct AppState {
     pub api_key: Option<String>,
     /// The default model has loaded (until then `/health` answers 503).
     pub ready: AtomicBool,
+    /// MCP over HTTP (`/mcp`): one session for all its clients.
+    pub mcp: Arc<std::sync::Mutex<crate::mcp::Session>>,
 }
 
 pub fn router(
@@ -44,6 +46,7 @@ pub fn router(
         .route("/v1/models", get(list_models))
         .route("/v1/models/{id}", get(get_model))
         .route("/health", get(health))
+        .route("/mcp", post(mcp))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::max(body_limit))
@@ -62,6 +65,41 @@ pub fn router(
             crate::clients::record,
         ))
         .with_state(state)
+}
+
+/// MCP's streamable-HTTP transport, answered with plain JSON (see `mcp`).
+async fn mcp(State(state): State<Arc<AppState>>, body: axum::body::Bytes) -> Response {
+    let message: serde_json::Value = match serde_json::from_slice(&body) {
+        Ok(message) => message,
+        Err(e) => {
+            let reply = json!({"jsonrpc": "2.0", "id": null,
+                "error": {"code": -32700, "message": format!("not JSON: {e}")}});
+            return (StatusCode::BAD_REQUEST, Json(reply)).into_response();
+        }
+    };
+    if message.is_array() {
+        let reply = json!({"jsonrpc": "2.0", "id": null,
+            "error": {"code": -32600, "message": "send one JSON-RPC message per request (no batches)"}});
+        return (StatusCode::BAD_REQUEST, Json(reply)).into_response();
+    }
+    // Notifications and the client's replies need no answer.
+    if message.get("method").is_none() || message.get("id").is_none() {
+        return StatusCode::ACCEPTED.into_response();
+    }
+    let session = state.mcp.clone();
+    // A transcription takes seconds of engine time: off the request threads.
+    let reply = tokio::task::spawn_blocking(move || {
+        session
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .handle(&message)
+    })
+    .await;
+    match reply {
+        Ok(Some(reply)) => Json(reply).into_response(),
+        Ok(None) => StatusCode::ACCEPTED.into_response(),
+        Err(e) => ApiError::internal(format!("the MCP call failed: {e}")).into_response(),
+    }
 }
 
 async fn health(State(state): State<Arc<AppState>>) -> Response {
