@@ -62,6 +62,15 @@ pub struct TranscribeArgs {
     /// With --speakers: the number of speakers, when you know it [default: found from the voices]
     #[arg(long, requires = "speakers", value_parser = clap::value_parser!(u16).range(1..))]
     num_speakers: Option<u16>,
+    /// With --speakers: names for the speakers in the order they first speak, comma-separated
+    /// (e.g. "Anna,Ben"); the others stay Speaker N
+    #[arg(
+        long,
+        requires = "speakers",
+        value_delimiter = ',',
+        value_name = "NAMES"
+    )]
+    speaker_names: Vec<String>,
     /// Windows per engine call
     #[arg(long, default_value_t = 1, hide = true)]
     batch_size: usize,
@@ -242,6 +251,16 @@ pub fn run(store: &ModelStore, args: TranscribeArgs) -> Result<ExitCode> {
             Ok(mut t) => {
                 if let Some(spans) = &spans {
                     t.label_speakers(spans);
+                }
+                let unused = t
+                    .speakers
+                    .as_mut()
+                    .map_or(0, |labels| labels.rename(&args.speaker_names));
+                if unused > 0 {
+                    eprintln!(
+                        "note: {}: {unused} of the --speaker-names had no speaker (fewer were heard)",
+                        path.display()
+                    );
                 }
                 t
             }

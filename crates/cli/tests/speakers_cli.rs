@@ -172,11 +172,29 @@ fn markdown_subtitles_and_text_carry_the_speakers() {
         "{vtt}"
     );
     assert!(vtt.contains("\n<v Speaker 2>"), "{vtt}");
-    // A known count is obeyed: one speaker says everything.
-    let one = transcribe(&["--num-speakers", "1", "--format", "srt", &wav]);
+    // A known count is obeyed: one speaker says everything; named, the
+    // name replaces the label, and a name with no speaker is said.
+    let out = utter(&[
+        "transcribe",
+        "--speakers",
+        "--num-speakers",
+        "1",
+        "--speaker-names",
+        "Anna,Ben",
+        "--format",
+        "srt",
+        &wav,
+    ]);
+    let one = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success());
     assert!(
-        one.contains("\nSpeaker 1: ") && !one.contains("Speaker 2"),
+        one.contains("\nAnna: ") && !one.contains("Speaker"),
         "{one}"
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("1 of the --speaker-names had no speaker"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
     );
 }
 

@@ -47,6 +47,19 @@ pub struct SpeakerLabels {
 }
 
 impl SpeakerLabels {
+    /// The user's names for the speakers, in order of first appearance
+    /// ("Anna", "Ben"); speakers past the list keep `Speaker N`, a blank
+    /// name keeps its speaker's. Returns how many names had no speaker.
+    pub fn rename(&mut self, names: &[String]) -> usize {
+        for (label, name) in self.names.iter_mut().zip(names) {
+            let name = name.trim();
+            if !name.is_empty() {
+                *label = name.to_string();
+            }
+        }
+        names.len().saturating_sub(self.names.len())
+    }
+
     /// The name of segment `i`'s speaker.
     pub fn name_of(&self, i: usize) -> Option<&str> {
         let who = (*self.of_segment.get(i)?)?;
@@ -213,5 +226,19 @@ mod tests {
         let labels = t.speakers.unwrap();
         assert_eq!(labels.names, ["Speaker 1"]);
         assert_eq!(labels.of_segment, [Some(0), Some(0)]);
+    }
+
+    #[test]
+    fn speakers_take_the_users_names_in_order_of_appearance() {
+        let mut labels = SpeakerLabels {
+            names: vec!["Speaker 1".into(), "Speaker 2".into(), "Speaker 3".into()],
+            of_segment: vec![Some(0), Some(1), Some(2), Some(0)],
+        };
+        let unused = labels.rename(&["Anna".into(), " ".into()]);
+        assert_eq!(unused, 0);
+        assert_eq!(labels.names, ["Anna", "Speaker 2", "Speaker 3"]);
+        assert_eq!(labels.name_of(3), Some("Anna"));
+        let unused = labels.rename(&["A".into(), "B".into(), "C".into(), "D".into()]);
+        assert_eq!((unused, labels.names.join(",")), (1, "A,B,C".to_string()));
     }
 }
