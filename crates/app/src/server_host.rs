@@ -8,7 +8,7 @@ use std::sync::Mutex;
 use serde::Serialize;
 use utter_core::models::ModelStore;
 use utter_core::settings::Settings;
-use utter_server::{BackgroundServer, ServeConfig};
+use utter_server::{BackgroundServer, ClientSeen, ServeConfig};
 
 /// Where the server stands.
 enum Phase {
@@ -44,7 +44,7 @@ pub struct ServerStatus {
     /// Why it is not running, in words.
     pub error: Option<String>,
     /// The last requests it answered, newest first.
-    pub clients: Vec<ServerClient>,
+    pub clients: Vec<ClientSeen>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ts_rs::TS)]
@@ -54,23 +54,6 @@ pub enum ServerState {
     Off,
     Running,
     Failed,
-}
-
-/// One request the server answered.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
-#[serde(rename_all = "camelCase")]
-#[ts(export)]
-pub struct ServerClient {
-    /// Unix time, milliseconds.
-    #[ts(type = "number")]
-    pub at_ms: u64,
-    /// The program, by its User-Agent.
-    pub client: Option<String>,
-    /// The web page's site, for a request from one.
-    pub origin: Option<String>,
-    pub method: String,
-    pub path: String,
-    pub status: u16,
 }
 
 impl ServerHost {
@@ -120,18 +103,7 @@ impl ServerHost {
                 state: ServerState::Running,
                 url: Some(format!("http://{}/v1", server.addr())),
                 error: None,
-                clients: server
-                    .recent_clients()
-                    .into_iter()
-                    .map(|c| ServerClient {
-                        at_ms: c.at_ms,
-                        client: c.client,
-                        origin: c.origin,
-                        method: c.method,
-                        path: c.path,
-                        status: c.status,
-                    })
-                    .collect(),
+                clients: server.recent_clients(),
             },
             Phase::Failed { message } => ServerStatus {
                 state: ServerState::Failed,

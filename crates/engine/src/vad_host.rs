@@ -72,11 +72,6 @@ impl VadHost {
         }
     }
 
-    /// Whether a worker is running now.
-    pub fn is_loaded(&self) -> bool {
-        self.worker.is_some()
-    }
-
     /// Restarts since the last call, worded for the user.
     pub fn notices(&mut self) -> Vec<String> {
         std::mem::take(&mut self.notices)

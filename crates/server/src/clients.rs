@@ -18,9 +18,10 @@ const KEPT: usize = 10;
 /// A User-Agent is cut here: enough to tell the program.
 const AGENT_CHARS: usize = 80;
 
-/// One answered request.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+/// One answered request (the UI's `ServerClient`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
+#[ts(export, rename = "ServerClient")]
 pub struct ClientSeen {
     /// Unix time, milliseconds.
     pub at_ms: u64,

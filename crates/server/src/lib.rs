@@ -94,9 +94,9 @@ pub enum ServeError {
     Runtime(std::io::Error),
 }
 
-/// Checks what a config may do before anything starts.
+/// Checks what a config may do before anything starts (its origins are
+/// checked where they are read, in [`Server::bind`]).
 pub fn check(config: &ServeConfig) -> Result<(), ServeError> {
-    browsers::BrowserPolicy::new(&config.cors_origins, config.host)?;
     match &config.api_key {
         Some(key) if key.trim().is_empty() => Err(ServeError::EmptyKey),
         None if !config.host.is_loopback() => Err(ServeError::KeyRequired(config.host)),
@@ -111,12 +111,15 @@ pub struct Server {
     wyoming: Option<TcpListener>,
     state: Arc<routes::AppState>,
     config: ServeConfig,
+    /// Which web pages may call it (`--cors-origin`), parsed at bind.
+    browsers: browsers::BrowserPolicy,
     recent: Arc<RecentClients>,
 }
 
 impl Server {
     pub async fn bind(config: ServeConfig, store: ModelStore) -> Result<Self, ServeError> {
         check(&config)?;
+        let browsers = browsers::BrowserPolicy::new(&config.cors_origins, config.host)?;
         let vad_path = store
             .vad()
             .ok()
@@ -156,6 +159,7 @@ impl Server {
             wyoming,
             state,
             config,
+            browsers,
             recent: Arc::default(),
         })
     }
@@ -201,9 +205,7 @@ impl Server {
             // chose a host, which then also required an HTTP key.
             tokio::spawn(wyoming::serve(listener, self.state.clone()));
         }
-        let policy = browsers::BrowserPolicy::new(&self.config.cors_origins, self.config.host)
-            .expect("checked at bind");
-        let router = routes::router(self.state.clone(), policy, self.recent.clone());
+        let router = routes::router(self.state.clone(), self.browsers, self.recent.clone());
         let connections = Arc::new(Semaphore::new(self.config.max_connections));
         let read_timeout = self.config.read_timeout;
         tokio::pin!(shutdown);

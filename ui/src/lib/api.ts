@@ -232,42 +232,18 @@ export async function pickSavePath(defaultPath: string, format: ExportFormat): P
   });
 }
 
-/** Open dialog for a vocabulary file; null when cancelled. */
-export async function pickVocabularyFile(): Promise<string | null> {
+/** Open dialog for a text file to import (a vocabulary, snippets); null when cancelled. */
+export async function pickTextFile(title: string): Promise<string | null> {
   const picked = await open({
     multiple: false,
     directory: false,
-    title: 'Import a vocabulary (one word or phrase per line)',
+    title,
     filters: [{ name: 'Text', extensions: ['txt', '*'] }],
   });
   return Array.isArray(picked) ? (picked[0] ?? null) : picked;
 }
 
-/** Save dialog for the vocabulary; null when cancelled. */
-export async function pickVocabularySavePath(): Promise<string | null> {
-  return save({
-    title: 'Export the vocabulary',
-    defaultPath: 'utter-vocabulary.txt',
-    filters: [{ name: 'Text', extensions: ['txt'] }],
-  });
-}
-
-/** Open dialog for a snippet file; null when cancelled. */
-export async function pickSnippetFile(): Promise<string | null> {
-  const picked = await open({
-    multiple: false,
-    directory: false,
-    title: 'Import snippets ("== trigger" before each text)',
-    filters: [{ name: 'Text', extensions: ['txt', '*'] }],
-  });
-  return Array.isArray(picked) ? (picked[0] ?? null) : picked;
-}
-
-/** Save dialog for the snippets; null when cancelled. */
-export async function pickSnippetSavePath(): Promise<string | null> {
-  return save({
-    title: 'Export the snippets',
-    defaultPath: 'utter-snippets.txt',
-    filters: [{ name: 'Text', extensions: ['txt'] }],
-  });
+/** Save dialog for a text file to export to; null when cancelled. */
+export async function pickTextSavePath(title: string, defaultPath: string): Promise<string | null> {
+  return save({ title, defaultPath, filters: [{ name: 'Text', extensions: ['txt'] }] });
 }
