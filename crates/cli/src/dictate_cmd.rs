@@ -409,19 +409,34 @@ pub fn ptt(command: &str) -> Result<ExitCode> {
     }
 }
 
-pub fn devices(compute: bool) -> Result<ExitCode> {
+pub fn devices(compute: bool, system: bool) -> Result<ExitCode> {
     if compute {
         for d in utter_core::engine::compute_devices() {
             out!("{:<8} {:<16} {}", d.kind, d.name, d.description);
         }
         return Ok(ExitCode::SUCCESS);
     }
-    let inputs = utter_core::audio::capture::list_input_devices();
+    let inputs = if system {
+        match utter_core::audio::capture::system_audio_devices() {
+            Ok(devices) => devices,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return Ok(ExitCode::from(crate::exit::FILE_FAILED));
+            }
+        }
+    } else {
+        utter_core::audio::capture::list_input_devices()
+    };
     if inputs.devices.is_empty() {
         out!("No input devices found.");
     }
     // The list stays one name a line for scripts; where it came from goes to stderr.
-    eprintln!("(input devices through {})", inputs.host);
+    let kind = if system {
+        "system audio"
+    } else {
+        "input devices"
+    };
+    eprintln!("({kind} through {})", inputs.host);
     for device in inputs.devices {
         let mark = if device.is_default { "* " } else { "  " };
         out!("{mark}{}", device.name);

@@ -7,6 +7,7 @@ mod out;
 mod dictate_cmd;
 mod doctor_cmd;
 mod hints;
+mod meeting_cmd;
 mod models_cmd;
 mod rewrite_cmd;
 mod serve_cmd;
@@ -54,10 +55,16 @@ enum Command {
     Transcribe(transcribe_cmd::TranscribeArgs),
     /// Live dictation: hold a hotkey, speak, release; the text lands in the focused app
     Dictate(Box<dictate_cmd::DictateArgs>),
-    /// List audio input devices (* = default); --compute: the engine's compute devices
+    /// Record a call: your microphone and what the computer plays (the others), until
+    /// Ctrl+C; then the transcript says who said what
+    Meeting(Box<meeting_cmd::MeetingArgs>),
+    /// List audio input devices (* = default); --system: what `utter meeting` can record as
+    /// the others; --compute: the engine's compute devices
     Devices {
-        #[arg(long)]
+        #[arg(long, conflicts_with = "system")]
         compute: bool,
+        #[arg(long)]
+        system: bool,
     },
     /// Manage speech and VAD models
     #[command(subcommand)]
@@ -89,7 +96,7 @@ fn init_logging(verbose: u8) {
     };
     let filter = tracing_subscriber::EnvFilter::try_from_env("UTTER_LOG").unwrap_or_else(|_| {
         tracing_subscriber::EnvFilter::new(format!(
-            "{default},symphonia=off,arboard=error,global_hotkey=error,enigo=error"
+            "{default},symphonia=off,arboard=error,global_hotkey=error,enigo=error,pulseaudio=off"
         ))
     });
     tracing_subscriber::fmt()
@@ -116,7 +123,8 @@ fn main() -> ExitCode {
         Command::Transcribe(args) => transcribe_cmd::run(&store, args),
         Command::Models(cmd) => models_cmd::run(&store, cmd),
         Command::Dictate(args) => dictate_cmd::run(&store, *args),
-        Command::Devices { compute } => dictate_cmd::devices(compute),
+        Command::Meeting(args) => meeting_cmd::run(&store, *args),
+        Command::Devices { compute, system } => dictate_cmd::devices(compute, system),
         Command::Ptt { command } => dictate_cmd::ptt(&command),
         Command::Doctor => doctor_cmd::run(&store),
         Command::Rewrite(args) => rewrite_cmd::run(args),

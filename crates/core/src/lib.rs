@@ -17,6 +17,7 @@ pub mod coverage;
 pub mod dictation;
 pub mod export;
 pub mod language;
+pub mod meeting;
 pub mod packing;
 pub mod placeholders;
 pub mod profiles;

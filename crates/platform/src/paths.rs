@@ -27,6 +27,11 @@ pub fn recordings_dir() -> PathBuf {
     data_dir().join("recordings")
 }
 
+/// Each meeting's folder: both channels' WAVs and its record (see `meeting`).
+pub fn meetings_dir() -> PathBuf {
+    data_dir().join("meetings")
+}
+
 /// The history database.
 pub fn history_file() -> PathBuf {
     data_dir().join("history.sqlite3")

@@ -195,8 +195,35 @@ impl SoundServer {
 
     /// Starts playing `wav` into the virtual microphone.
     pub fn play(&self, wav: &Path) -> Child {
+        self.play_on("vmic_sink", wav)
+    }
+
+    /// Starts playing `wav` on the default output, `vspk` (what a call's
+    /// other side comes out of; its monitor `vspk.monitor` records it).
+    pub fn play_to_speakers(&self, wav: &Path) -> Child {
+        self.play_on("vspk", wav)
+    }
+
+    /// Removes the output `sink` (as when a headset is unplugged): streams
+    /// recording its monitor lose their source.
+    pub fn unplug(&self, sink: &str) {
+        let modules = Command::new("pactl")
+            .args(["list", "short", "modules"])
+            .env("XDG_RUNTIME_DIR", &self.runtime_dir)
+            .output()
+            .expect("pactl");
+        let listing = String::from_utf8_lossy(&modules.stdout);
+        let id = listing
+            .lines()
+            .find(|l| l.contains(&format!("sink_name={sink}")))
+            .and_then(|l| l.split_whitespace().next())
+            .unwrap_or_else(|| panic!("no module made {sink}:\n{listing}"));
+        assert!(self.pactl(&["unload-module", id]), "unload {sink}");
+    }
+
+    fn play_on(&self, sink: &str, wav: &Path) -> Child {
         Command::new("paplay")
-            .args(["--latency-msec=200", "--device=vmic_sink"])
+            .args(["--latency-msec=200", &format!("--device={sink}")])
             .arg(wav)
             .env("XDG_RUNTIME_DIR", &self.runtime_dir)
             .stdin(Stdio::null())

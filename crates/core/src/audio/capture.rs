@@ -53,6 +53,36 @@ pub enum CaptureError {
     Open { device: String, message: String },
     #[error("input device `{device}` stopped: {message}")]
     Lost { device: String, message: String },
+    #[error("no system-audio device `{wanted}` (available: {})", if available.is_empty() { "none".into() } else { available.join(", ") })]
+    SystemDeviceNotFound {
+        wanted: String,
+        available: Vec<String>,
+    },
+    /// What the computer plays cannot be recorded through this sound system.
+    #[error("system audio cannot be recorded here: {0}")]
+    NoSystemAudio(String),
+}
+
+/// What to record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Source {
+    /// A microphone: the named one (a name from [`input_devices`]) or the default.
+    Microphone(Option<String>),
+    /// What the computer plays, as the other side of a call is heard: the named
+    /// output (a name from [`system_audio_devices`]) or the default one.
+    SystemAudio(Option<String>),
+}
+
+/// How a device gives its sound.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Tap {
+    /// An input (a microphone, or a PulseAudio monitor source): audio flows
+    /// continuously, silence included.
+    Input,
+    /// An input stream on an output device (WASAPI loopback, a Core Audio
+    /// process tap): nothing comes while nothing plays, so a gap is not a stall.
+    #[cfg_attr(target_os = "linux", allow(dead_code))]
+    Loopback,
 }
 
 /// What was opened.
@@ -125,6 +155,179 @@ pub fn list_input_devices() -> InputDevices {
     }
 }
 
+/// What the computer plays, by output: the devices [`Source::SystemAudio`]
+/// can record, the default first. On Linux these are the PulseAudio (or
+/// pipewire-pulse) monitors of the outputs; on Windows and macOS the outputs
+/// themselves, recorded by loopback.
+pub fn system_audio_devices() -> Result<InputDevices, CaptureError> {
+    let (host, default) = system_host()?;
+    let default = default.as_ref().and_then(host::server_name);
+    let candidates = system_candidates(&host)?;
+    let mut devices: Vec<InputDevice> = candidates
+        .iter()
+        .map(|d| InputDevice {
+            is_default: default.is_some() && host::server_name(d) == default,
+            name: system_label(d, &candidates),
+        })
+        .collect();
+    devices.sort_by_key(|d| !d.is_default);
+    Ok(InputDevices {
+        host: host::host_name(&host),
+        devices,
+    })
+}
+
+/// The host that records system audio and its default system-audio device.
+/// Linux: cpal's PulseAudio host (PipeWire answers it through pipewire-pulse),
+/// where the default output's monitor is `<sink>.monitor` (PulseAudio's naming
+/// for every monitor source).
+#[cfg(target_os = "linux")]
+fn system_host() -> Result<(cpal::Host, Option<cpal::Device>), CaptureError> {
+    let host = cpal::host_from_id(cpal::HostId::PulseAudio).map_err(|e| {
+        CaptureError::NoSystemAudio(format!(
+            "it needs a PulseAudio server, or PipeWire with pipewire-pulse, and none answers ({e})"
+        ))
+    })?;
+    let monitor = host
+        .default_output_device()
+        .and_then(|sink| host::server_name(&sink))
+        .map(|sink| format!("{sink}.monitor"));
+    let default = monitor.and_then(|monitor| {
+        host.input_devices()
+            .ok()?
+            .find(|d| host::server_name(d).as_deref() == Some(monitor.as_str()))
+    });
+    Ok((host, default))
+}
+
+/// Windows and macOS: an input stream on an output device records what it
+/// plays (cpal opens WASAPI loopback, or a Core Audio process tap on macOS
+/// 14.4+, which needs `NSAudioCaptureUsageDescription` in the app's Info.plist).
+#[cfg(not(target_os = "linux"))]
+fn system_host() -> Result<(cpal::Host, Option<cpal::Device>), CaptureError> {
+    let host = cpal::default_host();
+    let default = host.default_output_device();
+    Ok((host, default))
+}
+
+#[cfg(target_os = "linux")]
+fn system_candidates(host: &cpal::Host) -> Result<Vec<cpal::Device>, CaptureError> {
+    let devices = host
+        .input_devices()
+        .map_err(|e| CaptureError::NoSystemAudio(e.to_string()))?;
+    Ok(devices.filter(|d| host::is_monitor(host, d)).collect())
+}
+
+#[cfg(not(target_os = "linux"))]
+fn system_candidates(host: &cpal::Host) -> Result<Vec<cpal::Device>, CaptureError> {
+    let devices = host
+        .output_devices()
+        .map_err(|e| CaptureError::NoSystemAudio(e.to_string()))?;
+    Ok(devices.collect())
+}
+
+/// How a system-audio device is shown: its description, or where two
+/// share one ("Monitor of Null Output") the server's own name.
+fn system_label(device: &cpal::Device, all: &[cpal::Device]) -> String {
+    let shown = device.to_string();
+    let shared = all.iter().filter(|o| o.to_string() == shown).count() > 1;
+    match host::server_name(device) {
+        Some(server) if shared => server,
+        _ => shown,
+    }
+}
+
+#[cfg(target_os = "linux")]
+const SYSTEM_TAP: Tap = Tap::Input;
+#[cfg(not(target_os = "linux"))]
+const SYSTEM_TAP: Tap = Tap::Loopback;
+
+/// The system-audio device named `wanted` (its description, the server's
+/// name, or on Linux the output whose monitor it is), or the default one.
+fn pick_system_device(wanted: Option<&str>) -> Result<Picked, CaptureError> {
+    let (host, default) = system_host()?;
+    let name = host::host_name(&host);
+    let Some(wanted) = wanted else {
+        let device = default
+            .ok_or_else(|| CaptureError::NoSystemAudio(format!("{name} has no default output")))?;
+        return Ok(Picked::system(host, device));
+    };
+    let candidates = system_candidates(&host)?;
+    let monitor_of = format!("{wanted}.monitor");
+    let found = candidates.iter().find(|d| {
+        let server = host::server_name(d);
+        system_label(d, &candidates) == wanted
+            || server.as_deref() == Some(wanted)
+            || server.as_deref() == Some(monitor_of.as_str())
+    });
+    match found {
+        Some(device) => Ok(Picked::system(host, device.clone())),
+        None => Err(CaptureError::SystemDeviceNotFound {
+            wanted: wanted.into(),
+            available: candidates
+                .iter()
+                .map(|d| system_label(d, &candidates))
+                .collect(),
+        }),
+    }
+}
+
+/// The device to open, how it gives its sound, and how to tell it is still
+/// the one recorded.
+struct Picked {
+    device: cpal::Device,
+    host: &'static str,
+    tap: Tap,
+    presence: Option<Presence>,
+}
+
+impl Picked {
+    fn microphone((device, host): (cpal::Device, &'static str)) -> Self {
+        Self {
+            device,
+            host,
+            tap: Tap::Input,
+            presence: None,
+        }
+    }
+
+    fn system(host: cpal::Host, device: cpal::Device) -> Self {
+        let name = host::host_name(&host);
+        // PulseAudio moves a recording stream to another source (the
+        // microphone, as often as not) when its source goes: a monitor is
+        // watched, or an unplugged output would record the user as "the others".
+        let presence = (SYSTEM_TAP == Tap::Input)
+            .then(|| host::server_name(&device))
+            .flatten()
+            .map(|server_name| Presence { host, server_name });
+        Self {
+            device,
+            host: name,
+            tap: SYSTEM_TAP,
+            presence,
+        }
+    }
+}
+
+/// A source looked up by its server name.
+struct Presence {
+    host: cpal::Host,
+    server_name: String,
+}
+
+/// How often a watched source is looked up; the audio is held back this long
+/// so that none recorded after the source went (from wherever the server
+/// moved the stream) is delivered.
+const PRESENCE_EVERY: Duration = Duration::from_millis(100);
+
+impl Presence {
+    fn still_there(&self) -> bool {
+        self.host.input_devices().is_ok_and(|mut devices| {
+            devices.any(|d| host::server_name(&d).as_deref() == Some(self.server_name.as_str()))
+        })
+    }
+}
+
 /// An open microphone. Dropping it closes the device.
 pub struct Capture {
     pub info: CaptureInfo,
@@ -137,16 +340,22 @@ pub struct Capture {
 impl Capture {
     /// Opens `device` (a name from [`input_devices`]) or the default input.
     pub fn open(device: Option<&str>) -> Result<Self, CaptureError> {
+        Self::open_source(Source::Microphone(device.map(str::to_owned)))
+    }
+
+    /// Opens a microphone or the system audio.
+    pub fn open_source(source: Source) -> Result<Self, CaptureError> {
         let (ready_tx, ready_rx) = bounded(1);
         let (events_tx, events) = unbounded();
         let level = Arc::new(AtomicU32::new(0));
         let stop = Arc::new(AtomicBool::new(false));
         let (thread_level, thread_stop) = (level.clone(), stop.clone());
-        let device = device.map(str::to_owned);
-        let device_label = device.clone();
+        let device_label = match &source {
+            Source::Microphone(name) | Source::SystemAudio(name) => name.clone(),
+        };
         let thread = std::thread::Builder::new()
             .name("utter-capture".into())
-            .spawn(move || run(device, ready_tx, events_tx, thread_level, thread_stop))
+            .spawn(move || run(source, ready_tx, events_tx, thread_level, thread_stop))
             .map_err(|e| CaptureError::Open {
                 device: "?".into(),
                 message: e.to_string(),
@@ -208,7 +417,7 @@ impl Drop for Capture {
 /// descriptions users see and the sound server's own names (`vmic`,
 /// `alsa_input.…`); one that is not there is looked up in ALSA too, where a
 /// choice saved before the PulseAudio host was used lives.
-fn pick_device(name: Option<&str>) -> Result<(cpal::Device, &'static str), CaptureError> {
+fn pick_microphone(name: Option<&str>) -> Result<(cpal::Device, &'static str), CaptureError> {
     let host = host::input_host();
     let Some(wanted) = name else {
         let device = host.default_input_device().ok_or(CaptureError::NoDevice)?;
@@ -290,7 +499,7 @@ where
 }
 
 fn run(
-    device_name: Option<String>,
+    source: Source,
     ready: Sender<Result<CaptureInfo, CaptureError>>,
     events: Sender<CaptureEvent>,
     level: Arc<AtomicU32>,
@@ -299,7 +508,16 @@ fn run(
     // From here to the first captured sample is what a word said at the
     // press loses when the device opens at the press (`MicMode::OnPress`).
     let opening = Instant::now();
-    let (device, host) = match pick_device(device_name.as_deref()) {
+    let picked = match &source {
+        Source::Microphone(name) => pick_microphone(name.as_deref()).map(Picked::microphone),
+        Source::SystemAudio(name) => pick_system_device(name.as_deref()),
+    };
+    let Picked {
+        device,
+        host,
+        tap,
+        presence,
+    } = match picked {
         Ok(found) => found,
         Err(e) => {
             let _ = ready.send(Err(e));
@@ -311,7 +529,11 @@ fn run(
         device: name.clone(),
         message,
     };
-    let supported = match device.default_input_config() {
+    let supported = match tap {
+        Tap::Input => device.default_input_config(),
+        Tap::Loopback => device.default_output_config(),
+    };
+    let supported = match supported {
         Ok(c) => c,
         Err(e) => {
             let _ = ready.send(Err(open_error(e.to_string())));
@@ -363,14 +585,16 @@ fn run(
         channels: config.channels,
         sample_format: supported.sample_format().to_string(),
     };
-    tracing::info!(?info, "microphone opened");
+    tracing::info!(?info, ?source, "capture opened");
     let _ = ready.send(Ok(info));
 
     let mut resampler = StreamResampler::new(config.sample_rate);
     let (mut interleaved, mut mono) = (Vec::new(), Vec::new());
     let frames_per_ms = f64::from(config.sample_rate) / 1000.0;
     // Returns how many frames came.
-    let mut drain = |consumer: &mut rtrb::Consumer<f32>, resampler: &mut StreamResampler| {
+    let mut drain = |consumer: &mut rtrb::Consumer<f32>,
+                     resampler: &mut StreamResampler,
+                     held: &mut Vec<Vec<f32>>| {
         let n = consumer.slots() / channels * channels;
         if n == 0 {
             return 0;
@@ -389,16 +613,39 @@ fn run(
         let mut out = Vec::with_capacity(mono.len());
         resampler.push(&mono, &mut out);
         if !out.is_empty() {
-            let _ = events.send(CaptureEvent::Audio(out));
+            held.push(out);
         }
         n / channels
     };
+    // Held audio goes out once the watched source is known to be still there
+    // (at once when nothing is watched); `false`: it went, and the held audio
+    // may be from another source.
+    let mut last_check = Instant::now();
+    let mut release = |held: &mut Vec<Vec<f32>>, now: bool| {
+        if let Some(presence) = &presence {
+            if !now && last_check.elapsed() < PRESENCE_EVERY {
+                return true;
+            }
+            last_check = Instant::now();
+            if !presence.still_there() {
+                held.clear();
+                return false;
+            }
+        }
+        for chunk in held.drain(..) {
+            let _ = events.send(CaptureEvent::Audio(chunk));
+        }
+        true
+    };
+    let mut held: Vec<Vec<f32>> = Vec::new();
     let (mut last_audio, mut heard_any) = (Instant::now(), false);
     let mut latency_logged = false;
     while !stop.load(Ordering::Relaxed) {
         // Woken by the callback once WAKE_MS of audio wait (and by `close`).
         std::thread::park_timeout(WATCH_EVERY);
-        let frames = drain(&mut consumer, &mut resampler);
+        let frames = drain(&mut consumer, &mut resampler, &mut held);
+        let source_gone = (!release(&mut held, false))
+            .then(|| "it is gone (the output was removed or unplugged)".to_string());
         if frames > 0 {
             if !heard_any {
                 // The first chunk's first sample was captured its length ago.
@@ -421,13 +668,14 @@ fn run(
             (last_audio, heard_any) = (Instant::now(), true);
         }
         let limit = if heard_any { STALL } else { FIRST_AUDIO_WITHIN };
-        let stalled = (last_audio.elapsed() >= limit).then(|| {
+        // A loopback stream is silent while nothing plays: no stall to find.
+        let stalled = (tap == Tap::Input && last_audio.elapsed() >= limit).then(|| {
             format!(
                 "no audio from it for {} s: it was unplugged or stopped working",
                 limit.as_secs()
             )
         });
-        if let Some(message) = err_rx.try_recv().ok().or(stalled) {
+        if let Some(message) = source_gone.or_else(|| err_rx.try_recv().ok()).or(stalled) {
             tracing::warn!(%message, "input stream error");
             let _ = events.send(CaptureEvent::Lost(CaptureError::Lost {
                 device: name.clone(),
@@ -437,6 +685,7 @@ fn run(
         }
     }
     drop(stream);
-    drain(&mut consumer, &mut resampler);
+    drain(&mut consumer, &mut resampler, &mut held);
+    release(&mut held, true);
     level.store(0f32.to_bits(), Ordering::Relaxed);
 }

@@ -48,6 +48,11 @@ impl WavRecorder {
         &self.path
     }
 
+    /// Samples written so far.
+    pub fn samples(&self) -> u64 {
+        self.samples
+    }
+
     pub fn duration_ms(&self) -> u64 {
         super::samples_to_ms(self.samples)
     }
