@@ -8,12 +8,13 @@ use std::process::ExitCode;
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
-use crossbeam_channel::{select, unbounded};
+use crossbeam_channel::{never, select, unbounded};
 use utter_core::engine::cpu::Threads;
 use utter_core::engine::{Engine, EngineConfig};
 use utter_core::export::{self, Format};
 use utter_core::meeting::{
-    self, MeetingNotice, MeetingRecorder, MeetingSources, MeetingTranscription,
+    self, Channel, LiveConfig, LiveLine, LiveTranscriber, MeetingNotice, MeetingRecorder,
+    MeetingSources, MeetingTranscription,
 };
 use utter_core::models::diarize::DiarizeOptions;
 use utter_core::models::{ModelStore, ModelUse};
@@ -58,6 +59,10 @@ pub struct MeetingArgs {
     #[arg(long, value_name = "DIR", num_args = 0..=1)]
     #[allow(clippy::option_option)] // absent, given bare, given a folder
     finish: Option<Option<PathBuf>>,
+    /// No live transcript while the meeting goes on (less CPU; the transcript at the end is
+    /// the same)
+    #[arg(long)]
+    no_live: bool,
     /// Where meetings are kept [default: ~/.local/share/utter/meetings]
     #[arg(long, value_name = "DIR")]
     meetings_dir: Option<PathBuf>,
@@ -75,30 +80,115 @@ pub fn run(store: &ModelStore, args: MeetingArgs) -> Result<ExitCode> {
         .clone()
         .unwrap_or_else(utter_core::paths::meetings_dir);
     // The model is checked before anything is recorded.
-    let model = match store.resolve_speech_for(args.model.as_deref(), ModelUse::Files) {
-        Ok(m) => m,
+    let (model_name, model_path) =
+        match store.resolve_speech_for(args.model.as_deref(), ModelUse::Files) {
+            Ok(m) => m,
+            Err(e) => {
+                crate::hints::print_error(&e);
+                return Ok(ExitCode::from(exit::NO_MODEL));
+            }
+        };
+    let engine = match Engine::start(EngineConfig {
+        threads: Threads::FitToLoad {
+            max: utter_core::engine::cpu::engine_threads(),
+        },
+        ..EngineConfig::new(model_path)
+    }) {
+        Ok(e) => e,
         Err(e) => {
-            crate::hints::print_error(&e);
+            eprintln!("error: {e}");
             return Ok(ExitCode::from(exit::NO_MODEL));
         }
     };
-    let dir = match &args.finish {
-        Some(Some(dir)) => dir.clone(),
+    let language = args
+        .language
+        .clone()
+        .filter(|l| !l.eq_ignore_ascii_case("auto"));
+    if let Err(e) = engine.info().check_language(language.as_deref()) {
+        eprintln!("error: {e}");
+        return Ok(ExitCode::from(exit::USAGE));
+    }
+    let vocabulary = args.text.vocabulary()?;
+    let options = FileOptions {
+        language,
+        rules: args.text.rules()?.with_vocabulary(&vocabulary),
+        vocabulary,
+        ..Default::default()
+    };
+    let (dir, engine) = match &args.finish {
+        Some(Some(dir)) => (dir.clone(), engine),
         Some(None) => match meeting::unfinished(&root).pop() {
-            Some(dir) => dir,
+            Some(dir) => (dir, engine),
             None => bail!("no unfinished meeting in {}", root.display()),
         },
-        None => match record(&root, &args)? {
-            Some(dir) => dir,
+        None => match record(store, &root, &args, engine, &options)? {
+            Some(recorded) => recorded,
             None => return Ok(ExitCode::from(exit::FILE_FAILED)),
         },
     };
-    finish(store, &dir, model, &args)
+    finish(store, &dir, &model_name, engine, &options, &args)
+}
+
+/// Whether the meeting is transcribed while it goes on.
+enum Live {
+    On(LiveTranscriber),
+    /// No live transcript (asked, or no voice detector): the engine waits
+    /// for the end.
+    Off(Box<Engine>),
+}
+
+/// The live transcript, with its two voice detectors; without them (said
+/// why) the meeting is recorded all the same.
+fn live_transcript(store: &ModelStore, engine: Engine, options: &FileOptions) -> Result<Live> {
+    let vad = match store.vad() {
+        Ok(Some(vad)) => store.path_of(&vad),
+        _ => {
+            eprintln!(
+                "note: no live transcript: no voice detector is installed (`utter models install-default`)"
+            );
+            return Ok(Live::Off(Box::new(engine)));
+        }
+    };
+    let detectors =
+        SpeechDetector::load(&vad).and_then(|you| Ok((you, SpeechDetector::load(&vad)?)));
+    let (you, others) = match detectors {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("note: no live transcript: {e}");
+            return Ok(Live::Off(Box::new(engine)));
+        }
+    };
+    let live = LiveTranscriber::start(LiveConfig {
+        engine,
+        you,
+        others,
+        language: options.language.clone(),
+        vocabulary: options.vocabulary.clone(),
+        rules: options.rules.clone(),
+    })
+    .context("cannot start the live transcript")?;
+    Ok(Live::On(live))
+}
+
+fn print_live(line: &LiveLine, your_name: &str) {
+    let who = match line.channel {
+        Channel::You => your_name,
+        Channel::Others => "Others",
+    };
+    eprintln!("[{}] {who}: {}", clock(line.start_ms), line.text);
 }
 
 /// Records a meeting into a new folder under `root` until Ctrl+C (or until
-/// both devices are gone). `None`: it could not start (said why).
-fn record(root: &Path, args: &MeetingArgs) -> Result<Option<PathBuf>> {
+/// both devices are gone), with the live transcript on standard error.
+/// `None`: it could not start (said why). The engine comes back for the
+/// final transcript.
+fn record(
+    store: &ModelStore,
+    root: &Path,
+    args: &MeetingArgs,
+    engine: Engine,
+    options: &FileOptions,
+) -> Result<Option<(PathBuf, Engine)>> {
     eprintln!(
         "Recording a meeting records the other people on the call: tell them, and check the law where you and they are."
     );
@@ -110,12 +200,21 @@ fn record(root: &Path, args: &MeetingArgs) -> Result<Option<PathBuf>> {
             last.display()
         );
     }
+    let live = if args.no_live {
+        Live::Off(Box::new(engine))
+    } else {
+        live_transcript(store, engine, options)?
+    };
     let dir = meeting::new_meeting_dir(root)?;
     let sources = MeetingSources {
         microphone: args.device.clone(),
         system_audio: args.system_device.clone(),
     };
-    let recorder = match MeetingRecorder::start(&dir, &sources) {
+    let tap = match &live {
+        Live::On(live) => Some(live.audio()),
+        Live::Off(_) => None,
+    };
+    let recorder = match MeetingRecorder::start(&dir, &sources, tap) {
         Ok(r) => r,
         Err(e) => {
             let _ = std::fs::remove_dir_all(&dir);
@@ -151,13 +250,24 @@ fn record(root: &Path, args: &MeetingArgs) -> Result<Option<PathBuf>> {
                 }
             }
         })?;
+    let lines = match &live {
+        Live::On(live) => live.lines().clone(),
+        Live::Off(_) => never(),
+    };
+    let mut enters = enters;
     let mut paused = false;
     loop {
         select! {
             recv(signals) -> _ => break,
+            recv(lines) -> line => {
+                if let Ok(line) = line {
+                    print_live(&line, &args.your_name);
+                }
+            },
             recv(enters) -> key => {
                 if key.is_err() {
-                    continue; // standard input closed: only Ctrl+C stops
+                    enters = never(); // standard input closed: only Ctrl+C stops
+                    continue;
                 }
                 paused = !paused;
                 if paused {
@@ -196,7 +306,23 @@ fn record(root: &Path, args: &MeetingArgs) -> Result<Option<PathBuf>> {
             std::process::exit(130);
         }
     });
-    Ok(Some(dir))
+    let engine = match live {
+        Live::Off(engine) => *engine,
+        Live::On(live) => {
+            let (last, engine) = live.finish();
+            for line in &last {
+                print_live(line, &args.your_name);
+            }
+            match engine {
+                Some(engine) => engine,
+                None => bail!(
+                    "the live transcript stopped abnormally; `utter meeting --finish {}` transcribes the recording",
+                    dir.display()
+                ),
+            }
+        }
+    };
+    Ok(Some((dir, engine)))
 }
 
 fn clock(ms: u64) -> String {
@@ -209,7 +335,9 @@ fn clock(ms: u64) -> String {
 fn finish(
     store: &ModelStore,
     dir: &Path,
-    (model_name, model_path): (String, PathBuf),
+    model_name: &str,
+    engine: Engine,
+    options: &FileOptions,
     args: &MeetingArgs,
 ) -> Result<ExitCode> {
     let speakers = match utter_core::models::speakers::load(store) {
@@ -221,43 +349,15 @@ fn finish(
             None
         }
     };
-    let vocabulary = args.text.vocabulary()?;
-    let rules = args.text.rules()?.with_vocabulary(&vocabulary);
-    let engine = match Engine::start(EngineConfig {
-        threads: Threads::FitToLoad {
-            max: utter_core::engine::cpu::engine_threads(),
-        },
-        ..EngineConfig::new(model_path)
-    }) {
-        Ok(e) => e,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return Ok(ExitCode::from(exit::NO_MODEL));
-        }
-    };
-    let language = args
-        .language
-        .clone()
-        .filter(|l| !l.eq_ignore_ascii_case("auto"));
-    if let Err(e) = engine.info().check_language(language.as_deref()) {
-        eprintln!("error: {e}");
-        return Ok(ExitCode::from(exit::USAGE));
-    }
     let mut detector = match store.vad()? {
         Some(vad) => Some(SpeechDetector::load(&store.path_of(&vad))?),
         None => None,
     };
-    let options = FileOptions {
-        language,
-        vocabulary,
-        rules,
-        ..Default::default()
-    };
     let engines = [engine];
     let how = MeetingTranscription {
         engines: &engines,
-        model_name: &model_name,
-        options: &options,
+        model_name,
+        options,
         detector: detector.as_mut(),
         speakers: speakers.as_ref(),
         diarize: DiarizeOptions {

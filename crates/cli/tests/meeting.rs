@@ -267,8 +267,11 @@ fn you_and_the_others_are_told_apart() {
     let dir = tempfile::tempdir().unwrap();
     let sound = SoundServer::start(&dir.path().join("runtime"));
     let call = call(dir.path(), None);
-    let meeting = Meeting::start(&sound, &dir.path().join("meetings"), &["--format", "json"]);
+    let mut meeting = Meeting::start(&sound, &dir.path().join("meetings"), &["--format", "json"]);
     play(&sound, &call);
+    // The live transcript had both sides' turns while the meeting went on.
+    meeting.wait_for("] You: He was not", Duration::from_secs(10));
+    meeting.wait_for("] Others: Nobody is available", Duration::from_secs(10));
     let (json, stderr) = meeting.stop();
     let segments = said_by(&json);
     let (share, yours, theirs) = attribution(&segments, &call, "Speaker 1");
@@ -310,6 +313,18 @@ fn what_the_microphone_hears_from_the_loudspeaker_is_not_yours_again() {
     let meeting = Meeting::start(&sound, &dir.path().join("meetings"), &["--format", "json"]);
     play(&sound, &call);
     let (json, stderr) = meeting.stop();
+    // Nor in the live transcript: your live turns are yours only.
+    for line in stderr.lines().filter(|l| l.contains("] You: ")) {
+        let live = words(line.split_once("] You: ").unwrap().1);
+        let theirs: Vec<&String> = live
+            .iter()
+            .filter(|w| call.others_words.contains(w) && !call.your_words.contains(w))
+            .collect();
+        assert!(
+            theirs.is_empty(),
+            "a live line of yours has the others' words: {line}\n{stderr}"
+        );
+    }
     let segments = said_by(&json);
     // Words only the others said, given to you: their words a second time.
     let duplicated: Vec<&String> = segments

@@ -13,12 +13,14 @@
 //! what the microphone only heard from the loudspeaker, diarizes the others
 //! and merges both into one transcript.
 
+pub mod live;
 pub mod recorder;
 pub mod transcribe;
 
 use std::path::{Path, PathBuf};
 
-pub use recorder::{MeetingNotice, MeetingRecorder, MeetingSources};
+pub use live::{LiveConfig, LiveLine, LiveTranscriber};
+pub use recorder::{Channel, MeetingNotice, MeetingRecorder, MeetingSources};
 pub use transcribe::{transcribe_meeting, MeetingTranscription};
 
 /// The microphone's channel.

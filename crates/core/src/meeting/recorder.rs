@@ -75,7 +75,13 @@ impl MeetingRecorder {
     /// Opens both devices and starts writing into `dir` (a new folder from
     /// [`super::new_meeting_dir`]). Either device failing to open is an
     /// error: a meeting without the other side is not what was asked for.
-    pub fn start(dir: &Path, sources: &MeetingSources) -> Result<Self, MeetingError> {
+    /// `live`, when given, receives every chunk written (a
+    /// [`super::LiveTranscriber`]).
+    pub fn start(
+        dir: &Path,
+        sources: &MeetingSources,
+        live: Option<Sender<super::live::LiveAudio>>,
+    ) -> Result<Self, MeetingError> {
         let system = Capture::open_source(Source::SystemAudio(sources.system_audio.clone()))
             .map_err(MeetingError::SystemAudio)?;
         let mic = Capture::open_source(Source::Microphone(sources.microphone.clone()))
@@ -108,6 +114,7 @@ impl MeetingRecorder {
             others: Side::new(system, others),
             record,
             notices: notice_tx,
+            live,
             running: Instant::now(),
             both_ran_for: Duration::ZERO,
             baseline: None,
@@ -206,6 +213,7 @@ struct Writer {
     others: Side,
     record: MeetingRecord,
     notices: Sender<MeetingNotice>,
+    live: Option<Sender<super::live::LiveAudio>>,
     /// Since when both devices have run (for the drift).
     running: Instant,
     both_ran_for: Duration,
@@ -337,6 +345,9 @@ impl Writer {
         side.wav
             .write(pcm)
             .map_err(|e| self.disk_error(channel, e))?;
+        if let Some(live) = &self.live {
+            let _ = live.send((channel, pcm.to_vec()));
+        }
         let other = match channel {
             Channel::You => Channel::Others,
             Channel::Others => Channel::You,
