@@ -19,8 +19,8 @@ const RANKS: &[&[&str]] = &[
     &["transcript", "packing", "coverage", "profiles"],
     // The settings file; files transcribed.
     &["settings", "transcribe"],
-    // The dictation service; exports (which read the settings' spelling).
-    &["dictation", "export"],
+    // The dictation service; meetings; exports (which read the settings' spelling).
+    &["dictation", "meeting", "export"],
     // Wiring it all for a front end.
     &["setup"],
 ];

@@ -91,7 +91,9 @@ impl MeetingRecorder {
         let others = WavRecorder::create(&dir.join(OTHERS_WAV))
             .map_err(|e| MeetingError::disk(&dir.join(OTHERS_WAV), e))?;
         let record = MeetingRecord {
-            started_unix_ms: crate::dictation::record_log::unix_ms(),
+            started_unix_ms: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_millis() as u64),
             phase: MeetingPhase::Recording,
             microphone: Some(mic.info.device.clone()),
             system_audio: Some(system.info.device.clone()),
