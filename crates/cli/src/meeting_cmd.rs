@@ -13,13 +13,11 @@ use utter_core::engine::cpu::Threads;
 use utter_core::engine::{Engine, EngineConfig};
 use utter_core::export::{self, Format};
 use utter_core::meeting::{
-    self, Channel, LiveConfig, LiveLine, LiveTranscriber, MeetingNotice, MeetingRecorder,
-    MeetingSources, MeetingTranscription,
+    self, Channel, LiveLine, MeetingModels, MeetingNotice, MeetingSession, MeetingSources,
 };
 use utter_core::models::diarize::DiarizeOptions;
 use utter_core::models::{ModelStore, ModelUse};
 use utter_core::transcribe::FileOptions;
-use utter_core::vad::SpeechDetector;
 
 use crate::exit;
 use crate::text_args::TextArgs;
@@ -79,15 +77,63 @@ pub fn run(store: &ModelStore, args: MeetingArgs) -> Result<ExitCode> {
         .meetings_dir
         .clone()
         .unwrap_or_else(utter_core::paths::meetings_dir);
-    // The model is checked before anything is recorded.
+    // The models are checked before anything is recorded.
+    let models = match models(store, &args)? {
+        Ok(models) => models,
+        Err(code) => return Ok(code),
+    };
+    let diarize = DiarizeOptions {
+        min_speakers: args.num_speakers.map(usize::from),
+        max_speakers: args.num_speakers.map(usize::from),
+        ..DiarizeOptions::default()
+    };
+    let mut stage = |stage: &str| eprintln!("Transcribing: {stage}…");
+    let (dir, transcript) = match &args.finish {
+        Some(finish) => {
+            let dir = match finish {
+                Some(dir) => dir.clone(),
+                None => match meeting::unfinished(&root).pop() {
+                    Some(dir) => dir,
+                    None => bail!("no unfinished meeting in {}", root.display()),
+                },
+            };
+            let t = meeting::finish_meeting(
+                &dir,
+                models,
+                &args.your_name,
+                diarize,
+                &args.speaker_names,
+                &mut stage,
+            )?;
+            (dir, t)
+        }
+        None => {
+            let Some(stopped) = record(&root, &args, models)? else {
+                return Ok(ExitCode::from(exit::FILE_FAILED));
+            };
+            let dir = stopped.dir.clone();
+            let t =
+                stopped.transcribe(&args.your_name, diarize, &args.speaker_names, &mut stage)?;
+            (dir, t)
+        }
+    };
+    write_transcript(&dir, &transcript, &args)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The engine, voice detector, speaker models and text options; `Err`: the
+/// exit status, said why.
+fn models(store: &ModelStore, args: &MeetingArgs) -> Result<Result<MeetingModels, ExitCode>> {
     let (model_name, model_path) =
         match store.resolve_speech_for(args.model.as_deref(), ModelUse::Files) {
             Ok(m) => m,
             Err(e) => {
                 crate::hints::print_error(&e);
-                return Ok(ExitCode::from(exit::NO_MODEL));
+                return Ok(Err(ExitCode::from(exit::NO_MODEL)));
             }
         };
+    let vocabulary = args.text.vocabulary()?;
+    let rules = args.text.rules()?.with_vocabulary(&vocabulary);
     let engine = match Engine::start(EngineConfig {
         threads: Threads::FitToLoad {
             max: utter_core::engine::cpu::engine_threads(),
@@ -97,7 +143,7 @@ pub fn run(store: &ModelStore, args: MeetingArgs) -> Result<ExitCode> {
         Ok(e) => e,
         Err(e) => {
             eprintln!("error: {e}");
-            return Ok(ExitCode::from(exit::NO_MODEL));
+            return Ok(Err(ExitCode::from(exit::NO_MODEL)));
         }
     };
     let language = args
@@ -106,68 +152,30 @@ pub fn run(store: &ModelStore, args: MeetingArgs) -> Result<ExitCode> {
         .filter(|l| !l.eq_ignore_ascii_case("auto"));
     if let Err(e) = engine.info().check_language(language.as_deref()) {
         eprintln!("error: {e}");
-        return Ok(ExitCode::from(exit::USAGE));
+        return Ok(Err(ExitCode::from(exit::USAGE)));
     }
-    let vocabulary = args.text.vocabulary()?;
-    let options = FileOptions {
-        language,
-        rules: args.text.rules()?.with_vocabulary(&vocabulary),
-        vocabulary,
-        ..Default::default()
-    };
-    let (dir, engine) = match &args.finish {
-        Some(Some(dir)) => (dir.clone(), engine),
-        Some(None) => match meeting::unfinished(&root).pop() {
-            Some(dir) => (dir, engine),
-            None => bail!("no unfinished meeting in {}", root.display()),
-        },
-        None => match record(store, &root, &args, engine, &options)? {
-            Some(recorded) => recorded,
-            None => return Ok(ExitCode::from(exit::FILE_FAILED)),
-        },
-    };
-    finish(store, &dir, &model_name, engine, &options, &args)
-}
-
-/// Whether the meeting is transcribed while it goes on.
-enum Live {
-    On(LiveTranscriber),
-    /// No live transcript (asked, or no voice detector): the engine waits
-    /// for the end.
-    Off(Box<Engine>),
-}
-
-/// The live transcript, with its two voice detectors; without them (said
-/// why) the meeting is recorded all the same.
-fn live_transcript(store: &ModelStore, engine: Engine, options: &FileOptions) -> Result<Live> {
-    let vad = match store.vad() {
-        Ok(Some(vad)) => store.path_of(&vad),
-        _ => {
-            eprintln!(
-                "note: no live transcript: no voice detector is installed (`utter models install-default`)"
-            );
-            return Ok(Live::Off(Box::new(engine)));
-        }
-    };
-    let detectors =
-        SpeechDetector::load(&vad).and_then(|you| Ok((you, SpeechDetector::load(&vad)?)));
-    let (you, others) = match detectors {
-        Ok(d) => d,
+    let speakers = match utter_core::models::speakers::load(store) {
+        Ok(models) => Some(models),
         Err(e) => {
-            eprintln!("note: no live transcript: {e}");
-            return Ok(Live::Off(Box::new(engine)));
+            eprintln!(
+                "note: the others will not be told apart ({e}); `utter models install speakers` does it"
+            );
+            None
         }
     };
-    let live = LiveTranscriber::start(LiveConfig {
+    let vad = store.vad()?.map(|vad| store.path_of(&vad));
+    Ok(Ok(MeetingModels {
         engine,
-        you,
-        others,
-        language: options.language.clone(),
-        vocabulary: options.vocabulary.clone(),
-        rules: options.rules.clone(),
-    })
-    .context("cannot start the live transcript")?;
-    Ok(Live::On(live))
+        model_name,
+        vad,
+        speakers,
+        options: FileOptions {
+            language,
+            vocabulary,
+            rules,
+            ..Default::default()
+        },
+    }))
 }
 
 fn print_live(line: &LiveLine, your_name: &str) {
@@ -180,15 +188,12 @@ fn print_live(line: &LiveLine, your_name: &str) {
 
 /// Records a meeting into a new folder under `root` until Ctrl+C (or until
 /// both devices are gone), with the live transcript on standard error.
-/// `None`: it could not start (said why). The engine comes back for the
-/// final transcript.
+/// `None`: it could not start (said why).
 fn record(
-    store: &ModelStore,
     root: &Path,
     args: &MeetingArgs,
-    engine: Engine,
-    options: &FileOptions,
-) -> Result<Option<(PathBuf, Engine)>> {
+    models: MeetingModels,
+) -> Result<Option<meeting::StoppedMeeting>> {
     eprintln!(
         "Recording a meeting records the other people on the call: tell them, and check the law where you and they are."
     );
@@ -200,24 +205,18 @@ fn record(
             last.display()
         );
     }
-    let live = if args.no_live {
-        Live::Off(Box::new(engine))
-    } else {
-        live_transcript(store, engine, options)?
-    };
-    let dir = meeting::new_meeting_dir(root)?;
     let sources = MeetingSources {
         microphone: args.device.clone(),
         system_audio: args.system_device.clone(),
     };
-    let tap = match &live {
-        Live::On(live) => Some(live.audio()),
-        Live::Off(_) => None,
-    };
-    let recorder = match MeetingRecorder::start(&dir, &sources, tap) {
-        Ok(r) => r,
+    let session = match MeetingSession::start(root, &sources, models, !args.no_live) {
+        Ok((session, why_not_live)) => {
+            if let Some(why) = why_not_live {
+                eprintln!("note: no live transcript: {}", why.0);
+            }
+            session
+        }
         Err(e) => {
-            let _ = std::fs::remove_dir_all(&dir);
             eprintln!("error: {e}");
             if matches!(e, meeting::MeetingError::SystemAudio(_)) {
                 eprintln!(
@@ -229,11 +228,11 @@ fn record(
     };
     eprintln!(
         "Recording in {}\n  you:        {} ({})\n  the others: {} ({})\nCtrl+C stops and writes the transcript; Enter pauses and resumes.",
-        dir.display(),
-        recorder.microphone.device,
-        recorder.microphone.host,
-        recorder.system_audio.device,
-        recorder.system_audio.host,
+        session.dir().display(),
+        session.microphone().device,
+        session.microphone().host,
+        session.system_audio().device,
+        session.system_audio().host,
     );
     let (signal_tx, signals) = unbounded();
     ctrlc::set_handler(move || {
@@ -250,16 +249,12 @@ fn record(
                 }
             }
         })?;
-    let lines = match &live {
-        Live::On(live) => live.lines().clone(),
-        Live::Off(_) => never(),
-    };
     let mut enters = enters;
     let mut paused = false;
     loop {
         select! {
             recv(signals) -> _ => break,
-            recv(lines) -> line => {
+            recv(session.lines()) -> line => {
                 if let Ok(line) = line {
                     print_live(&line, &args.your_name);
                 }
@@ -271,14 +266,14 @@ fn record(
                 }
                 paused = !paused;
                 if paused {
-                    recorder.pause();
+                    session.pause();
                     eprintln!("Paused: nothing is recorded. Enter resumes.");
                 } else {
-                    recorder.resume();
+                    session.resume();
                     eprintln!("Recording again.");
                 }
             },
-            recv(recorder.notices()) -> notice => match notice {
+            recv(session.notices()) -> notice => match notice {
                 Ok(MeetingNotice::Lost { channel, message }) => {
                     eprintln!("note: {channel} stopped ({message}); the meeting goes on without it")
                 }
@@ -289,14 +284,17 @@ fn record(
             },
         }
     }
-    let record = recorder.stop()?;
+    let (stopped, last) = session.stop()?;
+    for line in &last {
+        print_live(line, &args.your_name);
+    }
     eprintln!(
         "Recorded {} (you) and {} (the others).",
-        clock(record.you_ms),
-        clock(record.others_ms)
+        clock(stopped.record.you_ms),
+        clock(stopped.record.others_ms)
     );
     // A second Ctrl+C while transcribing leaves the meeting for --finish.
-    let dir_note = dir.clone();
+    let dir_note = stopped.dir.clone();
     std::thread::spawn(move || {
         if signals.recv().is_ok() {
             eprintln!(
@@ -306,23 +304,7 @@ fn record(
             std::process::exit(130);
         }
     });
-    let engine = match live {
-        Live::Off(engine) => *engine,
-        Live::On(live) => {
-            let (last, engine) = live.finish();
-            for line in &last {
-                print_live(line, &args.your_name);
-            }
-            match engine {
-                Some(engine) => engine,
-                None => bail!(
-                    "the live transcript stopped abnormally; `utter meeting --finish {}` transcribes the recording",
-                    dir.display()
-                ),
-            }
-        }
-    };
-    Ok(Some((dir, engine)))
+    Ok(Some(stopped))
 }
 
 fn clock(ms: u64) -> String {
@@ -330,63 +312,17 @@ fn clock(ms: u64) -> String {
     format!("{}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)
 }
 
-/// Transcribes the meeting in `dir` and writes the transcript (also kept in
-/// the meeting's folder as `transcript.<format>`).
-fn finish(
-    store: &ModelStore,
+/// Writes the transcript where asked, and keeps it in the meeting's folder
+/// as `transcript.<format>`.
+fn write_transcript(
     dir: &Path,
-    model_name: &str,
-    engine: Engine,
-    options: &FileOptions,
+    transcript: &utter_core::transcript::FileTranscript,
     args: &MeetingArgs,
-) -> Result<ExitCode> {
-    let speakers = match utter_core::models::speakers::load(store) {
-        Ok(models) => Some(models),
-        Err(e) => {
-            eprintln!(
-                "note: the others are not told apart ({e}); `utter models install speakers` does it"
-            );
-            None
-        }
-    };
-    let mut detector = match store.vad()? {
-        Some(vad) => Some(SpeechDetector::load(&store.path_of(&vad))?),
-        None => None,
-    };
-    let engines = [engine];
-    let how = MeetingTranscription {
-        engines: &engines,
-        model_name,
-        options,
-        detector: detector.as_mut(),
-        speakers: speakers.as_ref(),
-        diarize: DiarizeOptions {
-            min_speakers: args.num_speakers.map(usize::from),
-            max_speakers: args.num_speakers.map(usize::from),
-            ..DiarizeOptions::default()
-        },
-        your_name: &args.your_name,
-    };
-    let mut transcript = meeting::transcribe_meeting(dir, how, &mut |stage| {
-        eprintln!("Transcribing: {stage}…");
-    })?;
-    if let Some(labels) = transcript.speakers.as_mut() {
-        // The others' names, in the order they first speak; yours stays.
-        let mut names = Vec::new();
-        let mut given = args.speaker_names.iter();
-        for label in &labels.names {
-            names.push(if *label == args.your_name {
-                label.clone()
-            } else {
-                given.next().cloned().unwrap_or_default()
-            });
-        }
-        labels.rename(&names);
-    }
+) -> Result<()> {
     for w in &transcript.warnings {
         eprintln!("warning: {w}");
     }
-    let rendered = export::render(&transcript, args.format);
+    let rendered = export::render(transcript, args.format);
     let kept = dir.join(format!("transcript.{}", args.format.extension()));
     std::fs::write(&kept, &rendered).with_context(|| format!("cannot write {}", kept.display()))?;
     match &args.output {
@@ -397,5 +333,5 @@ fn finish(
         }
         None => crate::out::write(|stdout| std::io::Write::write_all(stdout, rendered.as_bytes())),
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }

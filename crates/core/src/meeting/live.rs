@@ -65,16 +65,29 @@ pub struct LiveConfig {
 pub struct LiveTranscriber {
     audio: Sender<LiveAudio>,
     lines: Receiver<LiveLine>,
-    thread: Option<JoinHandle<Engine>>,
+    thread: Option<JoinHandle<Option<Engine>>>,
 }
 
 impl LiveTranscriber {
-    pub fn start(config: LiveConfig) -> std::io::Result<Self> {
+    /// Starts the thread; when it cannot start, the config (and its engine)
+    /// comes back.
+    pub fn start(config: LiveConfig) -> Result<Self, (std::io::Error, Box<LiveConfig>)> {
         let (audio, audio_rx) = unbounded();
         let (lines_tx, lines) = unbounded();
-        let thread = std::thread::Builder::new()
+        let (config_tx, config_rx) = crossbeam_channel::bounded::<LiveConfig>(1);
+        let spawned = std::thread::Builder::new()
             .name("utter-meeting-live".into())
-            .spawn(move || run(config, audio_rx, lines_tx))?;
+            .spawn(move || {
+                let config = config_rx.recv().ok()?;
+                Some(run(config, audio_rx, lines_tx))
+            });
+        let thread = match spawned {
+            Ok(t) => t,
+            Err(e) => return Err((e, Box::new(config))),
+        };
+        config_tx
+            .send(config)
+            .expect("the thread waits for its config");
         Ok(Self {
             audio,
             lines,
@@ -100,7 +113,7 @@ impl LiveTranscriber {
             thread,
         } = self;
         drop(audio);
-        let engine = thread.and_then(|t| t.join().ok());
+        let engine = thread.and_then(|t| t.join().ok().flatten());
         (lines.try_iter().collect(), engine)
     }
 }

@@ -15,12 +15,17 @@
 
 pub mod live;
 pub mod recorder;
+pub mod session;
 pub mod transcribe;
 
 use std::path::{Path, PathBuf};
 
 pub use live::{LiveConfig, LiveLine, LiveTranscriber};
 pub use recorder::{Channel, MeetingNotice, MeetingRecorder, MeetingSources};
+pub use session::{
+    finish_meeting, name_the_others, MeetingModels, MeetingSession, NoLiveTranscript,
+    StoppedMeeting,
+};
 pub use transcribe::{transcribe_meeting, MeetingTranscription};
 
 /// The microphone's channel.
@@ -46,6 +51,8 @@ pub enum MeetingError {
     NotAMeeting { path: PathBuf, reason: String },
     #[error(transparent)]
     Transcribe(#[from] crate::transcribe::FileError),
+    #[error(transparent)]
+    Engine(crate::engine::EngineError),
     #[error("speaker diarization failed: {0}")]
     Speakers(Box<utter_models::diarize::DiarizeError>),
 }
