@@ -10,6 +10,7 @@ use tauri::{AppHandle, Manager, State};
 use tauri_plugin_autostart::ManagerExt;
 use utter_app_core::ai::RewriteTest;
 use utter_app_core::history::Entry;
+use utter_app_core::meetings::{MeetingStatus, MeetingSummary};
 use utter_app_core::recent_apps::RecentApp;
 use utter_app_core::server_host::ServerStatus;
 use utter_app_core::{
@@ -123,6 +124,48 @@ pub fn recent_apps(core: State<App>) -> Vec<RecentApp> {
 #[tauri::command]
 pub fn server_status(core: State<App>) -> ServerStatus {
     core.server_status()
+}
+
+/// Meetings: the one in progress.
+#[tauri::command]
+pub fn meeting_status(core: State<App>) -> MeetingStatus {
+    core.meeting_status()
+}
+
+/// Starts a meeting: loads the model and opens both devices (seconds).
+#[tauri::command]
+pub async fn start_meeting(app: AppHandle) -> Result<MeetingStatus> {
+    blocking(&app, |core| core.start_meeting()).await
+}
+
+#[tauri::command]
+pub async fn stop_meeting(app: AppHandle) -> Result<MeetingStatus> {
+    blocking(&app, |core| core.stop_meeting()).await
+}
+
+#[tauri::command]
+pub fn pause_meeting(core: State<App>, paused: bool) -> MeetingStatus {
+    core.pause_meeting(paused)
+}
+
+#[tauri::command]
+pub async fn list_meetings(app: AppHandle) -> Result<Vec<MeetingSummary>> {
+    blocking(&app, |core| Ok(core.meetings())).await
+}
+
+#[tauri::command]
+pub async fn finish_meeting(app: AppHandle, dir: String) -> Result<MeetingStatus> {
+    blocking(&app, move |core| core.finish_meeting(&dir)).await
+}
+
+#[tauri::command]
+pub async fn export_meeting(
+    app: AppHandle,
+    dir: String,
+    format: Format,
+    path: PathBuf,
+) -> Result<()> {
+    blocking(&app, move |core| core.export_meeting(&dir, format, &path)).await
 }
 
 #[tauri::command]

@@ -21,6 +21,8 @@ pub fn event(app: &AppHandle, event: AppEvent) {
         AppEvent::HistoryChanged => app.emit("history-changed", json!({})),
         AppEvent::SettingsChanged(s) => app.emit("settings-changed", s),
         AppEvent::Download(update) => app.emit("model-download", update),
+        AppEvent::Meeting(status) => app.emit("meeting", status),
+        AppEvent::MeetingLine(turn) => app.emit("meeting-line", turn),
     };
     if let Err(e) = sent {
         tracing::warn!("cannot send an event to the UI: {e}");

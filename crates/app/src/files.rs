@@ -262,7 +262,7 @@ fn worker(shared: &Arc<Shared>) {
 }
 
 /// How the settings want files transcribed: language, vocabulary, text rules.
-fn file_options(settings: &utter_core::settings::Settings) -> FileOptions {
+pub(super) fn file_options(settings: &utter_core::settings::Settings) -> FileOptions {
     FileOptions {
         language: settings.engine_language(),
         vocabulary: settings.vocabulary.clone(),

@@ -9,6 +9,7 @@ pub mod ai;
 mod downloads;
 mod files;
 pub mod history;
+pub mod meetings;
 pub mod recent_apps;
 pub mod server_host;
 mod service_host;
@@ -154,6 +155,10 @@ pub enum AppEvent {
     SettingsChanged(Settings),
     /// A catalog download moved on (Models page).
     Download(DownloadUpdate),
+    /// The meeting started, paused, stopped, was transcribed (Meetings page).
+    Meeting(meetings::MeetingStatus),
+    /// A turn of the live transcript of the meeting in progress.
+    MeetingLine(meetings::MeetingTurn),
 }
 
 /// Where the app keeps its files.
@@ -162,6 +167,8 @@ pub struct Paths {
     pub settings: PathBuf,
     pub history: PathBuf,
     pub recordings: PathBuf,
+    /// Each meeting's folder (`utter meeting` uses the same).
+    pub meetings: PathBuf,
     pub models: PathBuf,
     pub cache: PathBuf,
     /// A model catalog to use instead of the built-in one (`UTTER_CATALOG`).
@@ -176,6 +183,7 @@ impl Paths {
             settings: paths::settings_file(),
             history: paths::history_file(),
             recordings: paths::recordings_dir(),
+            meetings: paths::meetings_dir(),
             models: paths::models_dir(),
             cache: paths::cache_dir(),
             catalog: std::env::var_os("UTTER_CATALOG")
@@ -236,6 +244,9 @@ pub enum AppError {
         path: PathBuf,
         source: utter_postprocess::snippets::file::FileError,
     },
+    /// Recording or transcribing a meeting, in words.
+    #[error("{0}")]
+    Meeting(String),
     #[error("clipboard unavailable: {0}")]
     Clipboard(#[source] arboard::Error),
     /// Delivered, but not the way the settings ask (e.g. no virtual
@@ -282,6 +293,7 @@ struct Shared {
     platform: Platform,
     recent_apps: Mutex<recent_apps::RecentApps>,
     server: server_host::ServerHost,
+    meetings: meetings::MeetingHost,
 }
 
 /// The app's ends towards the desktop.
@@ -444,6 +456,7 @@ impl App {
             platform,
             recent_apps: Mutex::new(Default::default()),
             server: server_host::ServerHost::default(),
+            meetings: meetings::MeetingHost::default(),
         });
         let app = Self { shared };
         app.apply_retention();
@@ -496,6 +509,44 @@ impl App {
         self.shared.server.status()
     }
 
+    /// Meetings: the one in progress.
+    pub fn meeting_status(&self) -> meetings::MeetingStatus {
+        self.shared.meetings.status()
+    }
+
+    /// Starts recording a meeting (the microphone and what the computer plays).
+    pub fn start_meeting(&self) -> Result<meetings::MeetingStatus, AppError> {
+        meetings::start(&self.shared)
+    }
+
+    /// Stops the meeting; its transcript is made in the background.
+    pub fn stop_meeting(&self) -> Result<meetings::MeetingStatus, AppError> {
+        meetings::stop(&self.shared)
+    }
+
+    pub fn pause_meeting(&self, paused: bool) -> meetings::MeetingStatus {
+        meetings::pause(&self.shared, paused)
+    }
+
+    /// The meetings recorded, newest first, with their transcripts.
+    pub fn meetings(&self) -> Vec<meetings::MeetingSummary> {
+        meetings::list(&self.shared)
+    }
+
+    /// Transcribes a meeting that was cut off.
+    pub fn finish_meeting(&self, dir: &str) -> Result<meetings::MeetingStatus, AppError> {
+        meetings::finish(&self.shared, dir)
+    }
+
+    pub fn export_meeting(
+        &self,
+        dir: &str,
+        format: utter_core::export::Format,
+        path: &Path,
+    ) -> Result<(), AppError> {
+        meetings::export(&self.shared, dir, format, path)
+    }
+
     pub fn dismiss_notice(&self) {
         self.shared.update_status(|s| {
             s.notice = None;
@@ -512,6 +563,7 @@ impl App {
 
     /// Stops the service (finishing a dictation in progress) and the file queue.
     pub fn shutdown(&self) {
+        meetings::shutdown(&self.shared);
         self.shared.files.cancel_all();
         self.shared.server.stop();
         self.shared.service.stop();

@@ -30,6 +30,7 @@ fn fixture() -> Fixture {
         settings: dir.path().join("config/settings.json"),
         history: dir.path().join("data/history.sqlite3"),
         recordings: dir.path().join("data/recordings"),
+        meetings: dir.path().join("data/meetings"),
         models: common::store().dir().to_path_buf(),
         cache: dir.path().join("cache"),
         catalog: None,

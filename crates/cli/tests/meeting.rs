@@ -7,132 +7,19 @@
 #![cfg(target_os = "linux")]
 
 use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 use crossbeam_channel::{unbounded, Receiver};
+use utter_test_support::call::{two_sided_call as call, words, Call};
 use utter_test_support::desktop::SoundServer;
-
-mod common;
-use common::LIBRIVOX;
-
-const RATE: usize = 16_000;
-const ASTERISK: &str = "/usr/share/asterisk/sounds/en_US_f_Allison";
 
 /// One meeting at a time: each loads the model and the speaker models.
 fn serial() -> MutexGuard<'static, ()> {
     static LOCK: Mutex<()> = Mutex::new(());
     LOCK.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-fn load(path: &Path) -> Vec<f32> {
-    let reader = hound::WavReader::open(path).unwrap();
-    assert_eq!(
-        reader.spec().sample_rate as usize,
-        RATE,
-        "{}",
-        path.display()
-    );
-    reader
-        .into_samples::<i16>()
-        .map(|s| f32::from(s.unwrap()) / 32768.0)
-        .collect()
-}
-
-fn save(path: &Path, pcm: &[f32]) {
-    let spec = hound::WavSpec {
-        channels: 1,
-        sample_rate: RATE as u32,
-        bits_per_sample: 16,
-        sample_format: hound::SampleFormat::Int,
-    };
-    let mut w = hound::WavWriter::create(path, spec).unwrap();
-    for s in pcm {
-        w.write_sample((s.clamp(-1.0, 1.0) * 32767.0) as i16)
-            .unwrap();
-    }
-    w.finalize().unwrap();
-}
-
-/// An Asterisk prompt (G.722), decoded by ffmpeg.
-fn prompt(dir: &Path, name: &str) -> Vec<f32> {
-    let src = Path::new(ASTERISK).join(format!("{name}.g722"));
-    assert!(
-        src.is_file(),
-        "{} is missing: apt install asterisk-core-sounds-en-g722 (npm test does)",
-        src.display()
-    );
-    let wav = dir.join(format!("{name}.wav"));
-    let ok = Command::new("ffmpeg")
-        .args(["-v", "error", "-y", "-f", "g722", "-i"])
-        .arg(&src)
-        .args(["-ar", "16000", "-ac", "1"])
-        .arg(&wav)
-        .status()
-        .expect("ffmpeg is installed")
-        .success();
-    assert!(ok, "ffmpeg decodes {}", src.display());
-    load(&wav)
-}
-
-/// The call: (the others' track, the microphone's track), each with its
-/// reference words. The others speak at 0.5, 7.5 and 17.2 s, you at 4.0
-/// and 13.7 s; nobody talks over anybody.
-struct Call {
-    others: PathBuf,
-    mic: PathBuf,
-    others_words: Vec<String>,
-    your_words: Vec<String>,
-    seconds: f64,
-}
-
-fn words(text: &str) -> Vec<String> {
-    text.to_lowercase()
-        .split(|c: char| !c.is_alphanumeric() && c != '\'')
-        .filter(|w| !w.is_empty())
-        .map(str::to_string)
-        .collect()
-}
-
-/// `echo_db`: the microphone also hears the loudspeaker this much quieter
-/// (30 ms late), as without headphones.
-fn call(dir: &Path, echo_db: Option<f32>) -> Call {
-    let at = |s: f64| (s * RATE as f64) as usize;
-    let total = at(21.5);
-    let mut others = vec![0.0f32; total];
-    let mut mic = vec![0.0f32; total];
-    let place = |track: &mut Vec<f32>, start: f64, pcm: &[f32]| {
-        track[at(start)..at(start) + pcm.len()].copy_from_slice(pcm);
-    };
-    place(&mut others, 0.5, &prompt(dir, "vm-nobodyavail"));
-    place(&mut others, 7.5, &prompt(dir, "vm-intro"));
-    place(&mut others, 17.2, &prompt(dir, "conf-onlyperson"));
-    let librivox = |n: &str| {
-        load(&Path::new(LIBRIVOX).join(format!("sense_and_sensibility_01_austen_64kb-{n}.wav")))
-    };
-    place(&mut mic, 4.0, &librivox("0880"));
-    place(&mut mic, 13.7, &librivox("0930"));
-    if let Some(db) = echo_db {
-        let gain = 10f32.powf(db / 20.0);
-        let delay = at(0.03);
-        for i in delay..total {
-            mic[i] += others[i - delay] * gain;
-        }
-    }
-    let (others_path, mic_path) = (dir.join("call-others.wav"), dir.join("call-mic.wav"));
-    save(&others_path, &others);
-    save(&mic_path, &mic);
-    Call {
-        others: others_path,
-        mic: mic_path,
-        others_words: words(
-            "Nobody is available to take your call at the moment. Please leave your message after the tone, when done hang up or press the pound key. You are currently the only person in this conference.",
-        ),
-        your_words: words("He was not an ill disposed young man. He might even have been made amiable himself."),
-        seconds: total as f64 / RATE as f64,
-    }
 }
 
 /// A running `utter meeting` and its standard error, line by line.

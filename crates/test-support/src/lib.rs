@@ -5,6 +5,8 @@
 //! - [`http`]: a loopback HTTP server that serves byte ranges and can
 //!   misbehave on purpose, for the model and wheel download tests; it
 //!   records each request (method, headers, body) and can stream a reply.
+//! - [`call`]: a two-sided call of real voices (the others on the system
+//!   output, you at the microphone), for the meeting tests.
 //! - [`chat`]: the replies of an OpenAI-compatible chat-completions server
 //!   (streamed answers, errors, the model list), for the AI rewrite tests.
 //! - [`chromium`] (Unix): Chromium showing a text area whose value is read
@@ -14,6 +16,7 @@
 //! - [`llm`] (Unix): a real llama.cpp server with a small real model, for
 //!   the AI rewrite's tests against a real server.
 
+pub mod call;
 pub mod chat;
 #[cfg(unix)]
 pub mod chromium;

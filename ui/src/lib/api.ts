@@ -16,6 +16,8 @@ import type {
   HistoryEntry,
   InstallProgress,
   Level,
+  MeetingStatus,
+  MeetingTurn,
   Model,
   PackagedRow,
   ProviderConfig,
@@ -126,6 +128,16 @@ export const api = {
     call('export_transcript', { id, format, path }),
   renderTranscript: (id: number, format: ExportFormat) => call('render_transcript', { id, format }),
 
+  meetingStatus: () => call('meeting_status'),
+  /** Loads the model and opens the microphone and the system audio; rejects with why not. */
+  startMeeting: () => call('start_meeting'),
+  /** The transcript is made in the background: `meeting` events follow. */
+  stopMeeting: () => call('stop_meeting'),
+  pauseMeeting: (paused: boolean) => call('pause_meeting', { paused }),
+  listMeetings: () => call('list_meetings'),
+  finishMeeting: (dir: string) => call('finish_meeting', { dir }),
+  exportMeeting: (dir: string, format: ExportFormat, path: string) => call('export_meeting', { dir, format, path }),
+
   checkForUpdates: () => call('check_for_updates'),
   installUpdate: () => call('install_update'),
 };
@@ -136,6 +148,8 @@ export interface ShellEvents {
   level: Level;
   dictation: DictationEvent;
   'file-job': FileJob;
+  meeting: MeetingStatus;
+  'meeting-line': MeetingTurn;
   'install-progress': InstallProgress;
   'history-changed': Record<string, never>;
   'settings-changed': Settings;

@@ -1,7 +1,7 @@
-// Hash routing between the five pages ("#/settings"), so a page survives a
+// Hash routing between the pages ("#/settings"), so a page survives a
 // reload and end-to-end tests can open one directly.
 
-export const PAGES = ['home', 'history', 'files', 'models', 'settings'] as const;
+export const PAGES = ['home', 'history', 'files', 'meetings', 'models', 'settings'] as const;
 export type Page = (typeof PAGES)[number];
 
 function fromHash(hash: string): Page {

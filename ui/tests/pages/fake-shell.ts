@@ -13,6 +13,8 @@ import type {
   PackagedRow,
   RecentApp,
   ServerStatus,
+  MeetingStatus,
+  MeetingSummary,
   Settings,
   Status,
   Device,
@@ -43,6 +45,9 @@ export interface Fixture {
   recentApps?: RecentApp[];
   /** Settings → Server (server_status; default: off). */
   server?: ServerStatus;
+  /** The meeting in progress (meeting_status; default: idle) and the past ones (list_meetings). */
+  meeting?: MeetingStatus;
+  meetings?: MeetingSummary[];
   /** Commands that reject, with their message. */
   fail?: Record<string, string>;
   /** What the open dialog answers (null = cancelled). */
@@ -108,6 +113,8 @@ function wav(): ArrayBuffer {
   return buf;
 }
 
+
+const idleMeeting: MeetingStatus = { state: 'idle', dir: null, microphone: null, systemAudio: null, notice: null };
 
 function handle(cmd: string, args: Record<string, unknown>): unknown {
   const fail = state.fail?.[cmd];
@@ -247,6 +254,22 @@ function handle(cmd: string, args: Record<string, unknown>): unknown {
       return null;
     case 'plugin:dialog|open':
       return state.dialogOpen ?? null;
+    case 'meeting_status':
+      return state.meeting ?? idleMeeting;
+    case 'start_meeting':
+      state.meeting = { ...idleMeeting, state: 'recording', dir: '/data/meetings/2026-12-04T10-00-00', microphone: 'Built-in Microphone', systemAudio: 'Monitor of Speakers' };
+      return state.meeting;
+    case 'pause_meeting':
+      state.meeting = { ...(state.meeting ?? idleMeeting), state: args.paused ? 'paused' : 'recording' };
+      return state.meeting;
+    case 'stop_meeting':
+    case 'finish_meeting':
+      state.meeting = { ...(state.meeting ?? idleMeeting), state: 'transcribing' };
+      return state.meeting;
+    case 'list_meetings':
+      return state.meetings ?? [];
+    case 'export_meeting':
+      return null;
     case 'plugin:dialog|save': {
       const o = args.options as { defaultPath?: string };
       return `/home/user/${o.defaultPath ?? 'out'}`;

@@ -1,0 +1,550 @@
+//! The Meetings page: one meeting at a time, recorded with its live
+//! transcript while the app runs (core `meeting::MeetingSession`, as `utter
+//! meeting`), its transcript made when it stops; past meetings are the
+//! folders of the meetings directory.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use serde::Serialize;
+use utter_core::engine::{Engine, EngineConfig};
+use utter_core::export::{self, Format};
+use utter_core::meeting::{
+    self, Channel, MeetingModels, MeetingNotice, MeetingPhase, MeetingRecord, MeetingSession,
+    MeetingSources,
+};
+use utter_core::models::diarize::DiarizeOptions;
+use utter_core::models::ModelUse;
+
+use super::{lock, AppError, AppEvent, Shared};
+
+/// The microphone's speaker in the app's transcripts.
+const YOU: &str = "You";
+/// The transcript kept beside a meeting's audio, read back by the page.
+const TRANSCRIPT_JSON: &str = "transcript.json";
+
+/// Where the meeting stands.
+enum Phase {
+    Idle,
+    Recording {
+        session: Box<MeetingSession>,
+        paused: bool,
+    },
+    /// Stopped; its transcript is being made.
+    Transcribing {
+        dir: PathBuf,
+    },
+}
+
+pub(super) struct MeetingHost {
+    phase: Mutex<Phase>,
+    /// Why there is no live transcript, a device lost, or why the last
+    /// meeting failed: shown until the next start.
+    notice: Mutex<Option<String>>,
+}
+
+impl Default for MeetingHost {
+    fn default() -> Self {
+        Self {
+            phase: Mutex::new(Phase::Idle),
+            notice: Mutex::new(None),
+        }
+    }
+}
+
+/// What the Meetings page shows of the meeting in progress.
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export)]
+pub struct MeetingStatus {
+    pub state: MeetingState,
+    /// The meeting's folder while one records or is transcribed.
+    pub dir: Option<String>,
+    pub microphone: Option<String>,
+    pub system_audio: Option<String>,
+    /// Something the user should know (no live transcript and why, a device
+    /// that went, why the last meeting could not be transcribed).
+    pub notice: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ts_rs::TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export)]
+pub enum MeetingState {
+    Idle,
+    Recording,
+    Paused,
+    Transcribing,
+}
+
+/// A turn of a transcript, live or final.
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export)]
+pub struct MeetingTurn {
+    pub speaker: String,
+    #[ts(type = "number")]
+    pub start_ms: u64,
+    pub text: String,
+}
+
+/// A meeting in the meetings folder.
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export)]
+pub struct MeetingSummary {
+    pub dir: String,
+    #[ts(type = "number")]
+    pub started_unix_ms: u64,
+    /// How long it recorded (the longer channel).
+    #[ts(type = "number")]
+    pub duration_ms: u64,
+    /// Recorded, but never transcribed (cut off by a crash, or its
+    /// transcription failed): [`finish`] makes the transcript.
+    pub unfinished: bool,
+    /// Its transcript's turns, once it has one.
+    pub turns: Vec<MeetingTurn>,
+    pub notices: Vec<String>,
+}
+
+impl MeetingHost {
+    pub fn status(&self) -> MeetingStatus {
+        let notice = lock(&self.notice).clone();
+        match &*lock(&self.phase) {
+            Phase::Idle => MeetingStatus {
+                state: MeetingState::Idle,
+                dir: None,
+                microphone: None,
+                system_audio: None,
+                notice,
+            },
+            Phase::Recording { session, paused } => MeetingStatus {
+                state: if *paused {
+                    MeetingState::Paused
+                } else {
+                    MeetingState::Recording
+                },
+                dir: Some(session.dir().display().to_string()),
+                microphone: Some(session.microphone().device.clone()),
+                system_audio: Some(session.system_audio().device.clone()),
+                notice,
+            },
+            Phase::Transcribing { dir } => MeetingStatus {
+                state: MeetingState::Transcribing,
+                dir: Some(dir.display().to_string()),
+                microphone: None,
+                system_audio: None,
+                notice,
+            },
+        }
+    }
+
+    fn set_notice(&self, notice: Option<String>) {
+        *lock(&self.notice) = notice;
+    }
+}
+
+fn emit_status(shared: &Shared) {
+    shared.emit(AppEvent::Meeting(shared.meetings.status()));
+}
+
+/// The models a meeting is transcribed with, as the settings want files done.
+fn models(shared: &Shared) -> Result<MeetingModels, AppError> {
+    let settings = shared.settings();
+    let (model_name, model_path) = shared
+        .store
+        .resolve_speech_for(settings.model.as_deref(), ModelUse::Files)?;
+    let engine = Engine::start(EngineConfig::new(model_path))
+        .map_err(|e| AppError::Meeting(e.to_string()))?;
+    let speakers = match utter_core::models::speakers::load(&shared.store) {
+        Ok(models) => Some(models),
+        Err(e) => {
+            tracing::info!("meetings: the others are one voice: {e}");
+            None
+        }
+    };
+    let vad = shared.store.vad()?.map(|v| shared.store.path_of(&v));
+    Ok(MeetingModels {
+        engine,
+        model_name,
+        vad,
+        speakers,
+        options: super::files::file_options(&settings),
+    })
+}
+
+/// Starts a meeting: both devices, the live transcript.
+pub(super) fn start(shared: &Arc<Shared>) -> Result<MeetingStatus, AppError> {
+    if !matches!(*lock(&shared.meetings.phase), Phase::Idle) {
+        return Err(AppError::Meeting(
+            "a meeting is already being recorded or transcribed".into(),
+        ));
+    }
+    let models = models(shared)?;
+    let (session, why_not_live) = MeetingSession::start(
+        &shared.paths.meetings,
+        &MeetingSources::default(),
+        models,
+        true,
+    )
+    .map_err(|e| AppError::Meeting(e.to_string()))?;
+    shared.meetings.set_notice(why_not_live.map(|why| {
+        format!(
+            "No live transcript ({}); the meeting is still recorded.",
+            why.0
+        )
+    }));
+    let (lines, notices) = (session.lines().clone(), session.notices().clone());
+    *lock(&shared.meetings.phase) = Phase::Recording {
+        session: Box::new(session),
+        paused: false,
+    };
+    // The live transcript and the notices reach the page as they come; the
+    // thread ends when the session's channels close (at stop).
+    let forward = shared.clone();
+    std::thread::Builder::new()
+        .name("utter-meeting-forward".into())
+        .spawn(move || forward_live(&forward, &lines, &notices))
+        .map_err(AppError::Thread)?;
+    emit_status(shared);
+    Ok(shared.meetings.status())
+}
+
+fn forward_live(
+    shared: &Arc<Shared>,
+    lines: &crossbeam_channel::Receiver<meeting::LiveLine>,
+    notices: &crossbeam_channel::Receiver<MeetingNotice>,
+) {
+    let (mut lines, mut notices) = (lines.clone(), notices.clone());
+    let mut open = 2;
+    while open > 0 {
+        crossbeam_channel::select! {
+            recv(lines) -> line => match line {
+                Ok(line) => shared.emit(AppEvent::MeetingLine(live_turn(&line))),
+                Err(_) => {
+                    lines = crossbeam_channel::never();
+                    open -= 1;
+                }
+            },
+            recv(notices) -> notice => match notice {
+                Ok(MeetingNotice::Lost { channel, message }) => {
+                    shared.meetings.set_notice(Some(format!(
+                        "{} stopped ({message}); the meeting goes on without it.",
+                        capitalised(&channel.to_string())
+                    )));
+                    emit_status(shared);
+                }
+                Ok(MeetingNotice::Ended) => {
+                    shared
+                        .meetings
+                        .set_notice(Some("Both devices are gone: the meeting stopped.".into()));
+                    let _ = stop(shared);
+                }
+                Err(_) => {
+                    notices = crossbeam_channel::never();
+                    open -= 1;
+                }
+            },
+        }
+    }
+}
+
+fn capitalised(s: &str) -> String {
+    let mut c = s.chars();
+    c.next()
+        .map(|f| f.to_uppercase().chain(c).collect())
+        .unwrap_or_default()
+}
+
+fn live_turn(line: &meeting::LiveLine) -> MeetingTurn {
+    MeetingTurn {
+        speaker: match line.channel {
+            Channel::You => YOU.into(),
+            Channel::Others => "Others".into(),
+        },
+        start_ms: line.start_ms,
+        text: line.text.clone(),
+    }
+}
+
+pub(super) fn pause(shared: &Shared, pause: bool) -> MeetingStatus {
+    if let Phase::Recording { session, paused } = &mut *lock(&shared.meetings.phase) {
+        if pause {
+            session.pause();
+        } else {
+            session.resume();
+        }
+        *paused = pause;
+    }
+    emit_status(shared);
+    shared.meetings.status()
+}
+
+/// Stops the meeting and makes its transcript on a thread; the page hears
+/// `meeting` events (transcribing, then idle) and the list changes.
+pub(super) fn stop(shared: &Arc<Shared>) -> Result<MeetingStatus, AppError> {
+    let session = {
+        let mut phase = lock(&shared.meetings.phase);
+        match std::mem::replace(&mut *phase, Phase::Idle) {
+            Phase::Recording { session, .. } => {
+                *phase = Phase::Transcribing {
+                    dir: session.dir().to_path_buf(),
+                };
+                session
+            }
+            other => {
+                *phase = other;
+                return Ok(shared.meetings.status());
+            }
+        }
+    };
+    emit_status(shared);
+    let worker = shared.clone();
+    std::thread::Builder::new()
+        .name("utter-meeting-transcript".into())
+        .spawn(move || {
+            let dir = session.dir().to_path_buf();
+            let done = session
+                .stop()
+                .map_err(|e| e.to_string())
+                .and_then(|(stopped, last)| {
+                    for line in &last {
+                        worker.emit(AppEvent::MeetingLine(live_turn(line)));
+                    }
+                    stopped
+                        .transcribe(YOU, DiarizeOptions::default(), &[], &mut |_| {})
+                        .map_err(|e| e.to_string())
+                })
+                .and_then(|t| keep_transcript(&dir, &t).map_err(|e| e.to_string()));
+            if let Err(e) = done {
+                tracing::warn!("meeting {}: {e}", dir.display());
+                worker.meetings.set_notice(Some(format!(
+                    "The meeting was recorded but not transcribed: {e}. Its audio is kept; Finish transcribes it."
+                )));
+            }
+            *lock(&worker.meetings.phase) = Phase::Idle;
+            emit_status(&worker);
+        })
+        .map_err(AppError::Thread)?;
+    Ok(shared.meetings.status())
+}
+
+/// The app is quitting: a meeting being recorded is stopped with its audio
+/// whole (listed as unfinished; Finish transcribes it at the next start).
+pub(super) fn shutdown(shared: &Shared) {
+    let phase = std::mem::replace(&mut *lock(&shared.meetings.phase), Phase::Idle);
+    if let Phase::Recording { session, .. } = phase {
+        if let Err(e) = session.stop() {
+            tracing::warn!("the meeting could not be stopped cleanly: {e}");
+        }
+    }
+}
+
+/// Writes the transcript beside the audio (JSON: what the page reads back).
+fn keep_transcript(
+    dir: &Path,
+    transcript: &utter_core::transcript::FileTranscript,
+) -> std::io::Result<()> {
+    let tmp = dir.join(format!("{TRANSCRIPT_JSON}.tmp"));
+    std::fs::write(&tmp, export::render(transcript, Format::Json))?;
+    std::fs::rename(tmp, dir.join(TRANSCRIPT_JSON))
+}
+
+/// The meetings folder's meetings, newest first.
+pub(super) fn list(shared: &Shared) -> Vec<MeetingSummary> {
+    let Ok(entries) = std::fs::read_dir(&shared.paths.meetings) else {
+        return Vec::new();
+    };
+    let mut all: Vec<MeetingSummary> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter_map(|dir| {
+            let record = MeetingRecord::read(&dir).ok()?;
+            Some(summary(&dir, &record))
+        })
+        .collect();
+    all.sort_by_key(|m| std::cmp::Reverse(m.started_unix_ms));
+    all
+}
+
+fn summary(dir: &Path, record: &MeetingRecord) -> MeetingSummary {
+    MeetingSummary {
+        dir: dir.display().to_string(),
+        started_unix_ms: record.started_unix_ms,
+        duration_ms: record.you_ms.max(record.others_ms),
+        unfinished: record.phase != MeetingPhase::Transcribed,
+        turns: read_turns(dir).unwrap_or_default(),
+        notices: record.notices.clone(),
+    }
+}
+
+/// The turns of the transcript kept in `dir`, consecutive segments of one
+/// speaker joined.
+fn read_turns(dir: &Path) -> Option<Vec<MeetingTurn>> {
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join(TRANSCRIPT_JSON)).ok()?).ok()?;
+    let mut turns: Vec<MeetingTurn> = Vec::new();
+    for s in json["segments"].as_array()? {
+        let speaker = s["speaker"].as_str().unwrap_or("").to_string();
+        let text = s["text"].as_str().unwrap_or("").trim().to_string();
+        match turns.last_mut() {
+            Some(last) if last.speaker == speaker => {
+                last.text.push(' ');
+                last.text.push_str(&text);
+            }
+            _ => turns.push(MeetingTurn {
+                speaker,
+                start_ms: s["start_ms"].as_u64().unwrap_or(0),
+                text,
+            }),
+        }
+    }
+    Some(turns)
+}
+
+/// A meeting of the list, by folder (only folders inside the meetings
+/// directory: the page passes back what it was given).
+fn meeting_dir(shared: &Shared, dir: &str) -> Result<PathBuf, AppError> {
+    let dir = PathBuf::from(dir);
+    if dir.parent() != Some(shared.paths.meetings.as_path()) {
+        return Err(AppError::Meeting(format!(
+            "{} is not a meeting of this app",
+            dir.display()
+        )));
+    }
+    MeetingRecord::read(&dir).map_err(|e| AppError::Meeting(e.to_string()))?;
+    Ok(dir)
+}
+
+/// Transcribes a meeting that was cut off (or whose transcription failed),
+/// on a thread, as a stop does.
+pub(super) fn finish(shared: &Arc<Shared>, dir: &str) -> Result<MeetingStatus, AppError> {
+    let dir = meeting_dir(shared, dir)?;
+    {
+        let mut phase = lock(&shared.meetings.phase);
+        if !matches!(*phase, Phase::Idle) {
+            return Err(AppError::Meeting(
+                "a meeting is being recorded or transcribed; finish this one after it".into(),
+            ));
+        }
+        *phase = Phase::Transcribing { dir: dir.clone() };
+    }
+    shared.meetings.set_notice(None);
+    emit_status(shared);
+    let worker = shared.clone();
+    std::thread::Builder::new()
+        .name("utter-meeting-transcript".into())
+        .spawn(move || {
+            let done = models(&worker)
+                .map_err(|e| e.to_string())
+                .and_then(|models| {
+                    meeting::finish_meeting(
+                        &dir,
+                        models,
+                        YOU,
+                        DiarizeOptions::default(),
+                        &[],
+                        &mut |_| {},
+                    )
+                    .map_err(|e| e.to_string())
+                })
+                .and_then(|t| keep_transcript(&dir, &t).map_err(|e| e.to_string()));
+            if let Err(e) = done {
+                worker
+                    .meetings
+                    .set_notice(Some(format!("The meeting could not be transcribed: {e}.")));
+            }
+            *lock(&worker.meetings.phase) = Phase::Idle;
+            emit_status(&worker);
+        })
+        .map_err(AppError::Thread)?;
+    Ok(shared.meetings.status())
+}
+
+/// Writes a meeting's transcript as `format` to `path`.
+pub(super) fn export(
+    shared: &Shared,
+    dir: &str,
+    format: Format,
+    path: &Path,
+) -> Result<(), AppError> {
+    let dir = meeting_dir(shared, dir)?;
+    let text = std::fs::read(dir.join(TRANSCRIPT_JSON))
+        .map_err(AppError::read(&dir.join(TRANSCRIPT_JSON)))?;
+    let transcript = transcript_from_json(&text).ok_or_else(|| {
+        AppError::Meeting(format!("{}: its transcript cannot be read", dir.display()))
+    })?;
+    std::fs::write(path, export::render(&transcript, format)).map_err(AppError::write(path))
+}
+
+/// A transcript back from its JSON export (segments with speakers).
+fn transcript_from_json(bytes: &[u8]) -> Option<utter_core::transcript::FileTranscript> {
+    let json: serde_json::Value = serde_json::from_slice(bytes).ok()?;
+    let names: Vec<String> = json["speakers"]
+        .as_array()?
+        .iter()
+        .filter_map(|n| n.as_str().map(str::to_string))
+        .collect();
+    let mut t = utter_core::transcript::FileTranscript {
+        model: json["model"].as_str().unwrap_or_default().into(),
+        duration_ms: json["duration_ms"].as_i64().unwrap_or(0),
+        language: json["language"].as_str().map(str::to_string),
+        ..Default::default()
+    };
+    let mut of_segment = Vec::new();
+    for s in json["segments"].as_array()? {
+        t.segments.push(utter_core::engine::TimedText {
+            start_ms: s["start_ms"].as_i64()?,
+            end_ms: s["end_ms"].as_i64()?,
+            text: s["text"].as_str()?.to_string(),
+        });
+        of_segment.push(
+            s["speaker"]
+                .as_str()
+                .and_then(|n| names.iter().position(|x| x == n)),
+        );
+    }
+    t.speakers = Some(utter_core::transcript::SpeakerLabels { names, of_segment });
+    Some(t)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_kept_transcript_reads_back_the_same() {
+        let mut t = utter_core::transcript::FileTranscript {
+            model: "m".into(),
+            duration_ms: 3_000,
+            ..Default::default()
+        };
+        for (i, text) in ["Hello?", "Hi.", "Yes."].iter().enumerate() {
+            t.segments.push(utter_core::engine::TimedText {
+                start_ms: i as i64 * 1_000,
+                end_ms: i as i64 * 1_000 + 900,
+                text: text.to_string(),
+            });
+        }
+        t.speakers = Some(utter_core::transcript::SpeakerLabels {
+            names: vec!["Speaker 1".into(), "You".into()],
+            of_segment: vec![Some(0), Some(1), Some(1)],
+        });
+        let back = transcript_from_json(export::render(&t, Format::Json).as_bytes()).unwrap();
+        for format in [Format::Md, Format::Srt, Format::Vtt, Format::Json] {
+            assert_eq!(
+                export::render(&back, format),
+                export::render(&t, format),
+                "{format:?}"
+            );
+        }
+        let dir = tempfile::tempdir().unwrap();
+        keep_transcript(dir.path(), &t).unwrap();
+        let turns = read_turns(dir.path()).unwrap();
+        assert_eq!(turns.len(), 2);
+        assert_eq!(turns[1].text, "Hi. Yes.");
+        assert_eq!(
+            (turns[1].speaker.as_str(), turns[1].start_ms),
+            ("You", 1_000)
+        );
+    }
+}
