@@ -9,6 +9,7 @@ use anyhow::{Context, Result};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use utter_core::engine::cpu::Threads;
+use utter_core::engine::diarize_model::EngineDiarizer;
 use utter_core::engine::{Compute, Engine, EngineConfig};
 use utter_core::export::{self, Format};
 use utter_core::models::diarize::{DiarizeOptions, SpeakerModels, SpeakerTurn};
@@ -59,6 +60,10 @@ pub struct TranscribeArgs {
     /// speaker models (`utter models install speakers`)
     #[arg(long)]
     speakers: bool,
+    /// With --speakers: a model with the engine's diarization role (Sortformer), by name or
+    /// file, to tell the speakers apart instead of the speaker models
+    #[arg(long, requires = "speakers", value_name = "MODEL")]
+    speaker_model: Option<String>,
     /// With --speakers: the number of speakers, when you know it [default: found from the voices]
     #[arg(long, requires = "speakers", value_parser = clap::value_parser!(u16).range(1..))]
     num_speakers: Option<u16>,
@@ -129,16 +134,12 @@ fn progress_bar(path: &std::path::Path) -> ProgressBar {
 
 pub fn run(store: &ModelStore, args: TranscribeArgs) -> Result<ExitCode> {
     // First: a missing speaker install fails at once, whatever else is missing.
-    let speaker_models = if args.speakers {
-        match utter_core::models::speakers::load(store) {
-            Ok(m) => Some(m),
-            Err(e) => {
-                eprintln!("error: {e}");
-                return Ok(ExitCode::from(exit::NO_MODEL));
-            }
+    let mut diarizer = match diarizer(store, &args) {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Ok(ExitCode::from(exit::NO_MODEL));
         }
-    } else {
-        None
     };
     let diarize_options = DiarizeOptions {
         min_speakers: args.num_speakers.map(usize::from),
@@ -221,8 +222,15 @@ pub fn run(store: &ModelStore, args: TranscribeArgs) -> Result<ExitCode> {
     let mut failed = 0usize;
     for path in &args.files {
         // With speakers: who spoke when first, then each speaker's span on its own.
-        let spans = match &speaker_models {
-            Some(models) => match diarize(models, path, &diarize_options) {
+        let turns = match &mut diarizer {
+            Some(Diarizer::Utter(models)) => Some(diarize(models, path, &diarize_options)),
+            Some(Diarizer::Engine(model)) => {
+                Some(transcribe::diarize_file_with_engine(model, path))
+            }
+            None => None,
+        };
+        let spans = match turns {
+            Some(turns) => match turns {
                 Ok(turns) => Some(transcribe::speaker_spans(&turns)),
                 Err(e) => {
                     eprintln!("error: {e}");
@@ -291,6 +299,34 @@ pub fn run(store: &ModelStore, args: TranscribeArgs) -> Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// What tells the speakers apart.
+enum Diarizer {
+    /// Utter's speaker models (pyannote segmentation + CAM++).
+    Utter(Box<SpeakerModels>),
+    /// A diarization model of the engine's (`--speaker-model`).
+    Engine(EngineDiarizer),
+}
+
+/// The diarizer `--speakers` asks for; `None` without it.
+fn diarizer(store: &ModelStore, args: &TranscribeArgs) -> Result<Option<Diarizer>> {
+    if !args.speakers {
+        return Ok(None);
+    }
+    let Some(name) = &args.speaker_model else {
+        let models = utter_core::models::speakers::load(store)?;
+        return Ok(Some(Diarizer::Utter(Box::new(models))));
+    };
+    let path = match store.find(name)? {
+        Some(entry) => store.path_of(&entry),
+        None if std::path::Path::new(name).is_file() => PathBuf::from(name),
+        None => anyhow::bail!("no model `{name}` is installed, and no such file"),
+    };
+    let threads = utter_core::engine::cpu::engine_threads();
+    Ok(Some(Diarizer::Engine(EngineDiarizer::load(
+        &path, threads,
+    )?)))
 }
 
 /// Who spoke when in `path`, with a progress bar.

@@ -218,3 +218,33 @@ fn speakers_without_the_speaker_models_say_how_to_install_them() {
     let out = utter(&["transcribe", "--num-speakers", "2", &sample()]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// Issue 44: `--speaker-model` takes a model with the engine's diarization
+/// role (Sortformer, whose weights are not obtainable here); a speech model
+/// given instead is refused by name, with the role it lacks, before any
+/// transcription.
+#[test]
+fn a_speaker_model_without_the_diarization_role_is_refused_by_name() {
+    let out = utter(&[
+        "transcribe",
+        "--speakers",
+        "--speaker-model",
+        "whisper-tiny.en",
+        &sample(),
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(
+        stderr.contains("cannot tell speakers apart") && stderr.contains("Sortformer"),
+        "{stderr}"
+    );
+    assert!(out.stdout.is_empty());
+    let missing = utter(&[
+        "transcribe",
+        "--speakers",
+        "--speaker-model",
+        "no-such-model",
+        &sample(),
+    ]);
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("no model `no-such-model`"));
+}

@@ -80,6 +80,8 @@ pub enum DiarizeFileError {
         // result_large_err bound), and this is the cold path.
         source: Box<utter_models::diarize::DiarizeError>,
     },
+    #[error("{}: the diarization model failed: {source}", path.display())]
+    Engine { path: PathBuf, source: EngineError },
 }
 
 /// Who spoke when in `path` (any format [`audio::decode_file`] reads), with
@@ -104,6 +106,46 @@ pub fn diarize_file(
             source: Box::new(source),
         },
     )
+}
+
+/// Who spoke when in `path`, told by a diarization model of the engine's own
+/// (Sortformer) instead of Utter's; speakers numbered by first appearance.
+pub fn diarize_file_with_engine(
+    diarizer: &mut crate::engine::diarize_model::EngineDiarizer,
+    path: &Path,
+) -> Result<Vec<SpeakerTurn>, DiarizeFileError> {
+    let mut pcm = Vec::new();
+    audio::decode_file(path, |piece| pcm.extend_from_slice(piece)).map_err(|source| {
+        DiarizeFileError::Audio {
+            path: path.to_path_buf(),
+            source,
+        }
+    })?;
+    let mut turns = diarizer
+        .run(&pcm)
+        .map_err(|source| DiarizeFileError::Engine {
+            path: path.to_path_buf(),
+            source,
+        })?;
+    turns.sort_by_key(|t| t.start_ms);
+    let mut seen: Vec<usize> = Vec::new();
+    Ok(turns
+        .into_iter()
+        .map(|t| {
+            let speaker = seen
+                .iter()
+                .position(|&s| s == t.speaker)
+                .unwrap_or_else(|| {
+                    seen.push(t.speaker);
+                    seen.len() - 1
+                });
+            SpeakerTurn {
+                start_s: t.start_ms as f64 / 1000.0,
+                end_s: t.end_ms as f64 / 1000.0,
+                speaker,
+            }
+        })
+        .collect())
 }
 
 /// Pauses shorter than this between two spans of one speaker are transcribed
@@ -274,10 +316,8 @@ impl<'a> WindowSource<'a> {
                 packer,
             } => {
                 let mut done = Vec::new();
-                for p in detector.feed(pcm)? {
-                    if let Some(span) = segmenter.push(p) {
-                        done.extend(packer.push(span.start, span.end));
-                    }
+                for span in segmenter.push_all(detector.feed(pcm)?) {
+                    done.extend(packer.push(span.start, span.end));
                 }
                 let keep = [packer.open_start(), segmenter.open_start()]
                     .into_iter()
@@ -320,12 +360,9 @@ impl<'a> WindowSource<'a> {
                 packer,
             } => {
                 let mut done = Vec::new();
-                for p in detector.flush()? {
-                    if let Some(span) = segmenter.push(p) {
-                        done.extend(packer.push(span.start, span.end.min(self.total)));
-                    }
-                }
-                if let Some(span) = segmenter.finish() {
+                let mut spans = segmenter.push_all(detector.flush()?);
+                spans.extend(segmenter.finish());
+                for span in spans {
                     done.extend(packer.push(span.start, span.end.min(self.total)));
                 }
                 done.extend(packer.take());

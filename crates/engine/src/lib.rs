@@ -17,6 +17,7 @@ mod backends;
 mod compute;
 pub mod cpu;
 pub mod cpu_load;
+pub mod diarize_model;
 mod fitted_session;
 mod local;
 pub use compute::{gpu_backends_built, BadCompute, Compute};

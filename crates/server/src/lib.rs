@@ -11,6 +11,7 @@ mod error;
 mod format;
 mod jobs;
 mod languages;
+mod listen;
 pub mod mcp;
 mod models;
 mod routes;

@@ -4,12 +4,15 @@
 //! request gets its reply as the response body, a notification 202, and
 //! there is no server-initiated stream, so GET is 405). The `initialize`
 //! handshake, and the tools `transcribe_file` (a path the agent names: the
-//! only way a request reaches the filesystem) and `list_models`. The model
+//! only way a request reaches the filesystem), `list_models` and, over stdio
+//! only (an agent the user started; never to a socket), `listen`: the user
+//! answers by voice, from the default microphone. The model
 //! loads on first use and stays loaded for the session (the process, for
 //! HTTP: one session shared by its clients, one call at a time).
 
 use std::io::{BufRead, Write};
 use std::path::PathBuf;
+use std::time::Duration;
 
 use serde_json::{json, Value};
 use utter_core::engine::{Engine, EngineConfig, EngineError, UnsupportedLanguage};
@@ -19,6 +22,7 @@ use utter_core::transcribe::{transcribe_file, FileError, FileOptions};
 use utter_core::vad::SpeechDetector;
 
 use crate::error::ApiError;
+use crate::listen::{Heard, ListenLimits};
 use crate::models::Catalog;
 
 /// The revisions of the handshake this server speaks, newest last.
@@ -55,6 +59,14 @@ enum ToolError {
     Language(#[from] UnsupportedLanguage),
     #[error(transparent)]
     Transcribe(#[from] FileError),
+    #[error("no voice detector is installed, and listening needs one to hear when you stop (run `utter models install-default`)")]
+    NoDetector,
+    #[error(transparent)]
+    Listen(#[from] crate::listen::ListenError),
+    #[error("nothing was said within {0} s")]
+    NothingHeard(u64),
+    #[error("{0} is kept: what was said is not lost")]
+    Kept(String),
 }
 
 /// A loaded model and detector, kept between calls.
@@ -67,11 +79,13 @@ struct Loaded {
 pub struct Session {
     catalog: Catalog,
     loaded: Option<Loaded>,
+    /// `listen` is offered (stdio: the agent runs as the user, in front of them).
+    microphone: bool,
 }
 
 /// Answers requests from standard input until it closes.
 pub fn serve_stdio(store: ModelStore) -> Result<(), McpError> {
-    let mut session = Session::new(store);
+    let mut session = Session::new(store).with_microphone();
     let stdin = std::io::stdin();
     let mut stdout = std::io::stdout();
     for line in stdin.lock().lines() {
@@ -99,8 +113,16 @@ fn tool_text(text: String, is_error: bool) -> Value {
     json!({"content": [{"type": "text", "text": text}], "isError": is_error})
 }
 
-fn tools() -> Value {
-    json!({"tools": [
+fn tool_names(microphone: bool) -> &'static str {
+    if microphone {
+        "transcribe_file, list_models or listen"
+    } else {
+        "transcribe_file or list_models"
+    }
+}
+
+fn tools(microphone: bool) -> Value {
+    let mut tools = json!({"tools": [
         {
             "name": "transcribe_file",
             "description": "Transcribe an audio or video file on this computer with Utter's local speech engine (nothing leaves the machine). Returns the text, or subtitles.",
@@ -120,7 +142,24 @@ fn tools() -> Value {
             "description": "List the speech models installed for Utter, with their languages and whether they translate.",
             "inputSchema": {"type": "object", "properties": {}}
         }
-    ]})
+    ]});
+    if microphone {
+        tools["tools"].as_array_mut().expect("a list").push(json!({
+            "name": "listen",
+            "description": "Ask the user something out loud and get their spoken answer: records the default microphone until they have spoken and paused, transcribes it on this computer (nothing leaves the machine) and returns the text. Tell the user you are listening before calling it.",
+            "inputSchema": {
+                "type": "object",
+                "properties": {
+                    "wait_seconds": {"type": "number", "description": "How long to wait for the user to start speaking (default 15)"},
+                    "pause_seconds": {"type": "number", "description": "The pause that ends the answer (default 1.5)"},
+                    "max_seconds": {"type": "number", "description": "The longest answer (default 120)"},
+                    "language": {"type": "string", "description": "ISO 639-1 code of the spoken language, e.g. en; omit to detect"},
+                    "model": {"type": "string", "description": "An installed model's name (see list_models); omit for the default"}
+                }
+            }
+        }));
+    }
+    tools
 }
 
 impl Session {
@@ -128,7 +167,14 @@ impl Session {
         Self {
             catalog: Catalog::new(store),
             loaded: None,
+            microphone: false,
         }
+    }
+
+    /// Offers `listen` (the default microphone) to this session's agent.
+    pub fn with_microphone(mut self) -> Self {
+        self.microphone = true;
+        self
     }
 
     /// The reply to one JSON-RPC message; none for a notification.
@@ -153,17 +199,24 @@ impl Session {
                 })
             }
             "ping" => json!({}),
-            "tools/list" => tools(),
+            "tools/list" => tools(self.microphone),
             "tools/call" => {
                 let params = &message["params"];
                 match params["name"].as_str().unwrap_or_default() {
                     "transcribe_file" => self.transcribe(&params["arguments"]),
                     "list_models" => self.list_models(),
+                    "listen" if self.microphone => match self.try_listen(&params["arguments"]) {
+                        Ok(text) => tool_text(text, false),
+                        Err(e) => tool_text(e.to_string(), true),
+                    },
                     other => {
                         return Some(error_reply(
                             id,
                             -32602,
-                            &format!("unknown tool `{other}`: use transcribe_file or list_models"),
+                            &format!(
+                                "unknown tool `{other}`: use {}",
+                                tool_names(self.microphone)
+                            ),
                         ))
                     }
                 }
@@ -205,23 +258,9 @@ impl Session {
         }
     }
 
-    /// The text, or what went wrong in words an agent can act on.
-    fn try_transcribe(&mut self, args: &Value) -> Result<String, ToolError> {
-        let path = args["path"]
-            .as_str()
-            .filter(|p| !p.is_empty())
-            .map(PathBuf::from)
-            .ok_or(ToolError::NoPath)?;
-        if !path.is_file() {
-            return Err(ToolError::NotAFile(path));
-        }
-        let format = match args["format"].as_str().unwrap_or("text") {
-            "text" => Format::Txt,
-            "srt" => Format::Srt,
-            "vtt" => Format::Vtt,
-            "json" => Format::Json,
-            other => return Err(ToolError::UnknownFormat(other.to_string())),
-        };
+    /// The model `args` names (or the default) and the voice detector,
+    /// loaded once and kept for the next call.
+    fn load(&mut self, args: &Value) -> Result<&mut Loaded, ToolError> {
         let model = match args["model"].as_str().filter(|m| !m.is_empty()) {
             Some(name) => self.catalog.resolve(name),
             None => self.catalog.default_model(),
@@ -249,7 +288,72 @@ impl Session {
                 detector,
             });
         }
-        let loaded = self.loaded.as_mut().expect("loaded above");
+        Ok(self.loaded.as_mut().expect("loaded above"))
+    }
+
+    /// The user's spoken answer, or why there is none.
+    fn try_listen(&mut self, args: &Value) -> Result<String, ToolError> {
+        let seconds = |key: &str, default: f64| {
+            Duration::from_secs_f64(
+                args[key]
+                    .as_f64()
+                    .filter(|s| *s > 0.0)
+                    .unwrap_or(default)
+                    .min(600.0),
+            )
+        };
+        let limits = ListenLimits {
+            wait: seconds("wait_seconds", 15.0),
+            pause: seconds("pause_seconds", 1.5),
+            max: seconds("max_seconds", 120.0),
+        };
+        let language = args["language"]
+            .as_str()
+            .filter(|l| !l.is_empty() && *l != "auto")
+            .map(crate::languages::code_for);
+        let loaded = self.load(args)?;
+        loaded.engine.info().check_language(language.as_deref())?;
+        let detector = loaded.detector.as_mut().ok_or(ToolError::NoDetector)?;
+        let dir = utter_core::paths::recordings_dir();
+        let wav = match crate::listen::record_answer(detector, &dir, limits)? {
+            Heard::Speech(wav) => wav,
+            Heard::Nothing => return Err(ToolError::NothingHeard(limits.wait.as_secs())),
+        };
+        let options = FileOptions {
+            language,
+            ..FileOptions::default()
+        };
+        let transcript = transcribe_file(
+            std::slice::from_ref(&loaded.engine),
+            loaded.detector.as_mut().into(),
+            &wav,
+            &loaded.name,
+            &options,
+            |_| {},
+        )
+        .map_err(|e| ToolError::Kept(format!("{e}; the recording {}", wav.display())))?;
+        let _ = std::fs::remove_file(&wav);
+        Ok(transcript.text())
+    }
+
+    /// The text, or what went wrong in words an agent can act on.
+    fn try_transcribe(&mut self, args: &Value) -> Result<String, ToolError> {
+        let path = args["path"]
+            .as_str()
+            .filter(|p| !p.is_empty())
+            .map(PathBuf::from)
+            .ok_or(ToolError::NoPath)?;
+        if !path.is_file() {
+            return Err(ToolError::NotAFile(path));
+        }
+        let format = match args["format"].as_str().unwrap_or("text") {
+            "text" => Format::Txt,
+            "srt" => Format::Srt,
+            "vtt" => Format::Vtt,
+            "json" => Format::Json,
+            other => return Err(ToolError::UnknownFormat(other.to_string())),
+        };
+        let loaded = self.load(args)?;
         let language = args["language"]
             .as_str()
             .filter(|l| !l.is_empty() && *l != "auto")
@@ -283,10 +387,7 @@ mod tests {
     #[test]
     fn a_call_that_cannot_be_done_says_why_in_the_tools_result() {
         let models = tempfile::tempdir().unwrap();
-        let mut session = Session {
-            catalog: Catalog::new(ModelStore::new(models.path())),
-            loaded: None,
-        };
+        let mut session = Session::new(ModelStore::new(models.path()));
         let audio = tempfile::NamedTempFile::new().unwrap();
         let audio_path = audio.path().to_str().unwrap().to_string();
         let missing = models.path().join("missing.wav");
@@ -316,5 +417,33 @@ mod tests {
                 "{args}"
             );
         }
+    }
+
+    /// `listen` records the microphone: offered over stdio (the user's own
+    /// agent), never over the HTTP server, where it is an unknown tool.
+    #[test]
+    fn listening_is_offered_over_stdio_only() {
+        let models = tempfile::tempdir().unwrap();
+        let names = |session: &mut Session| -> Vec<String> {
+            let reply = session
+                .handle(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}))
+                .unwrap();
+            reply["result"]["tools"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|t| t["name"].as_str().unwrap().to_string())
+                .collect()
+        };
+        let mut http = Session::new(ModelStore::new(models.path()));
+        assert_eq!(names(&mut http), ["transcribe_file", "list_models"]);
+        let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "listen", "arguments": {}}});
+        let refused = http.handle(&call).unwrap();
+        assert_eq!(refused["error"]["code"], -32602, "{refused}");
+        let mut stdio = Session::new(ModelStore::new(models.path())).with_microphone();
+        assert_eq!(
+            names(&mut stdio),
+            ["transcribe_file", "list_models", "listen"]
+        );
     }
 }

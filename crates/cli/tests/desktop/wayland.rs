@@ -190,7 +190,7 @@ fn on_sway_the_desktop_app_dictates_into_a_wayland_app() {
     // As autostart launches it (into the tray), so foot keeps the focus.
     let (mut app, log_path) = start_app_in_sway(d, s, tmp.path(), &socket, &["--hidden"]);
     // Killed by the end of this test, or by the watchdog if it panics first.
-    let mut watchdog = kill_when_tests_end(&[&app]);
+    let mut watchdog = kill_when_tests_end(&[app.id()]);
     let log = || std::fs::read_to_string(&log_path).unwrap_or_default();
     let ptt = |arg: &str| {
         d.cmd(env!("CARGO_BIN_EXE_utter"))
@@ -249,7 +249,7 @@ fn on_sway_the_app_window_opens_as_a_wayland_window_and_draws_its_page() {
     let socket = d.runtime_dir.join("ptt-app-window.sock");
     // Started as a user starts it: the window shows.
     let (mut app, log_path) = start_app_in_sway(d, s, tmp.path(), &socket, &[]);
-    let mut watchdog = kill_when_tests_end(&[&app]);
+    let mut watchdog = kill_when_tests_end(&[app.id()]);
     let log = || std::fs::read_to_string(&log_path).unwrap_or_default();
     let mut window = None;
     wait_until(

@@ -298,14 +298,12 @@ impl Dictation {
             }
         }
         if !self.runs.wants_raw_audio() {
-            if let Ok(probs) = vad.flush() {
-                for p in probs {
-                    if let Some(span) = self.segmenter.push(p) {
-                        self.close_span(span, engine, emit);
-                    }
-                }
-            }
-            if let Some(span) = self.segmenter.finish() {
+            let mut spans = vad
+                .flush()
+                .map(|probs| self.segmenter.push_all(probs))
+                .unwrap_or_default();
+            spans.extend(self.segmenter.finish());
+            for span in spans {
                 self.close_span(span, engine, emit);
             }
         }

@@ -153,7 +153,7 @@ impl Track {
         let mut spans = Vec::new();
         if !self.failed {
             match self.detector.feed(pcm) {
-                Ok(probs) => spans.extend(probs.into_iter().filter_map(|p| self.segmenter.push(p))),
+                Ok(probs) => spans = self.segmenter.push_all(probs),
                 Err(e) => {
                     tracing::warn!(channel = %self.channel, "live transcript: voice detector failed: {e}");
                     self.failed = true;

@@ -53,6 +53,9 @@ pub enum MeetingError {
     Transcribe(#[from] crate::transcribe::FileError),
     #[error(transparent)]
     Engine(crate::engine::EngineError),
+    /// The live transcript's thread ended abnormally, with the model.
+    #[error("{}: the live transcript stopped abnormally; the recording is whole: transcribe it again", .0.display())]
+    LiveTranscriptFailed(PathBuf),
     #[error("speaker diarization failed: {0}")]
     Speakers(Box<utter_models::diarize::DiarizeError>),
 }

@@ -211,12 +211,7 @@ impl StoppedMeeting {
         stage: &mut dyn FnMut(&str),
     ) -> Result<FileTranscript, MeetingError> {
         let Some(engine) = self.engine else {
-            return Err(MeetingError::NotAMeeting {
-                path: self.dir,
-                reason:
-                    "its live transcript failed and took the model with it; transcribe it again"
-                        .into(),
-            });
+            return Err(MeetingError::LiveTranscriptFailed(self.dir));
         };
         finish_meeting(
             &self.dir,

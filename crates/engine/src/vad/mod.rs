@@ -129,12 +129,9 @@ impl SpeechDetector {
     ) -> Result<Vec<SpeechSpan>, EngineError> {
         self.reset()?;
         let mut seg = Segmenter::new(config);
-        let mut spans = Vec::new();
         let mut probs = self.feed(pcm)?;
         probs.extend(self.flush()?);
-        for p in probs {
-            spans.extend(seg.push(p));
-        }
+        let mut spans = seg.push_all(probs);
         spans.extend(seg.finish());
         for s in &mut spans {
             s.end = s.end.min(pcm.len() as u64);

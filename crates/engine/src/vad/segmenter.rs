@@ -194,6 +194,11 @@ impl Segmenter {
         }
     }
 
+    /// Consumes the probabilities of the next frames; returns the spans they end.
+    pub fn push_all(&mut self, probs: impl IntoIterator<Item = f32>) -> Vec<SpeechSpan> {
+        probs.into_iter().filter_map(|p| self.push(p)).collect()
+    }
+
     /// Ends the stream, closing the span in progress.
     pub fn finish(&mut self) -> Option<SpeechSpan> {
         let end = self.frame;
@@ -225,7 +230,7 @@ mod tests {
 
     fn run(config: SegmenterConfig, probs: &[f32]) -> Vec<SpeechSpan> {
         let mut s = Segmenter::new(config);
-        let mut out: Vec<SpeechSpan> = probs.iter().filter_map(|p| s.push(*p)).collect();
+        let mut out = s.push_all(probs.iter().copied());
         out.extend(s.finish());
         out
     }

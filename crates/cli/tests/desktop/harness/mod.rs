@@ -11,38 +11,13 @@ pub mod sway;
 pub mod terminal;
 pub mod x11;
 
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::sync::{Mutex, MutexGuard};
-use std::time::{Duration, Instant};
 
 use dictate::HOTKEY;
 use x11::desktop;
 
-pub fn wait_until(what: &str, timeout: Duration, mut ok: impl FnMut() -> bool) {
-    let deadline = Instant::now() + timeout;
-    while !ok() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
-/// A shell that kills `children` once this test process is gone (statics are
-/// never dropped, so the shared desktop cannot clean up after itself).
-pub fn kill_when_tests_end(children: &[&Child]) -> Child {
-    let pids: Vec<String> = children.iter().map(|c| c.id().to_string()).collect();
-    let script = format!(
-        "while kill -0 {} 2>/dev/null; do sleep 1; done; kill {}",
-        std::process::id(),
-        pids.join(" ")
-    );
-    Command::new("sh")
-        .args(["-c", &script])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap()
-}
+pub use utter_test_support::desktop::{kill_when_tests_end, wait_until};
 
 /// One test at a time on the shared desktop; keys are released however a test ends.
 pub struct Serial(#[allow(dead_code)] MutexGuard<'static, ()>);

@@ -122,7 +122,7 @@ pub fn sway() -> &'static Sway {
                 .unwrap();
             String::from_utf8_lossy(&out.stdout).contains("\"app_id\": \"foot\"")
         });
-        let watchdog = kill_when_tests_end(&[&sway, &foot]);
+        let watchdog = kill_when_tests_end(&[sway.id(), foot.id()]);
         Sway {
             runtime_dir,
             typed,

@@ -6,78 +6,28 @@ use std::process::{Child, Command, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
+use utter_test_support::desktop::{Display, SoundServer};
+
 use super::speech::clip;
-use super::{kill_when_tests_end, wait_until};
 
 /// The virtual desktop: X display + PulseAudio runtime dir + speech fixtures.
 pub struct Desktop {
-    display: String,
+    display: Display,
     pub runtime_dir: PathBuf,
     pub fixtures: PathBuf,
-    _processes: Vec<Child>,
+    _sound: SoundServer,
 }
 
 pub fn desktop() -> &'static Desktop {
     static DESKTOP: OnceLock<Desktop> = OnceLock::new();
     DESKTOP.get_or_init(|| {
         let base = std::env::temp_dir().join(format!("utter-desktop-{}", std::process::id()));
-        let runtime_dir = base.join("runtime");
         let fixtures = base.join("fixtures");
-        std::fs::create_dir_all(&runtime_dir).unwrap();
         std::fs::create_dir_all(&fixtures).unwrap();
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&runtime_dir, std::fs::Permissions::from_mode(0o700)).unwrap();
-        // A display number nobody uses (no lock file), so a stale server cannot interfere.
-        let display = (50..400)
-            .map(|n| (n + std::process::id() % 200) % 400 + 20)
-            .find(|n| {
-                !Path::new(&format!("/tmp/.X{n}-lock")).exists()
-                    && !Path::new(&format!("/tmp/.X11-unix/X{n}")).exists()
-            })
-            .map(|n| format!(":{n}"))
-            .expect("a free X display number");
-        let xvfb = Command::new("Xvfb")
-            .args([&display, "-screen", "0", "1280x800x24", "-nolisten", "tcp"])
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("Xvfb is installed (apt install xvfb)");
-        wait_until("Xvfb", Duration::from_secs(10), || {
-            Command::new("xdpyinfo")
-                .env("DISPLAY", &display)
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .status()
-                .is_ok_and(|s| s.success())
-        });
-        let pulse = Command::new("pulseaudio")
-            .args([
-                "--daemonize=no",
-                "--exit-idle-time=-1",
-                "--disallow-exit",
-                "-n",
-                "--load=module-native-protocol-unix auth-anonymous=1",
-                "--load=module-null-sink sink_name=vspk",
-                "--load=module-null-sink sink_name=vmic_sink norewinds=1 rate=48000 channels=1",
-                "--load=module-remap-source master=vmic_sink.monitor source_name=vmic",
-                "--load=module-always-sink",
-            ])
-            .env("XDG_RUNTIME_DIR", &runtime_dir)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("pulseaudio is installed");
-        let pactl = |args: &[&str]| {
-            Command::new("pactl")
-                .args(args)
-                .env("XDG_RUNTIME_DIR", &runtime_dir)
-                .output()
-                .is_ok_and(|o| o.status.success())
-        };
-        wait_until("PulseAudio", Duration::from_secs(10), || pactl(&["info"]));
-        assert!(pactl(&["set-default-source", "vmic"]));
-        assert!(pactl(&["set-default-sink", "vspk"]));
-        // Xvfb and PulseAudio go away with this test process.
-        let watchdog = kill_when_tests_end(&[&xvfb, &pulse]);
+        // Both go away with this test process (statics are never dropped:
+        // each has its watchdog).
+        let display = Display::start();
+        let sound = SoundServer::start(&base.join("runtime"));
         // ~28 s of speech: the five LibriVox clips, each followed by the
         // short pause a person dictating makes between sentences.
         let mut padded = Vec::new();
@@ -102,9 +52,9 @@ pub fn desktop() -> &'static Desktop {
             .success());
         Desktop {
             display,
-            runtime_dir,
+            runtime_dir: sound.runtime_dir().to_path_buf(),
             fixtures,
-            _processes: vec![xvfb, pulse, watchdog],
+            _sound: sound,
         }
     })
 }
@@ -112,7 +62,7 @@ pub fn desktop() -> &'static Desktop {
 impl Desktop {
     pub fn cmd(&self, program: &str) -> Command {
         let mut c = Command::new(program);
-        c.env("DISPLAY", &self.display)
+        c.env("DISPLAY", self.display.name())
             .env("XDG_RUNTIME_DIR", &self.runtime_dir);
         c
     }
