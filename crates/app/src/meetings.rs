@@ -26,6 +26,9 @@ const TRANSCRIPT_JSON: &str = "transcript.json";
 /// Where the meeting stands.
 enum Phase {
     Idle,
+    /// The model loads and the devices open (seconds); a second start waits
+    /// for none of it and is refused.
+    Starting,
     Recording {
         session: Box<MeetingSession>,
         paused: bool,
@@ -72,6 +75,7 @@ pub struct MeetingStatus {
 #[ts(export)]
 pub enum MeetingState {
     Idle,
+    Starting,
     Recording,
     Paused,
     Transcribing,
@@ -113,6 +117,13 @@ impl MeetingHost {
         match &*lock(&self.phase) {
             Phase::Idle => MeetingStatus {
                 state: MeetingState::Idle,
+                dir: None,
+                microphone: None,
+                system_audio: None,
+                notice,
+            },
+            Phase::Starting => MeetingStatus {
+                state: MeetingState::Starting,
                 dir: None,
                 microphone: None,
                 system_audio: None,
@@ -175,19 +186,34 @@ fn models(shared: &Shared) -> Result<MeetingModels, AppError> {
 
 /// Starts a meeting: both devices, the live transcript.
 pub(super) fn start(shared: &Arc<Shared>) -> Result<MeetingStatus, AppError> {
-    if !matches!(*lock(&shared.meetings.phase), Phase::Idle) {
-        return Err(AppError::Meeting(
-            "a meeting is already being recorded or transcribed".into(),
-        ));
+    {
+        let mut phase = lock(&shared.meetings.phase);
+        if !matches!(*phase, Phase::Idle) {
+            return Err(AppError::Meeting(
+                "a meeting is already being recorded or transcribed".into(),
+            ));
+        }
+        *phase = Phase::Starting;
     }
-    let models = models(shared)?;
-    let (session, why_not_live) = MeetingSession::start(
-        &shared.paths.meetings,
-        &MeetingSources::default(),
-        models,
-        true,
-    )
-    .map_err(|e| AppError::Meeting(e.to_string()))?;
+    shared.meetings.set_notice(None);
+    emit_status(shared);
+    let started = models(shared).and_then(|models| {
+        MeetingSession::start(
+            &shared.paths.meetings,
+            &MeetingSources::default(),
+            models,
+            true,
+        )
+        .map_err(|e| AppError::Meeting(e.to_string()))
+    });
+    let (session, why_not_live) = match started {
+        Ok(started) => started,
+        Err(e) => {
+            *lock(&shared.meetings.phase) = Phase::Idle;
+            emit_status(shared);
+            return Err(e);
+        }
+    };
     shared.meetings.set_notice(why_not_live.map(|why| {
         format!(
             "No live transcript ({}); the meeting is still recorded.",

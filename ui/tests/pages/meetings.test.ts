@@ -93,6 +93,10 @@ describe('meetings', () => {
   it('says why a meeting cannot start, and offers to finish one cut off', async () => {
     const f = { ...baseFixture(), meetings: [cutOff], fail: { start_meeting: 'system audio cannot be recorded here: it needs a PulseAudio server' } };
     const { page, close } = await open(h, f, { hash: 'meetings' });
+    // While the model loads and the devices open, the page says so.
+    await emit(page, 'meeting', { state: 'starting', dir: null, microphone: null, systemAudio: null, notice: null });
+    await page.waitForFunction(() => document.querySelector('[data-testid=meeting-state]')?.textContent?.includes('Starting'));
+    await emit(page, 'meeting', { state: 'idle', dir: null, microphone: null, systemAudio: null, notice: null });
     await page.getByTestId('meeting-start').click();
     await page.getByTestId('meeting-error').waitFor();
     expect(await page.getByTestId('meeting-error').textContent()).toContain('needs a PulseAudio server');
