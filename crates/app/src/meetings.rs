@@ -15,6 +15,7 @@ use utter_core::meeting::{
 };
 use utter_core::models::diarize::DiarizeOptions;
 use utter_core::models::ModelUse;
+use utter_core::transcript::FileTranscript;
 
 use super::{lock, AppError, AppEvent, Shared};
 
@@ -184,17 +185,21 @@ fn models(shared: &Shared) -> Result<MeetingModels, AppError> {
     })
 }
 
+/// Moves an idle meeting host to `next`; one meeting at a time.
+fn claim(shared: &Shared, next: Phase) -> Result<(), AppError> {
+    let mut phase = lock(&shared.meetings.phase);
+    if !matches!(*phase, Phase::Idle) {
+        return Err(AppError::Meeting(
+            "a meeting is already being recorded or transcribed; try again after it".into(),
+        ));
+    }
+    *phase = next;
+    Ok(())
+}
+
 /// Starts a meeting: both devices, the live transcript.
 pub(super) fn start(shared: &Arc<Shared>) -> Result<MeetingStatus, AppError> {
-    {
-        let mut phase = lock(&shared.meetings.phase);
-        if !matches!(*phase, Phase::Idle) {
-            return Err(AppError::Meeting(
-                "a meeting is already being recorded or transcribed".into(),
-            ));
-        }
-        *phase = Phase::Starting;
-    }
+    claim(shared, Phase::Starting)?;
     shared.meetings.set_notice(None);
     emit_status(shared);
     let started = models(shared).and_then(|models| {
@@ -325,34 +330,50 @@ pub(super) fn stop(shared: &Arc<Shared>) -> Result<MeetingStatus, AppError> {
         }
     };
     emit_status(shared);
+    let dir = session.dir().to_path_buf();
+    let worker = shared.clone();
+    transcribe_in_background(
+        shared,
+        dir,
+        "The meeting was recorded but not transcribed",
+        move || {
+            let (stopped, last) = session.stop().map_err(|e| e.to_string())?;
+            for line in &last {
+                worker.emit(AppEvent::MeetingLine(live_turn(line)));
+            }
+            stopped
+                .transcribe(YOU, DiarizeOptions::default(), &[], &mut |_| {})
+                .map_err(|e| e.to_string())
+        },
+    )?;
+    Ok(shared.meetings.status())
+}
+
+/// Makes the transcript of the meeting in `dir` on a thread (`work`), keeps
+/// it beside the audio, and says why not on the page (`failed`, the reason,
+/// and that the audio is kept); the meeting is idle again either way.
+fn transcribe_in_background(
+    shared: &Arc<Shared>,
+    dir: PathBuf,
+    failed: &'static str,
+    work: impl FnOnce() -> Result<FileTranscript, String> + Send + 'static,
+) -> Result<(), AppError> {
     let worker = shared.clone();
     std::thread::Builder::new()
         .name("utter-meeting-transcript".into())
         .spawn(move || {
-            let dir = session.dir().to_path_buf();
-            let done = session
-                .stop()
-                .map_err(|e| e.to_string())
-                .and_then(|(stopped, last)| {
-                    for line in &last {
-                        worker.emit(AppEvent::MeetingLine(live_turn(line)));
-                    }
-                    stopped
-                        .transcribe(YOU, DiarizeOptions::default(), &[], &mut |_| {})
-                        .map_err(|e| e.to_string())
-                })
-                .and_then(|t| keep_transcript(&dir, &t).map_err(|e| e.to_string()));
+            let done = work().and_then(|t| keep_transcript(&dir, &t).map_err(|e| e.to_string()));
             if let Err(e) = done {
                 tracing::warn!("meeting {}: {e}", dir.display());
                 worker.meetings.set_notice(Some(format!(
-                    "The meeting was recorded but not transcribed: {e}. Its audio is kept; Finish transcribes it."
+                    "{failed}: {e}. Its audio is kept; Transcribe it tries again."
                 )));
             }
             *lock(&worker.meetings.phase) = Phase::Idle;
             emit_status(&worker);
         })
         .map_err(AppError::Thread)?;
-    Ok(shared.meetings.status())
+    Ok(())
 }
 
 /// The app is quitting: a meeting being recorded is stopped with its audio
@@ -445,44 +466,28 @@ fn meeting_dir(shared: &Shared, dir: &str) -> Result<PathBuf, AppError> {
 /// on a thread, as a stop does.
 pub(super) fn finish(shared: &Arc<Shared>, dir: &str) -> Result<MeetingStatus, AppError> {
     let dir = meeting_dir(shared, dir)?;
-    {
-        let mut phase = lock(&shared.meetings.phase);
-        if !matches!(*phase, Phase::Idle) {
-            return Err(AppError::Meeting(
-                "a meeting is being recorded or transcribed; finish this one after it".into(),
-            ));
-        }
-        *phase = Phase::Transcribing { dir: dir.clone() };
-    }
+    claim(shared, Phase::Transcribing { dir: dir.clone() })?;
     shared.meetings.set_notice(None);
     emit_status(shared);
     let worker = shared.clone();
-    std::thread::Builder::new()
-        .name("utter-meeting-transcript".into())
-        .spawn(move || {
-            let done = models(&worker)
-                .map_err(|e| e.to_string())
-                .and_then(|models| {
-                    meeting::finish_meeting(
-                        &dir,
-                        models,
-                        YOU,
-                        DiarizeOptions::default(),
-                        &[],
-                        &mut |_| {},
-                    )
-                    .map_err(|e| e.to_string())
-                })
-                .and_then(|t| keep_transcript(&dir, &t).map_err(|e| e.to_string()));
-            if let Err(e) = done {
-                worker
-                    .meetings
-                    .set_notice(Some(format!("The meeting could not be transcribed: {e}.")));
-            }
-            *lock(&worker.meetings.phase) = Phase::Idle;
-            emit_status(&worker);
-        })
-        .map_err(AppError::Thread)?;
+    let meeting = dir.clone();
+    transcribe_in_background(
+        shared,
+        dir,
+        "The meeting could not be transcribed",
+        move || {
+            let models = models(&worker).map_err(|e| e.to_string())?;
+            meeting::finish_meeting(
+                &meeting,
+                models,
+                YOU,
+                DiarizeOptions::default(),
+                &[],
+                &mut |_| {},
+            )
+            .map_err(|e| e.to_string())
+        },
+    )?;
     Ok(shared.meetings.status())
 }
 

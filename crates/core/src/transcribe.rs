@@ -93,13 +93,7 @@ pub fn diarize_file(
     options: &utter_models::diarize::DiarizeOptions,
     progress: &mut dyn FnMut(f32) -> bool,
 ) -> Result<Vec<SpeakerTurn>, DiarizeFileError> {
-    let mut pcm = Vec::new();
-    audio::decode_file(path, |piece| pcm.extend_from_slice(piece)).map_err(|source| {
-        DiarizeFileError::Audio {
-            path: path.to_path_buf(),
-            source,
-        }
-    })?;
+    let pcm = decode_whole(path)?;
     utter_models::diarize::diarize_with_progress(models, &pcm, options, progress).map_err(
         |source| DiarizeFileError::Speakers {
             path: path.to_path_buf(),
@@ -114,13 +108,7 @@ pub fn diarize_file_with_engine(
     diarizer: &mut crate::engine::diarize_model::EngineDiarizer,
     path: &Path,
 ) -> Result<Vec<SpeakerTurn>, DiarizeFileError> {
-    let mut pcm = Vec::new();
-    audio::decode_file(path, |piece| pcm.extend_from_slice(piece)).map_err(|source| {
-        DiarizeFileError::Audio {
-            path: path.to_path_buf(),
-            source,
-        }
-    })?;
+    let pcm = decode_whole(path)?;
     let mut turns = diarizer
         .run(&pcm)
         .map_err(|source| DiarizeFileError::Engine {
@@ -146,6 +134,18 @@ pub fn diarize_file_with_engine(
             }
         })
         .collect())
+}
+
+/// All of `path` as 16 kHz samples, for a diarization that looks at the whole.
+fn decode_whole(path: &Path) -> Result<Vec<f32>, DiarizeFileError> {
+    let mut pcm = Vec::new();
+    audio::decode_file(path, |piece| pcm.extend_from_slice(piece)).map_err(|source| {
+        DiarizeFileError::Audio {
+            path: path.to_path_buf(),
+            source,
+        }
+    })?;
+    Ok(pcm)
 }
 
 /// Pauses shorter than this between two spans of one speaker are transcribed

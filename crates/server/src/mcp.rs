@@ -76,6 +76,36 @@ struct Loaded {
     detector: Option<SpeechDetector>,
 }
 
+impl Loaded {
+    /// `path` transcribed in `language` (the model detects it when `None`).
+    fn transcribe(
+        &mut self,
+        path: &std::path::Path,
+        language: Option<String>,
+    ) -> Result<utter_core::transcript::FileTranscript, FileError> {
+        let options = FileOptions {
+            language,
+            ..FileOptions::default()
+        };
+        transcribe_file(
+            std::slice::from_ref(&self.engine),
+            self.detector.as_mut().into(),
+            path,
+            &self.name,
+            &options,
+            |_| {},
+        )
+    }
+}
+
+/// A call's `language`: an ISO code or a name; none (or `auto`) detects it.
+fn language_arg(args: &Value) -> Option<String> {
+    args["language"]
+        .as_str()
+        .filter(|l| !l.is_empty() && *l != "auto")
+        .map(crate::languages::code_for)
+}
+
 pub struct Session {
     catalog: Catalog,
     loaded: Option<Loaded>,
@@ -307,10 +337,7 @@ impl Session {
             pause: seconds("pause_seconds", 1.5),
             max: seconds("max_seconds", 120.0),
         };
-        let language = args["language"]
-            .as_str()
-            .filter(|l| !l.is_empty() && *l != "auto")
-            .map(crate::languages::code_for);
+        let language = language_arg(args);
         let loaded = self.load(args)?;
         loaded.engine.info().check_language(language.as_deref())?;
         let detector = loaded.detector.as_mut().ok_or(ToolError::NoDetector)?;
@@ -319,19 +346,9 @@ impl Session {
             Heard::Speech(wav) => wav,
             Heard::Nothing => return Err(ToolError::NothingHeard(limits.wait.as_secs())),
         };
-        let options = FileOptions {
-            language,
-            ..FileOptions::default()
-        };
-        let transcript = transcribe_file(
-            std::slice::from_ref(&loaded.engine),
-            loaded.detector.as_mut().into(),
-            &wav,
-            &loaded.name,
-            &options,
-            |_| {},
-        )
-        .map_err(|e| ToolError::Kept(format!("{e}; the recording {}", wav.display())))?;
+        let transcript = loaded
+            .transcribe(&wav, language)
+            .map_err(|e| ToolError::Kept(format!("{e}; the recording {}", wav.display())))?;
         let _ = std::fs::remove_file(&wav);
         Ok(transcript.text())
     }
@@ -354,23 +371,9 @@ impl Session {
             other => return Err(ToolError::UnknownFormat(other.to_string())),
         };
         let loaded = self.load(args)?;
-        let language = args["language"]
-            .as_str()
-            .filter(|l| !l.is_empty() && *l != "auto")
-            .map(crate::languages::code_for);
+        let language = language_arg(args);
         loaded.engine.info().check_language(language.as_deref())?;
-        let options = FileOptions {
-            language,
-            ..FileOptions::default()
-        };
-        let transcript = transcribe_file(
-            std::slice::from_ref(&loaded.engine),
-            loaded.detector.as_mut().into(),
-            &path,
-            &loaded.name,
-            &options,
-            |_| {},
-        )?;
+        let transcript = loaded.transcribe(&path, language)?;
         let mut text = export::render(&transcript, format);
         for warning in &transcript.warnings {
             text.push_str(&format!("\n[warning: {warning}]"));

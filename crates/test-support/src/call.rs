@@ -9,7 +9,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 const RATE: usize = 16_000;
-const ASTERISK: &str = "/usr/share/asterisk/sounds/en_US_f_Allison";
+const ASTERISK_SOUNDS: &str = "/usr/share/asterisk/sounds";
+const ALLISON: &str = "en_US_f_Allison";
 const LIBRIVOX: &str = "/usr/share/pocketsphinx/test/data/librivox";
 
 /// The two tracks (16 kHz mono WAVs of one length) and what each side says.
@@ -72,25 +73,33 @@ pub fn two_sided_call(dir: &Path, echo_db: Option<f32>) -> Call {
     }
 }
 
-/// An Asterisk prompt (G.722), decoded by ffmpeg.
+/// Allison's prompt `name`, decoded.
 fn prompt(dir: &Path, name: &str) -> Vec<i16> {
-    let src = Path::new(ASTERISK).join(format!("{name}.g722"));
+    let wav = dir.join(format!("{name}.wav"));
+    asterisk_prompt(&format!("{ALLISON}/{name}.g722"), &wav);
+    read_wav(&wav)
+}
+
+/// Decodes one of Debian's Asterisk voice prompts (`source` under
+/// /usr/share/asterisk/sounds, e.g. `en_US_f_Allison/vm-intro.g722`, G.722)
+/// into `wav`, 16 kHz mono, with ffmpeg.
+pub fn asterisk_prompt(source: &str, wav: &Path) {
+    let src = Path::new(ASTERISK_SOUNDS).join(source);
     assert!(
         src.is_file(),
-        "{} is missing: apt install asterisk-core-sounds-en-g722 (npm test does)",
+        "{} is missing: apt install asterisk-core-sounds-en-g722 asterisk-core-sounds-es-g722 \
+         asterisk-core-sounds-fr-g722 (npm test does)",
         src.display()
     );
-    let wav = dir.join(format!("{name}.wav"));
     let ok = Command::new("ffmpeg")
         .args(["-v", "error", "-y", "-f", "g722", "-i"])
         .arg(&src)
         .args(["-ar", "16000", "-ac", "1"])
-        .arg(&wav)
+        .arg(wav)
         .status()
         .expect("ffmpeg is installed")
         .success();
     assert!(ok, "ffmpeg decodes {}", src.display());
-    read_wav(&wav)
 }
 
 /// The samples of a 16 kHz mono 16-bit PCM WAV.

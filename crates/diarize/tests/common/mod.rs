@@ -4,7 +4,6 @@
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::OnceLock;
 
 use utter_diarize::der::{parse_rttm, Segment};
@@ -76,23 +75,9 @@ pub fn sample() -> (Vec<f32>, Vec<Segment>) {
 
 /// An Asterisk voice prompt (G.722) decoded to 16 kHz with ffmpeg.
 pub fn asterisk(voice: &str, name: &str) -> Vec<f32> {
-    let src = Path::new(ASTERISK).join(voice).join(name);
-    assert!(
-        src.is_file(),
-        "{} is missing: apt install asterisk-core-sounds-en-g722 asterisk-core-sounds-fr-g722 (npm test does)",
-        src.display()
-    );
     let dir = tempfile::tempdir().unwrap();
     let wav = dir.path().join("prompt.wav");
-    let ok = Command::new("ffmpeg")
-        .args(["-v", "error", "-f", "g722", "-i"])
-        .arg(&src)
-        .args(["-ar", "16000", "-ac", "1"])
-        .arg(&wav)
-        .status()
-        .expect("ffmpeg is installed")
-        .success();
-    assert!(ok, "ffmpeg could not decode {}", src.display());
+    utter_test_support::call::asterisk_prompt(&format!("{voice}/{name}"), &wav);
     load_wav(&wav)
 }
 

@@ -2,7 +2,6 @@
 //! texts, fixtures made from them, and Debian's Asterisk voice prompts.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use super::x11::Desktop;
 use crate::common::{self, wav_files, LIBRIVOX};
@@ -79,26 +78,8 @@ pub fn speech_with_pauses(d: &Desktop, clips: &[usize]) -> (PathBuf, String) {
 /// /usr/share/asterisk/sounds, G.722), as a 16 kHz mono WAV fixture named `name`.
 pub fn asterisk_prompt(d: &Desktop, source: &str, name: &str) -> PathBuf {
     let wav = d.fixtures.join(name);
-    let ok = Command::new("ffmpeg")
-        .args(["-y", "-v", "error", "-f", "g722", "-i"])
-        .arg(Path::new("/usr/share/asterisk/sounds").join(source))
-        .args(["-ar", "16000", "-ac", "1"])
-        .arg(&wav)
-        .status()
-        .expect("ffmpeg")
-        .success();
-    assert!(
-        ok,
-        "the voice prompt {source} (apt install asterisk-core-sounds-en-g722 \
-         asterisk-core-sounds-es-g722; npm test does)"
-    );
+    utter_test_support::call::asterisk_prompt(source, &wav);
     wav
 }
 
-pub fn plain_words(text: &str) -> Vec<String> {
-    text.to_lowercase()
-        .split(|c: char| !c.is_alphanumeric() && c != '\'')
-        .filter(|w| !w.is_empty())
-        .map(str::to_string)
-        .collect()
-}
+pub use utter_test_support::call::words as plain_words;
