@@ -52,7 +52,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Transcribe audio or video files
-    Transcribe(transcribe_cmd::TranscribeArgs),
+    Transcribe(Box<transcribe_cmd::TranscribeArgs>),
     /// Live dictation: hold a hotkey, speak, release; the text lands in the focused app
     Dictate(Box<dictate_cmd::DictateArgs>),
     /// Record a call: your microphone and what the computer plays (the others), until
@@ -120,7 +120,7 @@ fn main() -> ExitCode {
         cli.models_dir.unwrap_or_else(utter_core::paths::models_dir),
     );
     let result = match cli.command {
-        Command::Transcribe(args) => transcribe_cmd::run(&store, args),
+        Command::Transcribe(args) => transcribe_cmd::run(&store, *args),
         Command::Models(cmd) => models_cmd::run(&store, cmd),
         Command::Dictate(args) => dictate_cmd::run(&store, *args),
         Command::Meeting(args) => meeting_cmd::run(&store, *args),
