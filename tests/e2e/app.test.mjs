@@ -7,7 +7,7 @@ import { cpSync, existsSync, readFileSync, readdirSync, writeFileSync, mkdirSync
 import { join } from 'node:path';
 import { spawn, spawnSync } from 'node:child_process';
 import {
-  APP_BIN, LIBRIVOX, MODELS_DIR, appDirs, appProcesses, attrs, closeWindow, pasteTarget, sessionBus, stopAll, testModels, byTestId, desktop, invoke, launch, librivoxTruth, modelServer, sleep, waitFor, wordErrorRate,
+  APP_BIN, LIBRIVOX, MODELS_DIR, appDirs, appProcesses, attrs, captureStreams, closeWindow, pasteTarget, sessionBus, stopAll, testModels, byTestId, desktop, invoke, launch, librivoxTruth, modelServer, sleep, waitFor, wordErrorRate,
 } from './harness.mjs';
 
 const SHOTS = process.env.UTTER_SCREENSHOTS; // set to save page screenshots (docs/screenshots)
@@ -443,9 +443,14 @@ test('hotkey dictation with the app running pastes into another window and lands
   try {
     await waitReady(app.browser);
     const target = await zenity.focus();
+    // Default settings: the microphone is opened at the press, so the system's recording
+    // indicator is off while the app waits (issue 41).
+    const pids = appProcesses(dirs.config).map((p) => p.pid);
+    assert.equal(captureStreams(d, pids), 0, 'a capture stream open before the press');
 
     d.xdotool('keydown', 'ctrl+shift+space');
     await waitFor('recording', async () => (await homeState(app.browser)) === 'recording', 5000, 50);
+    assert.equal(captureStreams(d, pids), 1, 'one capture stream while recording');
     // The overlay is up, and the focus is still on the target window.
     const overlay = await waitFor('the overlay window', () => d.xdotool('search', '--onlyvisible', '--name', 'Utter overlay'));
     assert.ok(overlay);
@@ -454,6 +459,7 @@ test('hotkey dictation with the app running pastes into another window and lands
     d.xdotool('keyup', 'ctrl+shift+space');
     await waitFor('idle again', async () => (await homeState(app.browser)) === 'idle', 60000, 100);
     assert.equal(d.xdotool('getwindowfocus'), target, 'focus stayed on the target');
+    await waitFor('the capture stream closed after the dictation', () => captureStreams(d, pids) === 0, 5000, 100);
 
     const pasted = await zenity.submit();
     const wer = wordErrorRate(truth[id], pasted);

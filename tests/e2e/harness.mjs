@@ -192,6 +192,15 @@ export function appProcesses(configDir) {
   }).filter((p) => p.comm);
 }
 
+/**
+ * The sound server's capture streams (source outputs) opened by any of these processes: what the
+ * system's recording indicator shows.
+ */
+export function captureStreams(d, pids) {
+  const outputs = d.run('pactl', ['list', 'source-outputs']);
+  return pids.filter((pid) => outputs.includes(`application.process.id = "${pid}"`)).length;
+}
+
 /** A private D-Bus session bus (the single-instance hand-over uses one); returns its address. */
 export function sessionBus(d) {
   const bus = spawn('dbus-daemon', ['--session', '--nofork', '--print-address=1'], {

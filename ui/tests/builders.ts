@@ -33,7 +33,7 @@ export function defaultSettings(): Settings {
     hotkey: 'ctrl+shift+space',
     mode: 'push_to_talk',
     inputDevice: null,
-    microphone: 'ready',
+    microphone: 'on_press',
     language: 'auto',
     model: null,
     output: 'paste',

@@ -75,7 +75,7 @@ pub struct DictateArgs {
     /// When the microphone is open: on-press (opened at each press, closed between
     /// dictations) or ready (from start to exit, keeping the 300 ms before the press; the
     /// system's recording indicator stays on)
-    #[arg(long, default_value = "ready", value_parser = parse_cli_value::<MicMode>)]
+    #[arg(long, default_value = "on-press", value_parser = parse_cli_value::<MicMode>)]
     mic: MicMode,
     /// Per-app profiles from this JSON file (a list, as in the settings' `profiles`) instead
     /// of the built-in ones for terminals

@@ -77,14 +77,14 @@ fn an_idle_dictation_with_the_microphone_ready_stays_under_its_bound() {
     );
 }
 
-/// With `--mic on-press` the microphone is opened at the press and closed
-/// between dictations: no capture stream on the sound server while idle, one
-/// while recording, none again after the text; and the idle tree costs next
-/// to nothing.
+/// With the default settings the microphone is opened at the press and
+/// closed between dictations: no capture stream on the sound server while
+/// idle, one while recording, none again after the text; and the idle tree
+/// costs next to nothing.
 #[test]
-fn with_the_microphone_opened_at_the_press_no_capture_stream_is_open_between_dictations() {
+fn with_the_default_settings_no_capture_stream_is_open_between_dictations() {
     let _guard = serial();
-    let dictate = Dictate::start(&["--mic", "on-press"]);
+    let dictate = Dictate::start(&[]);
     assert_eq!(dictate.capture_streams(), 0, "a stream open while idle");
     dictate.xdotool(&["keydown", HOTKEY]);
     dictate.expect("recording_started", Duration::from_secs(10));

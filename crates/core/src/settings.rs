@@ -93,7 +93,7 @@ impl Default for Settings {
             hotkey: defaults::HOTKEY.into(),
             mode: TriggerMode::PushToTalk,
             input_device: None,
-            microphone: MicMode::Ready,
+            microphone: MicMode::OnPress,
             language: Language::Auto,
             model: None,
             output: OutputMethod::Paste,
@@ -463,16 +463,17 @@ pub enum MicMode {
     /// 300 ms before the press are kept as pre-roll. The system shows its
     /// recording indicator the whole time (macOS's orange dot, GNOME's
     /// microphone icon), and the sound server's client costs ~2 % of a core.
-    /// The default: with the microphone opened at the press, the desktop
-    /// suite's first-word test still lost the first word (2026-12-03).
-    #[default]
+    /// For a device that is slow to start (a Bluetooth headset switching
+    /// profile takes seconds), or a word said before the press.
     Ready,
     /// Opened at the press, closed after each dictation: the
     /// indicator shows only while dictating and nothing runs between
-    /// dictations. Opening takes ~16 ms on PulseAudio (more on Windows and
+    /// dictations. Opening takes 1–16 ms on PulseAudio (more on Windows and
     /// macOS; seconds for a Bluetooth headset); the engine gets 300 ms of
-    /// silence before the first sample, which is what kept the first word
-    /// (docs/benchmarks.md, "The first word").
+    /// silence before the first sample, which is what keeps a word said at
+    /// the press (10 / 10 in `tests/mic_edges.rs`; docs/benchmarks.md, "The
+    /// first word"). The default.
+    #[default]
     OnPress,
 }
 

@@ -300,27 +300,28 @@ describe('settings', () => {
 });
 
 describe('microphone', () => {
-  it('saves the choice between a ready microphone and one opened at each press', async () => {
+  it('shows the microphone opened at each press as the default, and saves a ready one', async () => {
     const f = baseFixture();
     const { page, problems, close } = await open(h, f, { hash: 'settings' });
-    const ready = page.getByTestId('mic-ready');
-    await ready.waitFor();
-    expect(await ready.isChecked()).toBe(true);
+    const onPress = page.getByTestId('mic-on-press');
+    await onPress.waitFor();
+    expect(await onPress.isChecked()).toBe(true);
     const choice = await page.getByTestId('microphone-choice').textContent();
     expect(choice).toContain('Open on each press (recommended)');
     expect(choice).toContain('recording indicator');
     expect(choice).toContain('A word said right at the press is kept');
-    await page.getByTestId('mic-on-press').check();
+    await page.getByTestId('mic-ready').check();
     await shot(page, 'settings-microphone');
     await page.getByTestId('settings-save').click();
     const [save] = await waitForCall(page, 'save_settings');
     // Only the choice changed: the profiles go back as they came.
-    expect(save.args).toEqual({ settings: { ...f.settings, microphone: 'on_press' } });
+    expect(save.args).toEqual({ settings: { ...f.settings, microphone: 'ready' } });
     await page.getByTestId('toast').waitFor();
-    expect(await page.getByTestId('mic-on-press').isChecked()).toBe(true);
+    expect(await page.getByTestId('mic-ready').isChecked()).toBe(true);
     expect(problems).toEqual([]);
     await close();
   });
+
 });
 
 describe('apps', () => {
@@ -412,7 +413,7 @@ describe('apps', () => {
     const { page, problems, close } = await open(h, f, { hash: 'settings' });
     await page.getByTestId('apps-section').waitFor();
     expect(await page.getByTestId('recent-empty').textContent()).toContain('Apps you dictate into appear here');
-    await page.getByTestId('mic-on-press').check();
+    await page.getByTestId('mic-ready').check();
     await page.getByTestId('settings-save').click();
     await page.getByTestId('error-profile-1-apps').waitFor();
     expect(await page.getByTestId('error-profile-1-apps').textContent()).toContain('`[kitty` is not a valid pattern');
@@ -442,7 +443,7 @@ describe('apps', () => {
     await profile(page, 0).locator('summary').click();
     const options = await profile(page, 0).getByTestId('profile-paste-keys').locator('option').allTextContents();
     expect(options).toEqual(['Same as settings (Cmd+V)', 'Cmd+V', 'Ctrl+Shift+V', 'Shift+Insert (not on macOS)']);
-    await page.getByTestId('mic-on-press').check();
+    await page.getByTestId('mic-ready').check();
     await page.getByTestId('settings-save').click();
     await page.getByTestId('error-profile-0-paste-keys').waitFor();
     expect(await page.getByTestId('error-profile-0-paste-keys').textContent()).toContain('does not exist on macOS');

@@ -27,8 +27,8 @@ pub struct ServiceConfig {
     /// mode); bound only while the AI rewrite is on.
     pub command_key: Option<String>,
     pub device: Option<String>,
-    /// When the microphone is open: ready between dictations (the
-    /// default), or only while recording.
+    /// When the microphone is open: only while recording (the default),
+    /// or ready between dictations.
     pub mic: MicMode,
     /// Audio kept after the key is released, so the last word is not cut.
     pub post_roll: Duration,
@@ -58,7 +58,7 @@ impl ServiceConfig {
             paste_last_key: None,
             command_key: None,
             device: None,
-            mic: MicMode::Ready,
+            mic: MicMode::OnPress,
             post_roll: Duration::from_millis(defaults::POST_ROLL_MS),
             output: OutputConfig::default(),
             dictation: DictationConfig::defaults(),
