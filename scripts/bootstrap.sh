@@ -34,6 +34,9 @@ test_packages=(sox libsox-fmt-mp3 ffmpeg pocketsphinx-testdata
   x11-xkb-utils
   # terminals for the per-app profile tests (xterm pastes PRIMARY on Shift+Insert, lxterminal Ctrl+Shift+V)
   xterm lxterminal
+  # the rest of the paste matrix (crates/platform/tests/paste_more_apps.rs): Firefox ESR, GTK 3, GTK 4
+  # and Qt editors, and kitty (OpenGL on Mesa's software renderer)
+  firefox-esr mousepad gnome-text-editor featherpad kitty libgl1-mesa-dri
   pulseaudio pulseaudio-utils libasound2-plugins alsa-utils webkit2gtk-driver chromium imagemagick
   sway foot wl-clipboard grim dbus-daemon
   # a real Secret Service for the keychain test, in its own private D-Bus session

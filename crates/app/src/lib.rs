@@ -6,6 +6,7 @@
 //! nothing in utter-core can reach the app.
 
 pub mod ai;
+mod deliveries;
 mod downloads;
 mod files;
 pub mod history;
@@ -37,7 +38,7 @@ use utter_core::platform::desktop::DesktopSession;
 use utter_core::platform::doctor::{self, Capability};
 use utter_core::platform::focus::{FocusProbe, SessionFocus};
 use utter_core::platform::hotkeys::Hotkeys;
-use utter_core::platform::output::{open_sink, OutputEnv};
+use utter_core::platform::output::OutputEnv;
 use utter_core::platform::ptt::PttServer;
 use utter_core::platform::MainThread;
 use utter_core::settings::{self, Settings, SettingsError};
@@ -288,6 +289,7 @@ struct Shared {
     service: service_host::ServiceHost,
     files: files::FileQueue,
     clipboard: Mutex<Option<arboard::Clipboard>>,
+    deliveries: deliveries::Deliveries,
     installing: AtomicBool,
     downloads: downloads::Downloads,
     platform: Platform,
@@ -451,6 +453,7 @@ impl App {
             service: service_host::ServiceHost::default(),
             files: files::FileQueue::default(),
             clipboard: Mutex::new(None),
+            deliveries: deliveries::Deliveries::default(),
             installing: AtomicBool::new(false),
             downloads: downloads::Downloads::default(),
             platform,
@@ -860,9 +863,9 @@ impl App {
             profiles.for_app(&app).cloned()
         });
         let how = utter_core::dictation::plan::delivery(&config, profile.as_ref());
-        let (mut sink, notice) = open_sink(&config, &env)?;
-        let outcome = sink.deliver(text, &how)?;
-        match notice.or(outcome.notice) {
+        // Through the app's kept sink: the clipboard it gives back must
+        // outlive this call (deliveries.rs).
+        match self.shared.deliveries.deliver(text, how, &config, &env)? {
             Some(n) => Err(AppError::FellBack(n)),
             None => Ok(()),
         }

@@ -4,6 +4,8 @@
 // The real-models helpers utter-core's tests use (the same store, models and clips).
 #[path = "../../core/tests/common/mod.rs"]
 mod common;
+#[path = "support/app_dirs.rs"]
+mod support;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -11,6 +13,7 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{unbounded, Receiver};
 use sha2::{Digest, Sha256};
+use support::{app_dirs, AppDirs};
 use utter_app_core::{App, AppEvent, AppState, DownloadState, FileJob, JobState, Paths, UseFor};
 use utter_core::export::Format;
 use utter_core::models::store::{ModelStore, ModelUse};
@@ -19,23 +22,8 @@ use utter_core::settings::Settings;
 use utter_core::text::word_error_rate;
 use utter_test_support::http::{Reply, Server};
 
-struct Fixture {
-    _dir: tempfile::TempDir,
-    paths: Paths,
-}
-
-fn fixture() -> Fixture {
-    let dir = tempfile::tempdir().unwrap();
-    let paths = Paths {
-        settings: dir.path().join("config/settings.json"),
-        history: dir.path().join("data/history.sqlite3"),
-        recordings: dir.path().join("data/recordings"),
-        meetings: dir.path().join("data/meetings"),
-        models: common::store().dir().to_path_buf(),
-        cache: dir.path().join("cache"),
-        catalog: None,
-    };
-    Fixture { _dir: dir, paths }
+fn fixture() -> AppDirs {
+    app_dirs(common::store().dir())
 }
 
 fn start(paths: &Paths) -> (App, Receiver<AppEvent>) {
@@ -495,7 +483,7 @@ fn a_catalog_model_downloads_pauses_resumes_installs_and_transcribes() {
     let server = model_server(&body);
     let paths = Paths {
         models: models.clone(),
-        catalog: Some(test_catalog(f._dir.path(), &server.base(), &body)),
+        catalog: Some(test_catalog(f.dir.path(), &server.base(), &body)),
         ..f.paths.clone()
     };
     let (app, rx) = start(&paths);

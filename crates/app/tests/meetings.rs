@@ -8,12 +8,15 @@
 
 #[path = "../../core/tests/common/mod.rs"]
 mod common;
+#[path = "support/app_dirs.rs"]
+mod support;
 
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{unbounded, Receiver};
+use support::app_dirs;
 use utter_app_core::meetings::{MeetingState, MeetingStatus};
-use utter_app_core::{App, AppEvent, Paths};
+use utter_app_core::{App, AppEvent};
 use utter_core::export::Format;
 use utter_core::platform::MainThread;
 use utter_test_support::call::{two_sided_call, words};
@@ -37,15 +40,8 @@ fn a_meeting_started_and_stopped_from_the_page_is_listed_with_who_said_what() {
     let sound = SoundServer::start(&dir.path().join("runtime"));
     // Only this test runs in this binary: the app's capture finds the server here.
     std::env::set_var("XDG_RUNTIME_DIR", sound.runtime_dir());
-    let paths = Paths {
-        settings: dir.path().join("config/settings.json"),
-        history: dir.path().join("data/history.sqlite3"),
-        recordings: dir.path().join("data/recordings"),
-        meetings: dir.path().join("data/meetings"),
-        models: common::store().dir().to_path_buf(),
-        cache: dir.path().join("cache"),
-        catalog: None,
-    };
+    let dirs = app_dirs(common::store().dir());
+    let paths = &dirs.paths;
     let (tx, rx) = unbounded();
     let app = App::start(paths.clone(), MainThread::dedicated(), move |e| {
         let _ = tx.send(e);

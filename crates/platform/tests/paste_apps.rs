@@ -10,9 +10,8 @@
 //! fallback and its notice.
 #![cfg(target_os = "linux")]
 
-use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::Path;
+use std::process::Command;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -21,114 +20,18 @@ use utter_platform::output::{
 };
 use utter_test_support::chromium::{self, TextAreaPage};
 
+#[path = "support/x11_apps.rs"]
+mod x11_apps;
+use x11_apps::{
+    clipboard, clipboard_offers, copy, delivery, focus, median, ms, png, settled, start_xvfb,
+    texts, wait_until, window, CatTerminal,
+};
+
 /// Each test takes the one display and its keyboard focus for itself.
 static DESKTOP: Mutex<()> = Mutex::new(());
 
 /// Pastes in the alternating run (half into each app).
 const PASTES: usize = 200;
-
-struct Killed(Child);
-
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn start_xvfb() -> (Killed, String) {
-    let n = (0..300)
-        .map(|i| 300 + (std::process::id() + i) % 200)
-        .find(|n| !Path::new(&format!("/tmp/.X{n}-lock")).exists())
-        .expect("a free display number");
-    let display = format!(":{n}");
-    let child = Command::new("Xvfb")
-        .args([&display, "-screen", "0", "1280x800x24", "-nolisten", "tcp"])
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("Xvfb is installed (apt install xvfb)");
-    wait_until("Xvfb to start", Duration::from_secs(10), || {
-        x11rb::connect(Some(&display)).is_ok()
-    });
-    std::env::set_var("DISPLAY", &display);
-    std::env::remove_var("WAYLAND_DISPLAY");
-    (Killed(child), display)
-}
-
-fn wait_until(what: &str, timeout: Duration, mut ok: impl FnMut() -> bool) {
-    let deadline = Instant::now() + timeout;
-    while !ok() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-fn xdotool(args: &[&str]) -> String {
-    let out = Command::new("xdotool")
-        .args(args)
-        .output()
-        .expect("xdotool is installed");
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
-}
-
-/// The window named `name`, once it is mapped.
-fn window(name: &str) -> String {
-    let mut id = String::new();
-    wait_until(
-        &format!("the window {name}"),
-        Duration::from_secs(30),
-        || {
-            id = xdotool(&["search", "--onlyvisible", "--name", name])
-                .lines()
-                .next()
-                .unwrap_or("")
-                .to_string();
-            !id.is_empty()
-        },
-    );
-    id
-}
-
-fn focus(window: &str) {
-    xdotool(&["windowfocus", "--sync", window]);
-}
-
-/// What `xclip` reads from the clipboard as `target`.
-fn clipboard(target: &str) -> Vec<u8> {
-    Command::new("xclip")
-        .args(["-selection", "clipboard", "-o", "-t", target])
-        .output()
-        .map(|o| o.stdout)
-        .unwrap_or_default()
-}
-
-/// Puts `data` on the clipboard as `target`, served by xclip as a user's copy is.
-fn copy(data: &[u8], target: &str) -> Killed {
-    let mut child = Command::new("xclip")
-        .args(["-selection", "clipboard", "-t", target, "-i", "-quiet"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("xclip is installed");
-    child.stdin.take().unwrap().write_all(data).unwrap();
-    wait_until("xclip to own the clipboard", Duration::from_secs(5), || {
-        clipboard(target) == data
-    });
-    Killed(child)
-}
-
-/// A small real PNG (ImageMagick), as a user's copied image.
-fn png(dir: &Path) -> Vec<u8> {
-    let path = dir.join("copied.png");
-    let status = Command::new("convert")
-        .args(["-size", "64x48", "gradient:red-blue"])
-        .arg(&path)
-        .status()
-        .expect("ImageMagick is installed");
-    assert!(status.success());
-    std::fs::read(path).unwrap()
-}
 
 /// Chromium showing a text area, and the DevTools reader of it.
 /// Chromium on X11, and its window for the keyboard focus.
@@ -158,77 +61,13 @@ impl Chromium {
     }
 }
 
-/// xterm running `cat` into a file, with no line buffering.
-struct Xterm {
-    _child: Killed,
-    out: PathBuf,
-    window: String,
-}
-
-impl Xterm {
-    fn start(dir: &Path) -> Self {
-        let out = dir.join("xterm.txt");
-        let child = Command::new("xterm")
-            .args(["-title", "PasteTarget-XTerm", "-e", "sh", "-c"])
-            .arg(format!(
-                "stty -icanon -echo; exec cat > '{}'",
-                out.display()
-            ))
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("xterm is installed");
-        let window = window("PasteTarget-XTerm");
-        wait_until("xterm's cat", Duration::from_secs(10), || out.exists());
-        Self {
-            _child: Killed(child),
-            out,
-            window,
-        }
-    }
-
-    fn text(&self) -> String {
-        std::fs::read_to_string(&self.out).unwrap_or_default()
-    }
-}
-
-fn texts() -> Vec<String> {
-    let long: String = (0..40)
-        .map(|i| format!("Line {i:02}: the quick brown fox jumps over the lazy dog.\n"))
-        .collect();
-    assert!(long.chars().count() >= 2000);
-    vec![
-        "Perché no? Già fatto: «così è» — naïve café, São Paulo.".into(),
-        "She said \"it's 'quoted'\" and left; ok?".into(),
-        "Emoji 🎉👍 and a CJK word: 日本語 (にほんご), 中文.".into(),
-        long,
-    ]
-}
-
-fn delivery(keys: PasteKeys) -> Delivery {
-    Delivery {
-        method: OutputMethod::Paste,
-        paste_keys: keys,
-        trailing_space: false,
-    }
-}
-
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1000.0
-}
-
-fn median(mut v: Vec<Duration>) -> Duration {
-    v.sort();
-    v[v.len() / 2]
-}
-
 #[test]
 fn pastes_into_chromium_and_xterm_arrive_exactly_and_the_copied_image_comes_back() {
     let _desktop = DESKTOP.lock().unwrap_or_else(|e| e.into_inner());
     let dir = tempfile::tempdir().unwrap();
     let (_xvfb, _display) = start_xvfb();
     let mut chromium = Chromium::start(dir.path());
-    let xterm = Xterm::start(dir.path());
+    let xterm = CatTerminal::xterm(dir.path());
     let image = png(dir.path());
     let _user_copy = copy(&image, "image/png");
 
@@ -281,7 +120,7 @@ fn pastes_into_chromium_and_xterm_arrive_exactly_and_the_copied_image_comes_back
         wait_until(
             &format!("the image back on the clipboard after paste {i}"),
             Duration::from_secs(3),
-            || clipboard("TARGETS").windows(9).any(|w| w == b"image/png"),
+            || clipboard_offers("image/png"),
         );
         to_restore.push(started.elapsed());
     }
@@ -360,19 +199,6 @@ fn a_paste_nobody_reads_is_left_on_the_clipboard_and_said_so() {
     assert_eq!(clipboard("UTF8_STRING"), text.as_bytes());
 }
 
-/// What `read` gives once it equals `expected`, or its last answer at the
-/// timeout (for the failure message).
-fn settled(timeout: Duration, expected: &str, mut read: impl FnMut() -> String) -> String {
-    let deadline = Instant::now() + timeout;
-    loop {
-        let now = read();
-        if now == expected || Instant::now() > deadline {
-            return now;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
 /// `setxkbmap LAYOUT` on the test's display.
 fn set_layout(layout: &str) {
     let ok = Command::new("setxkbmap")
@@ -393,7 +219,7 @@ fn typed_text_arrives_exactly_under_german_and_french_layouts() {
     let dir = tempfile::tempdir().unwrap();
     let (_xvfb, _display) = start_xvfb();
     let mut chromium = Chromium::start(dir.path());
-    let xterm = Xterm::start(dir.path());
+    let xterm = CatTerminal::xterm(dir.path());
     let config = OutputConfig {
         method: OutputMethod::Type,
         ..OutputConfig::default()

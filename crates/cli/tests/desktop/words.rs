@@ -3,7 +3,6 @@
 //! instant of the press to the instant of the release, in both microphone
 //! modes: `tests/mic_edges.rs`.)
 
-use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -12,10 +11,8 @@ use utter_core::text::word_error_rate;
 
 use crate::harness::dictate::{Dictate, Take, HOTKEY};
 use crate::harness::serial;
-use crate::harness::speech::{
-    clip, clip_samples, plain_words, speech_with_pauses, truth, write_fixture,
-};
-use crate::harness::x11::{desktop, Desktop};
+use crate::harness::speech::{clip_samples, plain_words, speech_with_pauses, truth, write_fixture};
+use crate::harness::x11::desktop;
 
 /// Another family live: Moonshine tiny (no 30 s padding, no transcript
 /// prefix: each eager run decodes its whole window) dictating speech with

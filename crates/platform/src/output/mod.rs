@@ -140,7 +140,7 @@ pub struct Delivery {
     pub trailing_space: bool,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct OutputConfig {
     pub method: OutputMethod,
     pub paste_keys: PasteKeys,

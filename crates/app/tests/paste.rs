@@ -1,0 +1,109 @@
+//! History's Paste (`App::paste_text`) on a real X server (Xvfb): the text
+//! reaches a real terminal (xterm, its built-in profile's Shift+Insert), and
+//! the image the user had copied is on the clipboard again after each paste —
+//! also once the call has returned, and after the next one. (The app used to
+//! open a sink per paste and drop it on return: the clipboard server it
+//! dropped was the one serving the user's image, so the image was gone.)
+//! Its own test binary: `DISPLAY` is the whole process's. Linux only.
+#![cfg(target_os = "linux")]
+
+#[path = "../../core/tests/common/mod.rs"]
+mod common;
+#[path = "support/app_dirs.rs"]
+mod support;
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use support::app_dirs;
+use utter_app_core::App;
+use utter_core::platform::MainThread;
+use utter_test_support::desktop::{wait_until, Display, KilledOnDrop};
+
+fn xdotool(args: &[&str]) -> String {
+    let out = Command::new("xdotool").args(args).output().unwrap();
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+fn clipboard(target: &str) -> Vec<u8> {
+    Command::new("xclip")
+        .args(["-selection", "clipboard", "-o", "-t", target])
+        .output()
+        .map(|o| o.stdout)
+        .unwrap_or_default()
+}
+
+#[test]
+fn a_paste_from_the_app_arrives_and_the_users_copied_image_stays_on_the_clipboard() {
+    let display = Display::start();
+    std::env::set_var("DISPLAY", display.name());
+    std::env::remove_var("WAYLAND_DISPLAY");
+    let tmp = tempfile::tempdir().unwrap();
+
+    // The target: xterm, whose `cat` writes what it is given to a file.
+    let typed = tmp.path().join("xterm.txt");
+    let _xterm = KilledOnDrop(
+        Command::new("xterm")
+            .args(["-title", "PasteTarget-XTerm", "-e", "sh", "-c"])
+            .arg(format!(
+                "stty -icanon -echo; exec cat > '{}'",
+                typed.display()
+            ))
+            .spawn()
+            .expect("xterm is installed"),
+    );
+    let mut window = String::new();
+    wait_until("the xterm window", Duration::from_secs(30), || {
+        window = xdotool(&["search", "--onlyvisible", "--name", "PasteTarget-XTerm"]);
+        !window.is_empty() && typed.exists()
+    });
+    xdotool(&["windowfocus", "--sync", &window]);
+
+    // The user's copy: a real PNG, served by xclip.
+    let png = tmp.path().join("copied.png");
+    let made = Command::new("convert")
+        .args(["-size", "64x48", "gradient:red-blue"])
+        .arg(&png)
+        .status()
+        .expect("ImageMagick is installed");
+    assert!(made.success());
+    let image = std::fs::read(&png).unwrap();
+    let mut xclip = Command::new("xclip")
+        .args(["-selection", "clipboard", "-t", "image/png", "-i", "-quiet"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("xclip is installed");
+    xclip.stdin.take().unwrap().write_all(&image).unwrap();
+    let _xclip = KilledOnDrop(xclip);
+    wait_until("the image on the clipboard", Duration::from_secs(5), || {
+        clipboard("image/png") == image
+    });
+
+    let dirs = app_dirs(common::store().dir());
+    let app = App::start(dirs.paths.clone(), MainThread::dedicated(), |_| {}).unwrap();
+    let mut expected = String::new();
+    for text in ["Pasted from History, once.", "And again: ça va, 日本."] {
+        app.paste_text(text).expect("pasted");
+        expected.push_str(text);
+        if app.settings().trailing_space {
+            expected.push(' '); // on by default: the next dictation follows
+        }
+        let arrived = || std::fs::read_to_string(&typed).unwrap_or_default();
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while arrived() != expected && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert_eq!(arrived(), expected, "what xterm was given");
+        // Long past the paste's hold (2 s at most after it was read).
+        std::thread::sleep(Duration::from_secs(3));
+        assert!(
+            clipboard("image/png") == image,
+            "the user's image is not on the clipboard after {text:?}; it offers {:?}",
+            String::from_utf8_lossy(&clipboard("TARGETS"))
+        );
+    }
+    drop(app);
+}

@@ -1,0 +1,420 @@
+//! Issue 39's matrix beyond Chromium and xterm (`paste_apps.rs`), on a real
+//! X server (Xvfb): Firefox ESR, a GTK 3 editor (Mousepad), a GTK 4 editor
+//! (GNOME Text Editor), a Qt editor (FeatherPad) and kitty. What arrived is
+//! read back from each app itself, never from Utter's report:
+//! - Firefox: its page posts the text area's value to a loopback server at
+//!   every `input` event (the DOM's own value);
+//! - the editors: their file, saved with Ctrl+S;
+//! - kitty: what `cat` wrote to a file.
+//!
+//! Each app gets every text (accents, quotes, emoji, CJK, and 2,000
+//! characters over 40 lines; a terminal gets single lines, as it turns a
+//! newline into Enter) twice, pasted with its built-in profile's keys, while
+//! the user's clipboard holds an image that must be back after every paste.
+#![cfg(target_os = "linux")]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use utter_platform::output::{open_sink, Delivered, OutputConfig, OutputEnv, PasteKeys, TextSink};
+use utter_test_support::http::{Reply, Server};
+
+#[path = "support/x11_apps.rs"]
+mod x11_apps;
+use x11_apps::{
+    clipboard, clipboard_offers, copy, delivery, focus, median, ms, png, settled, start_xvfb,
+    texts, window, xdotool, CatTerminal, Killed,
+};
+
+/// One app receiving pastes, and how to read back what it holds.
+trait Target {
+    fn name(&self) -> &'static str;
+    fn window(&self) -> &str;
+    /// The keys its built-in profile pastes with.
+    fn keys(&self) -> PasteKeys;
+    /// Whether it keeps a multi-line text as it is.
+    fn multi_line(&self) -> bool;
+    /// Empties it, so that what it reads next is the next paste alone.
+    fn clear(&mut self);
+    /// What it holds now, as the app itself says.
+    fn read(&mut self) -> String;
+}
+
+/// Where an app keeps its settings in these tests: a home of its own, so
+/// nothing of the developer's desktop is read or written, and no first-run
+/// state is left between runs.
+fn private_home(dir: &Path, app: &str) -> PathBuf {
+    let home = dir.join(format!("home-{app}"));
+    std::fs::create_dir_all(&home).unwrap();
+    home
+}
+
+/// Clicks into the middle of `window` (the text area of a page, an
+/// editor's text view), so keys go to the text.
+fn click_into(window: &str) {
+    focus(window);
+    xdotool(&["mousemove", "--window", window, "400", "300", "click", "1"]);
+}
+
+/// Selects everything in the focused text and deletes it.
+fn select_all_and_delete(window: &str) {
+    focus(window);
+    xdotool(&["key", "--clearmodifiers", "ctrl+a", "BackSpace"]);
+}
+
+/// Firefox ESR showing a text area whose every change is posted back.
+struct Firefox {
+    _browser: Killed,
+    server: Server,
+    window: String,
+}
+
+const FIREFOX_PAGE: &str = r#"<!doctype html>
+<meta charset="utf-8"><title>PasteTarget-Firefox</title>
+<textarea id="t" autofocus style="width: 95vw; height: 85vh"></textarea>
+<script>
+  const t = document.getElementById('t');
+  let n = 0;
+  t.addEventListener('input', () => fetch('/value?n=' + ++n, { method: 'POST', body: t.value }));
+</script>
+"#;
+
+/// Preferences for a first run that opens the page and nothing else.
+const FIREFOX_PREFS: &str = r#"
+user_pref("browser.shell.checkDefaultBrowser", false);
+user_pref("browser.startup.homepage_override.mstone", "ignore");
+user_pref("startup.homepage_welcome_url", "");
+user_pref("startup.homepage_welcome_url.additional", "");
+user_pref("browser.aboutwelcome.enabled", false);
+user_pref("datareporting.policy.dataSubmissionEnabled", false);
+user_pref("datareporting.policy.dataSubmissionPolicyBypassNotification", true);
+user_pref("toolkit.telemetry.reportingpolicy.firstRun", false);
+user_pref("app.update.disabledForTesting", true);
+user_pref("browser.sessionstore.resume_from_crash", false);
+"#;
+
+impl Firefox {
+    fn start(dir: &Path) -> Self {
+        let server = Server::start(|path| match path {
+            "/" => Reply::bytes(FIREFOX_PAGE.as_bytes().to_vec())
+                .header("content-type", "text/html; charset=utf-8"),
+            _ => Reply::status(204),
+        });
+        let profile = dir.join("firefox-profile");
+        std::fs::create_dir_all(&profile).unwrap();
+        std::fs::write(profile.join("user.js"), FIREFOX_PREFS).unwrap();
+        let browser = Command::new("firefox-esr")
+            .args(["--no-remote", "--new-instance", "--profile"])
+            .arg(&profile)
+            .arg(server.url("/"))
+            .env("HOME", private_home(dir, "firefox"))
+            .env("MOZ_ENABLE_WAYLAND", "0")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("Firefox ESR is installed (apt install firefox-esr)");
+        let window = window("PasteTarget-Firefox");
+        click_into(&window);
+        Self {
+            _browser: Killed(browser),
+            server,
+            window,
+        }
+    }
+}
+
+impl Target for Firefox {
+    fn name(&self) -> &'static str {
+        "Firefox ESR"
+    }
+    fn window(&self) -> &str {
+        &self.window
+    }
+    fn keys(&self) -> PasteKeys {
+        PasteKeys::Standard
+    }
+    fn multi_line(&self) -> bool {
+        true
+    }
+    fn clear(&mut self) {
+        if !self.read().is_empty() {
+            select_all_and_delete(&self.window);
+            let left = settled(Duration::from_secs(5), "", || self.read());
+            assert_eq!(left, "", "Firefox's text area emptied");
+        }
+    }
+    /// The value the page posted last (the highest `n`).
+    fn read(&mut self) -> String {
+        self.server
+            .received()
+            .into_iter()
+            .filter_map(|r| {
+                let n: u64 = r.path.strip_prefix("/value?n=")?.parse().ok()?;
+                Some((n, r.body_text()))
+            })
+            .max_by_key(|(n, _)| *n)
+            .map(|(_, value)| value)
+            .unwrap_or_default()
+    }
+}
+
+/// A text editor with a file open; read back by saving it (Ctrl+S).
+struct Editor {
+    _app: Killed,
+    name: &'static str,
+    file: PathBuf,
+    window: String,
+    final_newline: FinalNewline,
+}
+
+/// What an editor does to the end of a file when it saves it.
+#[derive(Clone, Copy)]
+enum FinalNewline {
+    /// Saves the text as it is (Mousepad).
+    Kept,
+    /// Adds a newline (GtkSourceView's implicit trailing newline, which it
+    /// takes off again when it opens the file: GNOME Text Editor).
+    Added,
+    /// Ends a text that does not end with one with a newline (FeatherPad).
+    Ensured,
+}
+
+impl Editor {
+    /// `program FILE`, the file named so that the window's title names the
+    /// test (`PasteTarget-<tag>.txt`).
+    fn start(dir: &Path, name: &'static str, program: &str, args: &[&str], tag: &str) -> Self {
+        let final_newline = match program {
+            "gnome-text-editor" => FinalNewline::Added,
+            "featherpad" => FinalNewline::Ensured,
+            _ => FinalNewline::Kept,
+        };
+        let file = dir.join(format!("PasteTarget-{tag}.txt"));
+        std::fs::write(&file, "").unwrap();
+        let app = Command::new(program)
+            .args(args)
+            .arg(&file)
+            .env("HOME", private_home(dir, tag))
+            .env("NO_AT_BRIDGE", "1")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("{name} is installed ({program}): {e}"));
+        let window = window(&format!("PasteTarget-{tag}"));
+        click_into(&window);
+        Self {
+            _app: Killed(app),
+            name,
+            file,
+            window,
+            final_newline,
+        }
+    }
+}
+
+impl Target for Editor {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+    fn window(&self) -> &str {
+        &self.window
+    }
+    fn keys(&self) -> PasteKeys {
+        PasteKeys::Standard
+    }
+    fn multi_line(&self) -> bool {
+        true
+    }
+    fn clear(&mut self) {
+        select_all_and_delete(&self.window);
+        let left = settled(Duration::from_secs(10), "", || self.read());
+        assert_eq!(left, "", "{} emptied", self.name);
+    }
+    fn read(&mut self) -> String {
+        focus(&self.window);
+        xdotool(&["key", "--clearmodifiers", "ctrl+s"]);
+        std::thread::sleep(Duration::from_millis(150));
+        let saved = std::fs::read_to_string(&self.file).unwrap_or_default();
+        match self.final_newline {
+            FinalNewline::Kept => saved,
+            FinalNewline::Added => saved.strip_suffix('\n').unwrap_or(&saved).to_string(),
+            // The texts that end with a newline are multi-line: they are
+            // read back whole, the others without the newline added.
+            FinalNewline::Ensured if saved.matches('\n').count() > 1 => saved,
+            FinalNewline::Ensured => saved.strip_suffix('\n').unwrap_or(&saved).to_string(),
+        }
+    }
+}
+
+/// kitty running `cat` into a file; what came before the last clear is
+/// skipped.
+struct Kitty {
+    terminal: CatTerminal,
+    skip: usize,
+}
+
+impl Kitty {
+    fn start(dir: &Path) -> Self {
+        let terminal = CatTerminal::start(
+            "kitty",
+            &["--title", "PasteTarget-Kitty"],
+            &["--config", "NONE"],
+            dir,
+        );
+        Self { terminal, skip: 0 }
+    }
+}
+
+impl Target for Kitty {
+    fn name(&self) -> &'static str {
+        "kitty"
+    }
+    fn window(&self) -> &str {
+        &self.terminal.window
+    }
+    fn keys(&self) -> PasteKeys {
+        // Its built-in profile: terminals paste with Ctrl+Shift+V.
+        PasteKeys::CtrlShiftV
+    }
+    fn multi_line(&self) -> bool {
+        false
+    }
+    fn clear(&mut self) {
+        self.skip = self.terminal.text().len();
+    }
+    fn read(&mut self) -> String {
+        self.terminal
+            .text()
+            .get(self.skip..)
+            .unwrap_or("")
+            .to_string()
+    }
+}
+
+/// Times for one app: delivery start → the app holds the text, → the
+/// user's image is back on the clipboard.
+struct Figures {
+    read: Vec<Duration>,
+    restored: Vec<Duration>,
+}
+
+fn paste_every_text(target: &mut dyn Target, sink: &mut dyn TextSink, image: &[u8]) -> Figures {
+    let mut figures = Figures {
+        read: Vec::new(),
+        restored: Vec::new(),
+    };
+    let name = target.name();
+    for (i, text) in texts().iter().chain(texts().iter()).enumerate() {
+        let text = match target.multi_line() {
+            true => text.clone(),
+            false => text.lines().next().unwrap().to_string(),
+        };
+        target.clear();
+        focus(target.window());
+        let started = Instant::now();
+        let outcome = sink
+            .deliver(&text, &delivery(target.keys()))
+            .unwrap_or_else(|e| panic!("{name}, paste {i}: {e}"));
+        assert_eq!(outcome.delivered, Delivered::Pasted, "{name}, paste {i}");
+        assert_eq!(outcome.notice, None, "{name}, paste {i}");
+        let arrived = settled(Duration::from_secs(10), &text, || target.read());
+        assert_eq!(arrived, text, "{name}, paste {i}: what the app holds");
+        figures.read.push(started.elapsed());
+        let back = Instant::now() + Duration::from_secs(3);
+        while !clipboard_offers("image/png") {
+            assert!(
+                Instant::now() < back,
+                "{name}, paste {i}: the image is not back on the clipboard, which offers {:?}",
+                String::from_utf8_lossy(&clipboard("TARGETS"))
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        figures.restored.push(started.elapsed());
+    }
+    assert_eq!(
+        clipboard("image/png"),
+        image,
+        "{name}: the copied image, byte for byte"
+    );
+    figures
+}
+
+/// The apps of the matrix, in the order they are run.
+#[derive(Clone, Copy)]
+enum App {
+    Firefox,
+    Mousepad,
+    GnomeTextEditor,
+    FeatherPad,
+    Kitty,
+}
+
+const MATRIX: [App; 5] = [
+    App::Firefox,
+    App::Mousepad,
+    App::GnomeTextEditor,
+    App::FeatherPad,
+    App::Kitty,
+];
+
+impl App {
+    fn start(self, dir: &Path) -> Box<dyn Target> {
+        match self {
+            App::Firefox => Box::new(Firefox::start(dir)),
+            App::Mousepad => Box::new(Editor::start(
+                dir,
+                "Mousepad (GTK 3)",
+                "mousepad",
+                &[],
+                "GTK3",
+            )),
+            App::GnomeTextEditor => Box::new(Editor::start(
+                dir,
+                "GNOME Text Editor (GTK 4)",
+                "gnome-text-editor",
+                &["--standalone"],
+                "GTK4",
+            )),
+            App::FeatherPad => Box::new(Editor::start(
+                dir,
+                "FeatherPad (Qt)",
+                "featherpad",
+                &[],
+                "Qt",
+            )),
+            App::Kitty => Box::new(Kitty::start(dir)),
+        }
+    }
+}
+
+/// Every app of the matrix, one after the other on one display, each given
+/// every text twice; the figures are printed for docs/benchmarks.md.
+#[test]
+fn pastes_into_firefox_gtk_and_qt_editors_and_kitty_arrive_exactly_and_the_image_comes_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_xvfb, _display) = start_xvfb();
+    let image = png(dir.path());
+    let _user_copy = copy(&image, "image/png");
+    // One sink for the whole run, as a dictation session has: after the
+    // first paste it is the one serving the user's image.
+    let (mut sink, notice) =
+        open_sink(&OutputConfig::default(), &OutputEnv::detect(None)).expect("a paste sink");
+    assert_eq!(notice, None);
+    let mut report = Vec::new();
+    for app in MATRIX {
+        let mut target = app.start(dir.path());
+        let name = target.name();
+        let figures = paste_every_text(target.as_mut(), sink.as_mut(), &image);
+        // An editor is read through a save: its figure includes Ctrl+S and
+        // the 150 ms given to the file to be written.
+        report.push(format!(
+            "{name}: {} pastes, the text in the app {:.0} ms after the delivery started \
+             (median; max {:.0}), the image back after {:.0} ms (median)",
+            figures.read.len(),
+            ms(median(figures.read.clone())),
+            ms(*figures.read.iter().max().unwrap()),
+            ms(median(figures.restored)),
+        ));
+    }
+    println!("{}", report.join("\n"));
+}

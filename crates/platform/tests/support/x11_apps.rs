@@ -1,0 +1,219 @@
+//! What the paste tests into real X11 apps share: a private Xvfb, xdotool,
+//! the clipboard as `xclip` sees it, a user's copied image, a terminal whose
+//! `cat` writes what it is given to a file, and the texts every app must
+//! receive exactly. Each test binary uses part of it.
+#![allow(dead_code)]
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use utter_platform::output::{Delivery, OutputMethod, PasteKeys};
+
+/// A child process killed (and reaped) when dropped.
+pub struct Killed(pub Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Starts Xvfb on a free display and points this process at it (and away
+/// from any Wayland display).
+pub fn start_xvfb() -> (Killed, String) {
+    let n = (0..300)
+        .map(|i| 300 + (std::process::id() + i) % 200)
+        .find(|n| !Path::new(&format!("/tmp/.X{n}-lock")).exists())
+        .expect("a free display number");
+    let display = format!(":{n}");
+    let child = Command::new("Xvfb")
+        .args([&display, "-screen", "0", "1280x800x24", "-nolisten", "tcp"])
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("Xvfb is installed (apt install xvfb)");
+    wait_until("Xvfb to start", Duration::from_secs(10), || {
+        x11rb::connect(Some(&display)).is_ok()
+    });
+    std::env::set_var("DISPLAY", &display);
+    std::env::remove_var("WAYLAND_DISPLAY");
+    (Killed(child), display)
+}
+
+pub fn wait_until(what: &str, timeout: Duration, mut ok: impl FnMut() -> bool) {
+    let deadline = Instant::now() + timeout;
+    while !ok() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// What `read` gives once it equals `expected`, or its last answer at the
+/// timeout (for the failure message).
+pub fn settled(timeout: Duration, expected: &str, mut read: impl FnMut() -> String) -> String {
+    let deadline = Instant::now() + timeout;
+    loop {
+        let now = read();
+        if now == expected || Instant::now() > deadline {
+            return now;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+pub fn xdotool(args: &[&str]) -> String {
+    let out = Command::new("xdotool")
+        .args(args)
+        .output()
+        .expect("xdotool is installed");
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// The window named `name`, once it is mapped.
+pub fn window(name: &str) -> String {
+    let mut id = String::new();
+    wait_until(
+        &format!("the window {name}"),
+        Duration::from_secs(60),
+        || {
+            id = xdotool(&["search", "--onlyvisible", "--name", name])
+                .lines()
+                .next()
+                .unwrap_or("")
+                .to_string();
+            !id.is_empty()
+        },
+    );
+    id
+}
+
+pub fn focus(window: &str) {
+    xdotool(&["windowfocus", "--sync", window]);
+}
+
+/// What `xclip` reads from the clipboard as `target`.
+pub fn clipboard(target: &str) -> Vec<u8> {
+    Command::new("xclip")
+        .args(["-selection", "clipboard", "-o", "-t", target])
+        .output()
+        .map(|o| o.stdout)
+        .unwrap_or_default()
+}
+
+/// Whether the clipboard offers `target` (in its `TARGETS`).
+pub fn clipboard_offers(target: &str) -> bool {
+    clipboard("TARGETS")
+        .split(|&b| b == b'\n')
+        .any(|t| t == target.as_bytes())
+}
+
+/// Puts `data` on the clipboard as `target`, served by xclip as a user's copy is.
+pub fn copy(data: &[u8], target: &str) -> Killed {
+    let mut child = Command::new("xclip")
+        .args(["-selection", "clipboard", "-t", target, "-i", "-quiet"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("xclip is installed");
+    child.stdin.take().unwrap().write_all(data).unwrap();
+    wait_until("xclip to own the clipboard", Duration::from_secs(5), || {
+        clipboard(target) == data
+    });
+    Killed(child)
+}
+
+/// A small real PNG (ImageMagick), as a user's copied image.
+pub fn png(dir: &Path) -> Vec<u8> {
+    let path = dir.join("copied.png");
+    let status = Command::new("convert")
+        .args(["-size", "64x48", "gradient:red-blue"])
+        .arg(&path)
+        .status()
+        .expect("ImageMagick is installed");
+    assert!(status.success());
+    std::fs::read(path).unwrap()
+}
+
+/// A terminal running `cat` into a file, with no line buffering and no
+/// echo: the file is what the terminal gave its program.
+pub struct CatTerminal {
+    _child: Killed,
+    out: PathBuf,
+    pub window: String,
+}
+
+impl CatTerminal {
+    /// `terminal` with `title_args` (how it is given the window title
+    /// `title`) and `run_args` (how it is told the program to run, which
+    /// is then `sh -c …`).
+    pub fn start(terminal: &str, title_args: &[&str], run_args: &[&str], dir: &Path) -> Self {
+        let out = dir.join(format!("{terminal}.txt"));
+        let child = Command::new(terminal)
+            .args(title_args)
+            .args(run_args)
+            .args(["sh", "-c"])
+            .arg(format!(
+                "stty -icanon -echo; exec cat > '{}'",
+                out.display()
+            ))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("{terminal} is installed: {e}"));
+        let title = title_args.last().expect("a title");
+        let window = window(title);
+        wait_until(
+            &format!("{terminal}'s cat"),
+            Duration::from_secs(20),
+            || out.exists(),
+        );
+        Self {
+            _child: Killed(child),
+            out,
+            window,
+        }
+    }
+
+    /// xterm, titled `PasteTarget-XTerm`.
+    pub fn xterm(dir: &Path) -> Self {
+        Self::start("xterm", &["-title", "PasteTarget-XTerm"], &["-e"], dir)
+    }
+
+    pub fn text(&self) -> String {
+        std::fs::read_to_string(&self.out).unwrap_or_default()
+    }
+}
+
+/// Accents, quotes, emoji and CJK, and a 2,000-character multi-line text.
+pub fn texts() -> Vec<String> {
+    let long: String = (0..40)
+        .map(|i| format!("Line {i:02}: the quick brown fox jumps over the lazy dog.\n"))
+        .collect();
+    assert!(long.chars().count() >= 2000);
+    vec![
+        "Perché no? Già fatto: «così è» — naïve café, São Paulo.".into(),
+        "She said \"it's 'quoted'\" and left; ok?".into(),
+        "Emoji 🎉👍 and a CJK word: 日本語 (にほんご), 中文.".into(),
+        long,
+    ]
+}
+
+pub fn delivery(keys: PasteKeys) -> Delivery {
+    Delivery {
+        method: OutputMethod::Paste,
+        paste_keys: keys,
+        trailing_space: false,
+    }
+}
+
+pub fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+pub fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
