@@ -18,7 +18,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use utter_platform::output::{open_sink, Delivered, OutputConfig, OutputEnv, PasteKeys, TextSink};
-use utter_test_support::http::{Reply, Server};
+use utter_test_support::firefox;
 
 #[path = "support/x11_apps.rs"]
 mod x11_apps;
@@ -63,64 +63,20 @@ fn select_all_and_delete(window: &str) {
     xdotool(&["key", "--clearmodifiers", "ctrl+a", "BackSpace"]);
 }
 
-/// Firefox ESR showing a text area whose every change is posted back.
+/// Firefox ESR on X11 showing a text area whose every change the page posts.
 struct Firefox {
-    _browser: Killed,
-    server: Server,
+    page: firefox::TextAreaPage,
     window: String,
 }
 
-const FIREFOX_PAGE: &str = r#"<!doctype html>
-<meta charset="utf-8"><title>PasteTarget-Firefox</title>
-<textarea id="t" autofocus style="width: 95vw; height: 85vh"></textarea>
-<script>
-  const t = document.getElementById('t');
-  let n = 0;
-  t.addEventListener('input', () => fetch('/value?n=' + ++n, { method: 'POST', body: t.value }));
-</script>
-"#;
-
-/// Preferences for a first run that opens the page and nothing else.
-const FIREFOX_PREFS: &str = r#"
-user_pref("browser.shell.checkDefaultBrowser", false);
-user_pref("browser.startup.homepage_override.mstone", "ignore");
-user_pref("startup.homepage_welcome_url", "");
-user_pref("startup.homepage_welcome_url.additional", "");
-user_pref("browser.aboutwelcome.enabled", false);
-user_pref("datareporting.policy.dataSubmissionEnabled", false);
-user_pref("datareporting.policy.dataSubmissionPolicyBypassNotification", true);
-user_pref("toolkit.telemetry.reportingpolicy.firstRun", false);
-user_pref("app.update.disabledForTesting", true);
-user_pref("browser.sessionstore.resume_from_crash", false);
-"#;
-
 impl Firefox {
     fn start(dir: &Path) -> Self {
-        let server = Server::start(|path| match path {
-            "/" => Reply::bytes(FIREFOX_PAGE.as_bytes().to_vec())
-                .header("content-type", "text/html; charset=utf-8"),
-            _ => Reply::status(204),
-        });
-        let profile = dir.join("firefox-profile");
-        std::fs::create_dir_all(&profile).unwrap();
-        std::fs::write(profile.join("user.js"), FIREFOX_PREFS).unwrap();
-        let browser = Command::new("firefox-esr")
-            .args(["--no-remote", "--new-instance", "--profile"])
-            .arg(&profile)
-            .arg(server.url("/"))
-            .env("HOME", private_home(dir, "firefox"))
-            .env("MOZ_ENABLE_WAYLAND", "0")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("Firefox ESR is installed (apt install firefox-esr)");
-        let window = window("PasteTarget-Firefox");
+        let mut browser = Command::new("firefox-esr");
+        browser.env("MOZ_ENABLE_WAYLAND", "0");
+        let page = firefox::TextAreaPage::start(browser, dir);
+        let window = window(firefox::TITLE);
         click_into(&window);
-        Self {
-            _browser: Killed(browser),
-            server,
-            window,
-        }
+        Self { page, window }
     }
 }
 
@@ -144,18 +100,8 @@ impl Target for Firefox {
             assert_eq!(left, "", "Firefox's text area emptied");
         }
     }
-    /// The value the page posted last (the highest `n`).
     fn read(&mut self) -> String {
-        self.server
-            .received()
-            .into_iter()
-            .filter_map(|r| {
-                let n: u64 = r.path.strip_prefix("/value?n=")?.parse().ok()?;
-                Some((n, r.body_text()))
-            })
-            .max_by_key(|(n, _)| *n)
-            .map(|(_, value)| value)
-            .unwrap_or_default()
+        self.page.value()
     }
 }
 

@@ -11,6 +11,8 @@
 //!   (streamed answers, errors, the model list), for the AI rewrite tests.
 //! - [`chromium`] (Unix): Chromium showing a text area whose value is read
 //!   through DevTools, for paste and typing tests into a browser.
+//! - [`firefox`] (Unix): Firefox showing a text area whose page posts each
+//!   change of its value to a loopback server, for the same.
 //! - [`desktop`] (Unix): an Xvfb display and a PulseAudio virtual microphone
 //!   that a test can kill, as a logout does.
 //! - [`llm`] (Unix): a real llama.cpp server with a small real model, for
@@ -22,6 +24,8 @@ pub mod chat;
 pub mod chromium;
 #[cfg(unix)]
 pub mod desktop;
+#[cfg(unix)]
+pub mod firefox;
 pub mod http;
 #[cfg(unix)]
 pub mod llm;

@@ -1,5 +1,5 @@
 //! Wayland: what an X11-less session says and how `utter ptt` still
-//! dictates; on a headless sway, pasting into foot and Chromium, and the
+//! dictates; on a headless sway, pasting into foot, Chromium and Firefox, and the
 //! desktop app's dictation and window.
 
 use std::time::{Duration, Instant};
@@ -151,6 +151,55 @@ fn on_sway_a_dictation_pastes_into_chromium_running_on_wayland() {
     let started = dictate.seen("recording_started").pop().unwrap();
     assert_eq!(
         started["app"], "chromium",
+        "sway's IPC named the focused app: {started}"
+    );
+    assert_eq!(ev["delivered"], "pasted", "{ev}");
+    let text = ev["text"].as_str().unwrap().to_string();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let mut in_page = String::new();
+    while Instant::now() < deadline {
+        in_page = page.value();
+        if in_page == text {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(in_page, text, "what the page received\n{}", s.logs());
+    assert!(word_error_rate(&truth(0), &in_page) <= 0.15, "{in_page}");
+    wait_until(
+        "the previous clipboard back",
+        Duration::from_secs(5),
+        || s.clipboard() == "previous clipboard ✓",
+    );
+    dictate.stop();
+}
+
+/// Issue 39: Firefox ESR as a Wayland client (`MOZ_ENABLE_WAYLAND=1`) gets
+/// the spoken dictation, read back from the page itself (it posts its text
+/// area's value to a loopback server); `pasted` is said only after Firefox
+/// read the text, and the previous clipboard comes back.
+#[test]
+fn on_sway_a_dictation_pastes_into_firefox_running_on_wayland() {
+    use utter_test_support::firefox::TextAreaPage;
+    let _guard = serial();
+    let d = desktop();
+    let s = sway();
+    let tmp = tempfile::tempdir().unwrap();
+    let mut browser = s.cmd_as_session_user("firefox-esr");
+    browser.env("MOZ_ENABLE_WAYLAND", "1");
+    let page = TextAreaPage::start(browser, tmp.path());
+    wait_until("Firefox's window on sway", Duration::from_secs(60), || {
+        s.swaymsg(&["-t", "get_tree"])
+            .contains("\"app_id\": \"firefox-esr\"")
+    });
+    s.swaymsg(&["[app_id=firefox-esr]", "focus"]);
+    s.set_clipboard("previous clipboard ✓");
+
+    let (dictate, ptt) = dictate_in_sway(d, s, tmp.path());
+    let ev = Take::keys(d, &clip(0), || ptt("press"), || ptt("release")).run(&dictate);
+    let started = dictate.seen("recording_started").pop().unwrap();
+    assert_eq!(
+        started["app"], "firefox-esr",
         "sway's IPC named the focused app: {started}"
     );
     assert_eq!(ev["delivered"], "pasted", "{ev}");

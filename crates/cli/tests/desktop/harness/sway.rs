@@ -29,6 +29,9 @@ fn sway_ipc_socket(runtime_dir: &Path) -> Option<PathBuf> {
         .find(|p| p.to_string_lossy().contains("sway-ipc"))
 }
 
+/// The user sway runs as when the tests run as root (sway will not).
+const USER: &str = "utter-wl-test";
+
 pub fn sway() -> &'static Sway {
     static SWAY: OnceLock<Sway> = OnceLock::new();
     SWAY.get_or_init(|| {
@@ -49,7 +52,6 @@ pub fn sway() -> &'static Sway {
             .unwrap()
             .trim()
             == "0";
-        const USER: &str = "utter-wl-test";
         if root {
             let exists = Command::new("id")
                 .arg(USER)
@@ -135,6 +137,27 @@ impl Sway {
     /// A command in this Wayland session (as the current user: root may use the socket).
     pub fn cmd(&self, program: &str) -> Command {
         let mut c = Command::new(program);
+        c.env("XDG_RUNTIME_DIR", &self.runtime_dir)
+            .env("WAYLAND_DISPLAY", "wayland-1")
+            .env_remove("DISPLAY");
+        c
+    }
+
+    /// A command in this Wayland session run as the session's own user,
+    /// for programs that refuse root in another user's session (Firefox),
+    /// with the environment kept as it is set on the command (`runuser -m`).
+    pub fn cmd_as_session_user(&self, program: &str) -> Command {
+        let root = String::from_utf8(Command::new("id").arg("-u").output().unwrap().stdout)
+            .unwrap()
+            .trim()
+            == "0";
+        let mut c = if root {
+            let mut c = Command::new("runuser");
+            c.args(["-m", "-u", USER, "--", program]);
+            c
+        } else {
+            Command::new(program)
+        };
         c.env("XDG_RUNTIME_DIR", &self.runtime_dir)
             .env("WAYLAND_DISPLAY", "wayland-1")
             .env_remove("DISPLAY");
