@@ -37,6 +37,9 @@ test_packages=(sox libsox-fmt-mp3 ffmpeg pocketsphinx-testdata
   # the rest of the paste matrix (crates/platform/tests/paste_more_apps.rs): Firefox ESR, GTK 3, GTK 4
   # and Qt editors, and kitty (OpenGL on Mesa's software renderer)
   firefox-esr mousepad gnome-text-editor featherpad kitty libgl1-mesa-dri
+  # a real X11 clipboard manager (MATE's settings daemon: GNOME's SAVE_TARGETS implementation) for the
+  # test that the clipboard Utter serves back outlives Utter (crates/platform/tests/clipboard_manager.rs)
+  mate-settings-daemon
   pulseaudio pulseaudio-utils libasound2-plugins alsa-utils webkit2gtk-driver chromium imagemagick
   sway foot wl-clipboard grim dbus-daemon
   # a real Secret Service for the keychain test, in its own private D-Bus session

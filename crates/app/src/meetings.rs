@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use serde::Serialize;
-use utter_core::engine::{Engine, EngineConfig};
+use utter_core::engine::{Engine, EngineConfig, Priority};
 use utter_core::export::{self, Format};
 use utter_core::meeting::{
     self, Channel, MeetingModels, MeetingNotice, MeetingPhase, MeetingRecord, MeetingSession,
@@ -166,8 +166,13 @@ fn models(shared: &Shared) -> Result<MeetingModels, AppError> {
     let (model_name, model_path) = shared
         .store
         .resolve_speech_for(settings.model.as_deref(), ModelUse::Files)?;
-    let engine = Engine::start(EngineConfig::new(model_path))
-        .map_err(|e| AppError::Meeting(e.to_string()))?;
+    // Below the user's own work: a push-to-talk dictation during the
+    // meeting (its own engine) goes first.
+    let engine = Engine::start(EngineConfig {
+        priority: Priority::Background,
+        ..EngineConfig::new(model_path)
+    })
+    .map_err(|e| AppError::Meeting(e.to_string()))?;
     let speakers = match utter_core::models::speakers::load(&shared.store) {
         Ok(models) => Some(models),
         Err(e) => {

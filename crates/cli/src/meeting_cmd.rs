@@ -10,7 +10,7 @@ use anyhow::{bail, Context, Result};
 use clap::Args;
 use crossbeam_channel::{never, select, unbounded};
 use utter_core::engine::cpu::Threads;
-use utter_core::engine::{Engine, EngineConfig};
+use utter_core::engine::{Engine, EngineConfig, Priority};
 use utter_core::export::{self, Format};
 use utter_core::meeting::{
     self, Channel, LiveLine, MeetingModels, MeetingNotice, MeetingSession, MeetingSources,
@@ -138,6 +138,8 @@ fn models(store: &ModelStore, args: &MeetingArgs) -> Result<Result<MeetingModels
         threads: Threads::FitToLoad {
             max: utter_core::engine::cpu::engine_threads(),
         },
+        // Below the user's own work: a dictation during the meeting goes first.
+        priority: Priority::Background,
         ..EngineConfig::new(model_path)
     }) {
         Ok(e) => e,

@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use crossbeam_channel::{unbounded, Receiver};
 use utter_test_support::call::{two_sided_call as call, words, Call};
-use utter_test_support::desktop::SoundServer;
+use utter_test_support::desktop::{children_matching, SoundServer};
 
 /// One meeting at a time: each loads the model and the speaker models.
 fn serial() -> MutexGuard<'static, ()> {
@@ -148,6 +148,18 @@ fn attribution(
     )
 }
 
+/// A process's nice value (/proc/PID/stat, the 19th field).
+fn nice(pid: u32) -> i32 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let after_name = stat.rsplit_once(')').unwrap().1;
+    after_name
+        .split_whitespace()
+        .nth(16)
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
 #[test]
 fn you_and_the_others_are_told_apart() {
     let _one = serial();
@@ -155,6 +167,15 @@ fn you_and_the_others_are_told_apart() {
     let sound = SoundServer::start(&dir.path().join("runtime"));
     let call = call(dir.path(), None);
     let mut meeting = Meeting::start(&sound, &dir.path().join("meetings"), &["--format", "json"]);
+    // The live transcript's engine runs below the user's own work, so a
+    // push-to-talk dictation during the meeting goes first.
+    let workers = children_matching(meeting.child.id(), "--utter-engine-worker");
+    assert_eq!(workers.len(), 1, "the meeting's engine worker: {workers:?}");
+    assert_eq!(
+        nice(workers[0]),
+        10,
+        "the meeting's engine worker's nice value"
+    );
     play(&sound, &call);
     // The live transcript had both sides' turns while the meeting went on.
     meeting.wait_for("] You: He was not", Duration::from_secs(10));

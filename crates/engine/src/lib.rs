@@ -498,6 +498,21 @@ pub struct EngineConfig {
     pub host: EngineHost,
     /// Where the model runs.
     pub compute: Compute,
+    /// How its worker process is scheduled against the rest of the machine.
+    pub priority: Priority,
+}
+
+/// How an engine's worker process is scheduled. Worker processes only: an
+/// engine on a thread of this process runs as the process does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Priority {
+    /// As the app itself: a dictation, whose text the user is waiting for.
+    #[default]
+    Normal,
+    /// Below the user's own work (nice 10 on Unix; the below-normal priority
+    /// class on Windows): a meeting's live transcript, which must not slow a
+    /// push-to-talk dictation or the apps the user is working in.
+    Background,
 }
 
 impl EngineConfig {
@@ -508,6 +523,7 @@ impl EngineConfig {
             threads: cpu::Threads::from_setting(0),
             host: EngineHost::for_this_process(),
             compute: Compute::Auto,
+            priority: Priority::Normal,
         }
     }
 }

@@ -20,8 +20,8 @@ use super::protocol::{read_frame, write_frame, FromWorker, ToWorker};
 use super::run::CancelRequest;
 use super::worker::{BUILD, EXIT_OTHER_BUILD, WORKER_ARG};
 use super::{
-    BatchReply, Compute, EngineConfig, EngineError, EngineNotice, ModelInfo, Request, RunId,
-    RunParams, StreamEvent,
+    BatchReply, Compute, EngineConfig, EngineError, EngineNotice, ModelInfo, Priority, Request,
+    RunId, RunParams, StreamEvent,
 };
 
 /// Runs sent to workers over this process's life: `UTTER_ENGINE_FAULT`
@@ -97,9 +97,17 @@ pub(super) struct Spawned {
     pub frames: Receiver<Option<FromWorker>>,
 }
 
+/// How much lower a [`Priority::Background`] worker runs on Unix (nice).
+#[cfg(unix)]
+const BACKGROUND_NICE: libc::c_int = 10;
+
 /// Starts `exe` as a worker: `role` is [`WORKER_ARG`] for the speech
 /// engine, [`super::worker::VAD_WORKER_ARG`] for the voice detector.
-pub(super) fn spawn_process(exe: &Path, role: &str) -> std::io::Result<Spawned> {
+pub(super) fn spawn_process(
+    exe: &Path,
+    role: &str,
+    priority: Priority,
+) -> std::io::Result<Spawned> {
     let mut command = Command::new(exe);
     command
         .args([role, BUILD])
@@ -112,9 +120,30 @@ pub(super) fn spawn_process(exe: &Path, role: &str) -> std::io::Result<Spawned> 
         // which decides; the worker ends when the parent closes its pipe.
         use std::os::windows::process::CommandExt;
         const CREATE_NEW_PROCESS_GROUP: u32 = 0x0000_0200;
-        command.creation_flags(CREATE_NEW_PROCESS_GROUP);
+        // Process creation flags (CreateProcessW): a priority class may be
+        // given with the others.
+        const BELOW_NORMAL_PRIORITY_CLASS: u32 = 0x0000_4000;
+        let class = match priority {
+            Priority::Normal => 0,
+            Priority::Background => BELOW_NORMAL_PRIORITY_CLASS,
+        };
+        command.creation_flags(CREATE_NEW_PROCESS_GROUP | class);
     }
     let mut child = command.spawn()?;
+    #[cfg(unix)]
+    if priority == Priority::Background {
+        // Raising a child's nice value needs no privilege. SAFETY:
+        // setpriority only reads its three integer arguments.
+        let lowered =
+            unsafe { libc::setpriority(libc::PRIO_PROCESS, child.id(), BACKGROUND_NICE) } == 0;
+        if !lowered {
+            tracing::warn!(
+                "engine worker {}: cannot lower its priority: {}",
+                child.id(),
+                std::io::Error::last_os_error()
+            );
+        }
+    }
     let stdin = child.stdin.take().expect("piped stdin");
     let stdout = child.stdout.take().expect("piped stdout");
     let (frames_tx, frames) = unbounded();
@@ -156,7 +185,7 @@ pub(super) fn probe_in_worker(exe: &Path, model_path: &Path) -> Result<ModelInfo
         mut child,
         mut stdin,
         frames,
-    } = spawn_process(exe, WORKER_ARG).map_err(|e| {
+    } = spawn_process(exe, WORKER_ARG, Priority::Normal).map_err(|e| {
         failed(format!(
             "cannot start the engine worker {}: {e}",
             exe.display()
@@ -386,7 +415,7 @@ impl Supervisor {
             mut child,
             mut stdin,
             frames,
-        } = spawn_process(&self.exe, WORKER_ARG).map_err(|e| {
+        } = spawn_process(&self.exe, WORKER_ARG, self.config.priority).map_err(|e| {
             StartFailure::Failed(EngineError::Load {
                 path: self.config.model_path.clone(),
                 message: format!("cannot start the engine worker {}: {e}", self.exe.display()),

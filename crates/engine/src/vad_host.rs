@@ -83,12 +83,13 @@ impl VadHost {
             message,
         };
         let started = Instant::now();
-        let mut worker = spawn_process(&self.exe, VAD_WORKER_ARG).map_err(|e| {
-            load_error(format!(
-                "cannot start the voice detector's worker {}: {e}",
-                self.exe.display()
-            ))
-        })?;
+        let mut worker = spawn_process(&self.exe, VAD_WORKER_ARG, crate::Priority::Normal)
+            .map_err(|e| {
+                load_error(format!(
+                    "cannot start the voice detector's worker {}: {e}",
+                    self.exe.display()
+                ))
+            })?;
         let load = ToWorker::LoadVad {
             model_path: self.model_path.clone(),
         };

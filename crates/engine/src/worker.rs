@@ -268,6 +268,8 @@ fn serve(name: &std::ffi::CStr) -> u8 {
         threads,
         host: EngineHost::Thread,
         compute,
+        // This process's own priority was set by whoever started it.
+        priority: crate::Priority::Normal,
     };
     let (engine, _thread) = match local::start(config, cpu_only, gate.clone()) {
         Ok((tx, loaded, thread)) => {

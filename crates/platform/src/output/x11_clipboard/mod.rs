@@ -12,6 +12,11 @@
 //!    the clipboard back after the first read made it paste nothing;
 //! 5. serves the copy of step 1 again, re-taking the selection so that
 //!    clipboard managers and apps watching the owner (XFixes) see the change.
+//!
+//! What it serves lives in this thread: when the sink goes (Utter quits), a
+//! clipboard manager, where one runs, is asked to take a copy first
+//! (`SAVE_TARGETS`, freedesktop's ClipboardManager spec), or the user's
+//! clipboard would go with Utter.
 
 mod contents;
 mod serve;
@@ -42,7 +47,10 @@ const QUIET: Duration = Duration::from_millis(150);
 /// reader stays (an app polling the clipboard).
 const MAX_HOLD_AFTER_READ: Duration = Duration::from_secs(2);
 /// Longest wait for the thread to stop when the sink goes (a dead display).
-const STOP_TIMEOUT: Duration = Duration::from_millis(500);
+const STOP_TIMEOUT: Duration = Duration::from_millis(2500);
+/// The longest a clipboard manager is given to copy the clipboard when the
+/// thread stops.
+const HANDOVER_TIMEOUT: Duration = Duration::from_secs(2);
 
 #[derive(Debug, thiserror::Error)]
 pub enum OwnerError {
@@ -81,6 +89,7 @@ pub struct Atoms {
     pub text: Atom,
     pub snapshot_property: Atom,
     pub timestamp_property: Atom,
+    pub clipboard_manager: Atom,
 }
 
 impl Atoms {
@@ -101,6 +110,7 @@ impl Atoms {
             "TEXT",
             "UTTER_SNAPSHOT",
             "UTTER_TIMESTAMP",
+            "CLIPBOARD_MANAGER",
         ];
         // All requests first, then all replies: one round trip.
         let cookies = names
@@ -129,6 +139,7 @@ impl Atoms {
             text: next(),
             snapshot_property: next(),
             timestamp_property: next(),
+            clipboard_manager: next(),
         })
     }
 
@@ -447,7 +458,10 @@ impl State {
                 }
                 let _ = done.send(());
             }
-            Command::Stop => return Ok(false),
+            Command::Stop => {
+                self.hand_over_to_clipboard_manager()?;
+                return Ok(false);
+            }
         }
         Ok(true)
     }
@@ -566,6 +580,52 @@ impl State {
             }
         }
         Ok(())
+    }
+
+    /// Before this thread (and with it what it serves) goes: a paste in
+    /// flight gives the previous clipboard back, then the clipboard
+    /// manager, if one runs (it owns CLIPBOARD_MANAGER), is asked to copy
+    /// every target (`SAVE_TARGETS` with no property: all of them), and its
+    /// requests are served until it answers or [`HANDOVER_TIMEOUT`].
+    fn hand_over_to_clipboard_manager(&mut self) -> Result<(), OwnerError> {
+        self.restore()?;
+        let (clipboard, manager) = (self.atoms.clipboard, self.atoms.clipboard_manager);
+        if !self.owned.iter().any(|(s, ..)| *s == clipboard) {
+            return Ok(());
+        }
+        if self.conn.get_selection_owner(manager)?.reply()?.owner == x11rb::NONE {
+            tracing::debug!("no clipboard manager: the clipboard goes with Utter");
+            return Ok(());
+        }
+        let time = self.server_time()?;
+        self.conn.convert_selection(
+            self.win,
+            manager,
+            self.atoms.save_targets,
+            x11rb::NONE,
+            time,
+        )?;
+        let deadline = Instant::now() + HANDOVER_TIMEOUT;
+        loop {
+            while let Some(event) = self.next_queued_event()? {
+                match event {
+                    Event::SelectionNotify(n)
+                        if n.requestor == self.win && n.selection == manager =>
+                    {
+                        tracing::debug!("the clipboard manager took the clipboard");
+                        return Ok(());
+                    }
+                    other => self.handle_event(other)?,
+                }
+            }
+            self.conn.flush()?;
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                tracing::warn!("the clipboard manager did not take the clipboard in time");
+                return Ok(());
+            }
+            wait_readable(&self.conn, None, left)?;
+        }
     }
 
     /// Serves the previous contents again (where there were any and the

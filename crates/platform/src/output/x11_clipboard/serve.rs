@@ -1,6 +1,7 @@
 //! Answering other programs' requests for a selection we own (ICCCM 2.2,
-//! 2.6.2): TARGETS, TIMESTAMP and every target of its contents, large data in
-//! INCR chunks.
+//! 2.6.2): TARGETS, TIMESTAMP, MULTIPLE (several targets in one request, as
+//! clipboard managers take a copy) and every target of its contents, large
+//! data in INCR chunks.
 
 use std::sync::Arc;
 
@@ -80,6 +81,9 @@ impl Server {
                 &[owned_at],
             )?;
             true
+        } else if req.target == atoms.multiple && req.property != x11rb::NONE {
+            served = self.answer_multiple(conn, atoms, req.requestor, property, contents)?;
+            true
         } else if let Some(item) = contents.get(req.target) {
             self.write(conn, atoms, req.requestor, property, item)?;
             if Contents::is_text_target(req.target, atoms) {
@@ -91,6 +95,38 @@ impl Server {
         };
         notify(conn, req, if ok { property } else { x11rb::NONE })?;
         conn.flush()?;
+        Ok(served)
+    }
+
+    /// MULTIPLE: the requestor's `property` lists (target, property) pairs
+    /// (type ATOM_PAIR); each target's data goes in its property, and the
+    /// property of a target we cannot give is replaced by None in the list.
+    fn answer_multiple(
+        &mut self,
+        conn: &RustConnection,
+        atoms: &Atoms,
+        requestor: Window,
+        property: Atom,
+        contents: &Contents,
+    ) -> Result<Served, OwnerError> {
+        let asked = conn
+            .get_property(false, requestor, property, AtomEnum::ANY, 0, u32::MAX / 4)?
+            .reply()?;
+        let mut pairs: Vec<u32> = asked.value32().map(Iterator::collect).unwrap_or_default();
+        let mut served = Served::Other;
+        for pair in pairs.chunks_exact_mut(2) {
+            let (target, into) = (pair[0], pair[1]);
+            match contents.get(target) {
+                Some(item) if into != x11rb::NONE => {
+                    self.write(conn, atoms, requestor, into, item)?;
+                    if Contents::is_text_target(target, atoms) {
+                        served = Served::Text;
+                    }
+                }
+                _ => pair[1] = x11rb::NONE,
+            }
+        }
+        conn.change_property32(PropMode::REPLACE, requestor, property, asked.type_, &pairs)?;
         Ok(served)
     }
 
