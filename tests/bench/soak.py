@@ -1,9 +1,11 @@
 """Many dictations in a row: does anything grow? (issue 41)
 
-    cargo build -p utter-cli
-    flock -x /tmp/utter-cpu.lock python3 tests/bench/soak.py [DICTATIONS]   # default 500
+    cargo build -p utter-cli -p utter-app
+    flock -x /tmp/utter-cpu.lock python3 tests/bench/soak.py [DICTATIONS] [--app]   # default 500
 
-The real `utter dictate` (UTTER_BIN, default the debug build) with default settings on the
+The real `utter dictate` (UTTER_BIN, default the debug build), or with --app the desktop app
+started `--hidden` as autostart does (UTTER_APP_BIN; its text goes to the clipboard, each
+dictation counted in its History), with default settings on the
 benchmarks' virtual desktop (Xvfb + a PulseAudio virtual microphone), pressed and released
 through its push-to-talk socket around 1.2 s of LibriVox speech played into the microphone,
 DICTATIONS times. After the first 20 (warm: model loaded, first allocations made) and at the
@@ -17,7 +19,12 @@ sys.path.insert(0, os.path.dirname(__file__))
 from virtual_desktop import TARGET, LIBRIVOX, VirtualDesktop, Dictate  # noqa: E402
 
 UTTER = os.environ.get("UTTER_BIN", os.path.join(TARGET, "debug", "utter"))
-COUNT = int(sys.argv[1]) if len(sys.argv) > 1 else 500
+APP = os.environ.get("UTTER_APP_BIN", os.path.join(TARGET, "debug", "utter-app"))
+ARGS = [a for a in sys.argv[1:] if not a.startswith("--")]
+COUNT = int(ARGS[0]) if ARGS else 500
+WITH_APP = "--app" in sys.argv
+MODELS = os.environ.get("UTTER_MODELS_DIR") or os.path.join(
+    os.environ.get("XDG_DATA_HOME") or os.path.expanduser("~/.local/share"), "utter", "models")
 WARM = 20
 HOTKEY = "ctrl+shift+F9"
 
@@ -75,28 +82,76 @@ def ptt(path, command):
         assert s.recv(64).startswith(b"ok"), command
 
 
+class App:
+    """The desktop app started --hidden, its text to the clipboard; a dictation is done when
+    History has one more row."""
+
+    def __init__(self, desktop, socket_path):
+        import json
+        dirs = desktop.path("app")
+        os.makedirs(f"{dirs}/config")
+        with open(f"{dirs}/config/settings.json", "w") as f:
+            json.dump({"version": 1, "output": "clipboard"}, f)
+        env = dict(desktop.env, UTTER_CONFIG_DIR=f"{dirs}/config", UTTER_DATA_DIR=f"{dirs}/data",
+                   UTTER_CACHE_DIR=f"{dirs}/cache", XDG_CONFIG_HOME=f"{dirs}/xdg-config",
+                   XDG_DATA_HOME=f"{dirs}/xdg-data", UTTER_MODELS_DIR=MODELS, UTTER_UPDATE_CHECK="0",
+                   UTTER_PTT_SOCKET=socket_path, RUST_LOG="info")
+        env.pop("UTTER_ENGINE_THREADS", None)
+        self.history = f"{dirs}/data/history.sqlite3"
+        log = desktop.path("app.log")
+        self.p = desktop.spawn([APP, "--hidden"], env=env, stdout=open(log, "w"), stderr=subprocess.STDOUT)
+        deadline = time.time() + 60
+        while "dictation ready" not in open(log).read():
+            assert time.time() < deadline and self.p.poll() is None, open(log).read()[-2000:]
+            time.sleep(0.2)
+
+    def dictations(self):
+        import sqlite3
+        if not os.path.exists(self.history):
+            return 0
+        with sqlite3.connect(f"file:{self.history}?mode=ro", uri=True) as db:
+            return db.execute("select count(*) from entries").fetchone()[0]
+
+    def last_text(self):
+        import sqlite3
+        with sqlite3.connect(f"file:{self.history}?mode=ro", uri=True) as db:
+            return db.execute("select text from entries order by id desc limit 1").fetchone()[0]
+
+
 def main():
     desktop = VirtualDesktop(":" + str(150 + os.getpid() % 100), "utter-soak-")
     try:
         clip = desktop.path("speech.wav")
         source = os.path.join(LIBRIVOX, sorted(f for f in os.listdir(LIBRIVOX) if f.endswith(".wav"))[0])
         desktop.run(["sox", source, clip, "trim", "0", "1.2"])
-        dictate = Dictate(desktop, UTTER, HOTKEY, [])
         socket_path = os.path.join(desktop.runtime, HOTKEY + ".sock")
+        if WITH_APP:
+            dictate, binary = App(desktop, socket_path), APP
+        else:
+            dictate, binary = Dictate(desktop, UTTER, HOTKEY, []), UTTER
         rows, empty, started = [], 0, time.time()
         for i in range(1, COUNT + 1):
             ptt(socket_path, "press")
-            dictate.wait("recording_started", 10)
+            if not WITH_APP:
+                dictate.wait("recording_started", 10)
             desktop.run(["paplay", "--latency-msec=50", "--device=vmic_sink", clip])
             ptt(socket_path, "release")
-            delivered, _ = dictate.wait("text_delivered", 60)
-            if not delivered.get("text", "").strip():
+            if WITH_APP:
+                deadline = time.time() + 60
+                while dictate.dictations() < i:
+                    assert time.time() < deadline, f"dictation {i} never reached History"
+                    time.sleep(0.05)
+                text = dictate.last_text()
+            else:
+                delivered, _ = dictate.wait("text_delivered", 60)
+                text = delivered.get("text", "")
+            if not text.strip():
                 empty += 1
             if i in (WARM, COUNT // 2, COUNT):
                 time.sleep(1)
                 rows.append((i, snapshot(desktop, dictate.p.pid)))
                 print(f"after {i}: {rows[-1][1]}", flush=True)
-        print(f"\n`{UTTER}`, default settings, {COUNT} dictations of 1.2 s in {time.time() - started:.0f} s; "
+        print(f"\n`{binary}`, default settings, {COUNT} dictations of 1.2 s in {time.time() - started:.0f} s; "
               f"{empty} delivered no text\n")
         keys = [k for k in rows[0][1] if k != "processes"]
         print("| after | " + " | ".join(keys) + " |")

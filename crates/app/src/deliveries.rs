@@ -8,6 +8,7 @@
 
 use std::sync::mpsc;
 use std::sync::Mutex;
+use std::thread::JoinHandle;
 
 use utter_core::platform::output::{
     open_sink, Delivery, OutputConfig, OutputEnv, OutputError, TextSink,
@@ -23,10 +24,17 @@ struct Request {
     reply: mpsc::Sender<Result<Option<String>, OutputError>>,
 }
 
-/// The handle the app keeps; the thread starts at the first delivery.
+/// The handle the app keeps; the thread starts at the first delivery and
+/// is waited for when the app drops it, so that the sink's goodbye (handing
+/// the clipboard to a clipboard manager on X11) happens before the exit.
 #[derive(Default)]
 pub(crate) struct Deliveries {
-    requests: Mutex<Option<mpsc::Sender<Request>>>,
+    thread: Mutex<Option<DeliveryThread>>,
+}
+
+struct DeliveryThread {
+    requests: mpsc::Sender<Request>,
+    handle: JoinHandle<()>,
 }
 
 impl Deliveries {
@@ -47,27 +55,40 @@ impl Deliveries {
             env: env.clone(),
             reply,
         };
-        let mut requests = self.requests.lock().unwrap_or_else(|e| e.into_inner());
-        let sender = requests.get_or_insert_with(start_thread);
-        if let Err(mpsc::SendError(request)) = sender.send(request) {
+        let mut thread = self.thread.lock().unwrap_or_else(|e| e.into_inner());
+        let running = thread.get_or_insert_with(start_thread);
+        if let Err(mpsc::SendError(request)) = running.requests.send(request) {
             // The thread ended (a panic in a sink): a new one.
-            *sender = start_thread();
-            sender.send(request).expect("a new delivery thread");
+            *running = start_thread();
+            running
+                .requests
+                .send(request)
+                .expect("a new delivery thread");
         }
-        drop(requests);
+        drop(thread);
         answer.recv().unwrap_or(Err(OutputError::ClipboardOwner(
             "the delivery thread stopped before answering",
         )))
     }
 }
 
-fn start_thread() -> mpsc::Sender<Request> {
-    let (sender, requests) = mpsc::channel::<Request>();
-    std::thread::Builder::new()
+impl Drop for Deliveries {
+    fn drop(&mut self) {
+        let thread = self.thread.get_mut().unwrap_or_else(|e| e.into_inner());
+        if let Some(DeliveryThread { requests, handle }) = thread.take() {
+            drop(requests); // ends the thread's loop; the sink goes with it
+            let _ = handle.join();
+        }
+    }
+}
+
+fn start_thread() -> DeliveryThread {
+    let (requests, received) = mpsc::channel::<Request>();
+    let handle = std::thread::Builder::new()
         .name("utter-deliveries".into())
-        .spawn(move || serve(requests))
+        .spawn(move || serve(received))
         .expect("spawn the delivery thread");
-    sender
+    DeliveryThread { requests, handle }
 }
 
 /// The kept sink and the settings it was opened with.
