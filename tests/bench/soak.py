@@ -65,8 +65,16 @@ def snapshot(desktop, pid):
             names[p] = f.read().strip()
     outputs = subprocess.run(["pactl", "list", "source-outputs"], env=desktop.env, capture_output=True,
                              text=True).stdout
+    per_process = {names[p]: (len(os.listdir(f"/proc/{p}/fd")), len(os.listdir(f"/proc/{p}/task")),
+                              round(rollup(p, "Pss"))) for p in pids}
+    from collections import Counter
+    thread_names = Counter()
+    for t in os.listdir(f"/proc/{pid}/task"):
+        with open(f"/proc/{pid}/task/{t}/comm") as f:
+            thread_names[f.read().strip()] += 1
     return {
-        "processes": ", ".join(sorted(names.values())),
+        "main process's threads": ", ".join(f"{n} {c}" for n, c in thread_names.most_common()),
+        "processes": ", ".join(f"{n} {f} fds {t} threads {m} MB" for n, (f, t, m) in sorted(per_process.items())),
         "PSS MB": sum(rollup(p, "Pss") for p in pids),
         "RSS MB": sum(rollup(p, "Rss") for p in pids),
         "open files": sum(len(os.listdir(f"/proc/{p}/fd")) for p in pids),
@@ -151,14 +159,21 @@ def main():
                 time.sleep(1)
                 rows.append((i, snapshot(desktop, dictate.p.pid)))
                 print(f"after {i}: {rows[-1][1]}", flush=True)
+        # What a dictation leaves for a while (the app hides its overlay and destroys it after 60 s)
+        # must be gone after a quiet minute and a half.
+        time.sleep(90)
+        rows.append((f"{COUNT}, then 90 s idle", snapshot(desktop, dictate.p.pid)))
+        print(f"after {rows[-1][0]}: {rows[-1][1]}", flush=True)
         print(f"\n`{binary}`, default settings, {COUNT} dictations of 1.2 s in {time.time() - started:.0f} s; "
               f"{empty} delivered no text\n")
-        keys = [k for k in rows[0][1] if k != "processes"]
+        keys = [k for k in rows[0][1] if k not in ("processes", "main process's threads")]
         print("| after | " + " | ".join(keys) + " |")
         print("|---" * (len(keys) + 1) + "|")
         for i, s in rows:
             print(f"| {i} | " + " | ".join(f"{s[k]:.1f}" if isinstance(s[k], float) else str(s[k]) for k in keys) + " |")
         print(f"\nprocesses: {rows[-1][1]['processes']}")
+        threads_key = "main process's threads"
+        print(f"the main process's threads: {rows[-1][1][threads_key]}")
         dictate.p.kill()
     finally:
         desktop.close()

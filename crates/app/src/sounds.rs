@@ -1,7 +1,12 @@
 //! Short start/stop cues, synthesised (no sound files to ship) and played on
-//! the default output device on a throwaway thread. A missing or broken
-//! output device only costs the cue.
+//! the default output device by one thread for the app's life, with one
+//! sound-system host: a host per cue (cpal's PulseAudio host, its default on
+//! Linux) left a client thread and its socket behind at every cue — two a
+//! dictation (tests/bench/soak.py --app). A missing or broken output device
+//! only costs the cue.
 
+use std::sync::mpsc;
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use cpal::traits::{DeviceTrait, HostTrait, StreamTrait};
@@ -40,14 +45,28 @@ pub fn samples(cue: Cue, rate: u32) -> Vec<f32> {
     out
 }
 
+/// Queues `cue` for the cue thread (started at the first cue).
 pub fn play(cue: Cue) {
-    let _ = std::thread::Builder::new()
-        .name("utter-cue".into())
-        .spawn(move || {
-            if let Err(e) = play_blocking(cue) {
-                tracing::debug!("cue not played: {e}");
-            }
-        });
+    static PLAYER: OnceLock<Option<mpsc::Sender<Cue>>> = OnceLock::new();
+    let player = PLAYER.get_or_init(|| {
+        let (cues, queued) = mpsc::channel::<Cue>();
+        std::thread::Builder::new()
+            .name("utter-cue".into())
+            .spawn(move || {
+                let host = utter_core::audio::host::output_host();
+                for cue in queued {
+                    if let Err(e) = play_blocking(&host, cue) {
+                        tracing::debug!("cue not played: {e}");
+                    }
+                }
+            })
+            .map_err(|e| tracing::warn!("no start/stop cues: cannot start their thread: {e}"))
+            .ok()
+            .map(|_| cues)
+    });
+    if let Some(cues) = player {
+        let _ = cues.send(cue);
+    }
 }
 
 /// Why a cue was not played (logged only: a cue is a nicety).
@@ -61,10 +80,8 @@ enum CueError {
     Device(#[from] cpal::Error),
 }
 
-fn play_blocking(cue: Cue) -> Result<(), CueError> {
-    let device = cpal::default_host()
-        .default_output_device()
-        .ok_or(CueError::NoDevice)?;
+fn play_blocking(host: &cpal::Host, cue: Cue) -> Result<(), CueError> {
+    let device = host.default_output_device().ok_or(CueError::NoDevice)?;
     let supported = device.default_output_config()?;
     if supported.sample_format() != cpal::SampleFormat::F32 {
         return Err(CueError::Format(supported.sample_format()));

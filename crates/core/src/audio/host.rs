@@ -15,6 +15,13 @@ pub fn input_host() -> cpal::Host {
     host
 }
 
+/// The sound system Utter's own sounds (the start and stop cues) play
+/// through: the microphone's. Open one and keep it: each cpal PulseAudio
+/// host is a client whose reactor thread outlives it.
+pub fn output_host() -> cpal::Host {
+    forced_host().unwrap_or_else(preferred_host)
+}
+
 /// ALSA on Linux (PulseAudio and PipeWire through their ALSA plugins):
 /// cpal's native PulseAudio host lost audio in the desktop suite under load
 /// (the same clips' transcripts went past 15 % WER; a dictation killed after
