@@ -15,7 +15,7 @@ the tree's. Each mode runs through cpal's PulseAudio host and through ALSA
 """
 import os, sys, time
 
-from virtual_desktop import TARGET, Dictate, VirtualDesktop, paced_speech
+from virtual_desktop import TARGET, Dictate, VirtualDesktop, paced_speech, process_tree
 
 UTTER = os.environ.get("UTTER_BIN", os.path.join(TARGET, "debug", "utter"))
 TCK = os.sysconf("SC_CLK_TCK")
@@ -38,23 +38,10 @@ def _switches(path):
         return 0
 
 
-def tree(pid):
-    """`pid` and its descendants."""
-    parents = {}
-    for p in os.listdir("/proc"):
-        if p.isdigit() and (s := _stat(f"/proc/{p}/stat")):
-            parents[int(p)] = int(s[1][1])
-    out, frontier = [pid], [pid]
-    while frontier:
-        frontier = [p for p, pp in parents.items() if pp in frontier and p not in out]
-        out += frontier
-    return out
-
-
 def threads(pid):
     """{(process, thread name, tid): (ticks, context switches)} over the tree."""
     snap = {}
-    for proc in tree(pid):
+    for proc in process_tree(pid):
         role = "main" if proc == pid else "worker"
         try:
             with open(f"/proc/{proc}/cmdline") as f:

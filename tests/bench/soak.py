@@ -16,7 +16,7 @@ capture streams left open on the sound server. Every dictation must deliver text
 import os, socket, subprocess, sys, time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from virtual_desktop import TARGET, LIBRIVOX, VirtualDesktop, Dictate  # noqa: E402
+from virtual_desktop import TARGET, LIBRIVOX, VirtualDesktop, Dictate, process_tree  # noqa: E402
 
 UTTER = os.environ.get("UTTER_BIN", os.path.join(TARGET, "debug", "utter"))
 APP = os.environ.get("UTTER_APP_BIN", os.path.join(TARGET, "debug", "utter-app"))
@@ -27,23 +27,6 @@ MODELS = os.environ.get("UTTER_MODELS_DIR") or os.path.join(
     os.environ.get("XDG_DATA_HOME") or os.path.expanduser("~/.local/share"), "utter", "models")
 WARM = 20
 HOTKEY = "ctrl+shift+F9"
-
-
-def tree(pid):
-    pids, frontier = set(), [pid]
-    while frontier:
-        pids.update(frontier)
-        children = []
-        for p in frontier:
-            # Each thread's own children: the workers are spawned off the main thread.
-            for task in os.listdir(f"/proc/{p}/task") if os.path.exists(f"/proc/{p}/task") else []:
-                try:
-                    with open(f"/proc/{p}/task/{task}/children") as f:
-                        children += [int(c) for c in f.read().split()]
-                except FileNotFoundError:
-                    pass
-        frontier = [c for c in children if c not in pids]
-    return sorted(pids)
 
 
 def rollup(pid, field):
@@ -58,7 +41,7 @@ def rollup(pid, field):
 
 
 def snapshot(desktop, pid):
-    pids = tree(pid)
+    pids = process_tree(pid)
     names = {}
     for p in pids:
         with open(f"/proc/{p}/comm") as f:

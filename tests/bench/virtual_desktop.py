@@ -53,6 +53,17 @@ def _stat(pid):
         return None
 
 
+def process_tree(pid):
+    """`pid` and its descendants (the engine and voice detector workers, the app's WebKit
+    processes), from each process's parent in /proc."""
+    parents = {int(p): int(s[1]) for p in os.listdir("/proc") if p.isdigit() and (s := _stat(p))}
+    out, frontier = [pid], [pid]
+    while frontier:
+        frontier = [p for p, parent in parents.items() if parent in frontier and p not in out]
+        out += frontier
+    return out
+
+
 def cpu_seconds(pid):
     """CPU time of `pid` and its descendants: the speech engine runs in
     worker processes, so the process alone would miss nearly all of it.

@@ -7,14 +7,16 @@
 //! are the whole process's. Linux only.
 #![cfg(target_os = "linux")]
 
-use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use utter_platform::output::{open_sink, Delivered, OutputConfig, OutputEnv, PasteKeys};
 
+#[path = "support/session_bus.rs"]
+mod session_bus;
 #[path = "support/x11_apps.rs"]
 mod x11_apps;
+use session_bus::private_session_bus;
 use x11_apps::{
     clipboard, clipboard_offers, copy, delivery, focus, png, start_xvfb, wait_until, CatTerminal,
     Killed,
@@ -45,17 +47,7 @@ fn manager_runs() -> bool {
 fn when_utter_quits_the_clipboard_manager_keeps_the_users_image() {
     let dir = tempfile::tempdir().unwrap();
     let (_xvfb, _display) = start_xvfb();
-    let mut bus = Command::new("dbus-daemon")
-        .args(["--session", "--nofork", "--print-address=1"])
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("dbus-daemon is installed (apt install dbus-daemon)");
-    let mut address = String::new();
-    BufReader::new(bus.stdout.take().unwrap())
-        .read_line(&mut address)
-        .unwrap();
-    let _bus = Killed(bus);
-    std::env::set_var("DBUS_SESSION_BUS_ADDRESS", address.trim());
+    let _bus = Killed(private_session_bus());
     let _manager = Killed(
         Command::new("mate-settings-daemon")
             .env("HOME", dir.path())

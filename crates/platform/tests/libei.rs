@@ -7,6 +7,8 @@
 
 #[path = "support/fake_portal.rs"]
 mod fake_portal;
+#[path = "support/session_bus.rs"]
+mod session_bus;
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -16,11 +18,12 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use fake_portal::{private_session_bus, request_path, respond, session_created, token, PATH};
+use fake_portal::{request_path, respond, session_created, token, PATH};
 use reis::eis;
 use reis::handshake::EisHandshaker;
 use reis::request::{DeviceCapability, EisRequest, EisRequestConverter};
 use reis::PendingRequestResult;
+use session_bus::private_session_bus;
 use utter_platform::output::ei_keys::{EiError, EiKeyboard};
 use utter_platform::output::PasteKeys;
 use xkbcommon::xkb;

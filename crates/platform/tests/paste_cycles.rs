@@ -6,8 +6,7 @@
 //! restore-latency distribution (docs/reliability.md quotes it).
 #![cfg(target_os = "linux")]
 
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -21,6 +20,10 @@ use x11rb::protocol::Event;
 use x11rb::rust_connection::RustConnection;
 use x11rb::wrapper::ConnectionExt as _;
 use x11rb::CURRENT_TIME;
+
+#[path = "support/x11_apps.rs"]
+mod x11_apps;
+use x11_apps::start_xvfb;
 
 const CYCLES: usize = 200;
 /// The target reads the clipboard 0..=MAX_DELAY_MS after the keystroke.
@@ -181,44 +184,14 @@ fn random_delays(n: usize) -> Vec<Duration> {
         .collect()
 }
 
-struct Xvfb(Child);
-
-impl Drop for Xvfb {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn start_xvfb() -> (Xvfb, String) {
-    let n = (0..300)
-        .map(|i| 500 + (std::process::id() + i) % 300)
-        .find(|n| !Path::new(&format!("/tmp/.X{n}-lock")).exists())
-        .expect("a free display number");
-    let display = format!(":{n}");
-    let child = Command::new("Xvfb")
-        .args([&display, "-screen", "0", "640x480x24", "-nolisten", "tcp"])
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("Xvfb is installed (apt install xvfb)");
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while x11rb::connect(Some(&display)).is_err() {
-        assert!(Instant::now() < deadline, "Xvfb did not start");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    (Xvfb(child), display)
-}
-
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
     sorted[((sorted.len() - 1) as f64 * p).round() as usize]
 }
 
 #[test]
 fn two_hundred_pastes_insert_the_text_and_always_give_the_clipboard_back() {
-    let (_xvfb, display) = start_xvfb();
     // The only test in this binary, so nothing else reads the environment.
-    std::env::set_var("DISPLAY", &display);
-    std::env::remove_var("WAYLAND_DISPLAY");
+    let (_xvfb, display) = start_xvfb();
 
     // The sentinel comes from another program, as a user's clipboard does.
     let mut xclip = Command::new("xclip")

@@ -31,10 +31,15 @@ use x11_apps::{
 trait Target {
     fn name(&self) -> &'static str;
     fn window(&self) -> &str;
-    /// The keys its built-in profile pastes with.
-    fn keys(&self) -> PasteKeys;
-    /// Whether it keeps a multi-line text as it is.
-    fn multi_line(&self) -> bool;
+    /// The keys its built-in profile pastes with (Ctrl+V but in terminals).
+    fn keys(&self) -> PasteKeys {
+        PasteKeys::Standard
+    }
+    /// Whether it keeps a multi-line text as it is (not a terminal, which
+    /// turns a newline into Enter).
+    fn multi_line(&self) -> bool {
+        true
+    }
     /// Empties it, so that what it reads next is the next paste alone.
     fn clear(&mut self);
     /// What it holds now, as the app itself says.
@@ -86,12 +91,6 @@ impl Target for Firefox {
     }
     fn window(&self) -> &str {
         &self.window
-    }
-    fn keys(&self) -> PasteKeys {
-        PasteKeys::Standard
-    }
-    fn multi_line(&self) -> bool {
-        true
     }
     fn clear(&mut self) {
         if !self.read().is_empty() {
@@ -164,12 +163,6 @@ impl Target for Editor {
     }
     fn window(&self) -> &str {
         &self.window
-    }
-    fn keys(&self) -> PasteKeys {
-        PasteKeys::Standard
-    }
-    fn multi_line(&self) -> bool {
-        true
     }
     fn clear(&mut self) {
         select_all_and_delete(&self.window);

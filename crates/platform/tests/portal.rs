@@ -7,12 +7,15 @@
 
 #[path = "support/fake_portal.rs"]
 mod fake_portal;
+#[path = "support/session_bus.rs"]
+mod session_bus;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use fake_portal::{private_session_bus, request_path, respond, session_created, token, PATH};
+use fake_portal::{request_path, respond, session_created, token, PATH};
+use session_bus::private_session_bus;
 use utter_platform::control::{Control, TriggerKey};
 use utter_platform::desktop::DesktopSession;
 use utter_platform::doctor;

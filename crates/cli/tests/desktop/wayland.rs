@@ -2,14 +2,15 @@
 //! dictates; on a headless sway, pasting into foot, Chromium and Firefox, and the
 //! desktop app's dictation and window.
 
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use utter_core::text::word_error_rate;
 
 use crate::harness::dictate::{ptt, Dictate, Take, HOTKEY};
 use crate::harness::speech::{clip, truth};
-use crate::harness::sway::{dictate_in_sway, start_app_in_sway, sway};
-use crate::harness::x11::desktop;
+use crate::harness::sway::{dictate_in_sway, start_app_in_sway, sway, Sway};
+use crate::harness::x11::{desktop, Desktop};
 use crate::harness::{kill_when_tests_end, serial, wait_until};
 
 #[test]
@@ -144,34 +145,7 @@ fn on_sway_a_dictation_pastes_into_chromium_running_on_wayland() {
     let mut page = TextAreaPage::start(browser, tmp.path());
     page.clear();
     s.swaymsg(&["[app_id=chromium]", "focus"]);
-    s.set_clipboard("previous clipboard ✓");
-
-    let (dictate, ptt) = dictate_in_sway(d, s, tmp.path());
-    let ev = Take::keys(d, &clip(0), || ptt("press"), || ptt("release")).run(&dictate);
-    let started = dictate.seen("recording_started").pop().unwrap();
-    assert_eq!(
-        started["app"], "chromium",
-        "sway's IPC named the focused app: {started}"
-    );
-    assert_eq!(ev["delivered"], "pasted", "{ev}");
-    let text = ev["text"].as_str().unwrap().to_string();
-    let deadline = Instant::now() + Duration::from_secs(5);
-    let mut in_page = String::new();
-    while Instant::now() < deadline {
-        in_page = page.value();
-        if in_page == text {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    assert_eq!(in_page, text, "what the page received\n{}", s.logs());
-    assert!(word_error_rate(&truth(0), &in_page) <= 0.15, "{in_page}");
-    wait_until(
-        "the previous clipboard back",
-        Duration::from_secs(5),
-        || s.clipboard() == "previous clipboard ✓",
-    );
-    dictate.stop();
+    dictate_into_a_browser_page(d, s, tmp.path(), "chromium", || page.value());
 }
 
 /// Issue 39: Firefox ESR as a Wayland client (`MOZ_ENABLE_WAYLAND=1`) gets
@@ -193,13 +167,25 @@ fn on_sway_a_dictation_pastes_into_firefox_running_on_wayland() {
             .contains("\"app_id\": \"firefox-esr\"")
     });
     s.swaymsg(&["[app_id=firefox-esr]", "focus"]);
-    s.set_clipboard("previous clipboard ✓");
+    dictate_into_a_browser_page(d, s, tmp.path(), "firefox-esr", || page.value());
+}
 
-    let (dictate, ptt) = dictate_in_sway(d, s, tmp.path());
+/// A spoken dictation into the focused browser `app_id`, whose page's text
+/// `read` gives: sway names the app, `pasted` is said, the page holds the
+/// text exactly, and the previous clipboard comes back.
+fn dictate_into_a_browser_page(
+    d: &Desktop,
+    s: &Sway,
+    dir: &Path,
+    app_id: &str,
+    mut read: impl FnMut() -> String,
+) {
+    s.set_clipboard("previous clipboard ✓");
+    let (dictate, ptt) = dictate_in_sway(d, s, dir);
     let ev = Take::keys(d, &clip(0), || ptt("press"), || ptt("release")).run(&dictate);
     let started = dictate.seen("recording_started").pop().unwrap();
     assert_eq!(
-        started["app"], "firefox-esr",
+        started["app"], app_id,
         "sway's IPC named the focused app: {started}"
     );
     assert_eq!(ev["delivered"], "pasted", "{ev}");
@@ -207,7 +193,7 @@ fn on_sway_a_dictation_pastes_into_firefox_running_on_wayland() {
     let deadline = Instant::now() + Duration::from_secs(5);
     let mut in_page = String::new();
     while Instant::now() < deadline {
-        in_page = page.value();
+        in_page = read();
         if in_page == text {
             break;
         }

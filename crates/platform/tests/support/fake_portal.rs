@@ -1,32 +1,14 @@
-//! What the fake XDG Desktop Portals of these tests share: a private session
-//! bus (a real dbus-daemon, so nothing of the developer's desktop is touched)
-//! and the portal's Request/Response answers.
+//! What the fake XDG Desktop Portals of these tests share: the portal's
+//! Request/Response answers (on the private session bus of
+//! `session_bus.rs`).
 
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
 
 use zbus::message::Header;
 use zbus::object_server::SignalEmitter;
 use zbus::zvariant::{ObjectPath, OwnedObjectPath, OwnedValue};
 
 pub const PATH: &str = "/org/freedesktop/portal/desktop";
-
-/// Starts a dbus-daemon and points this process's session bus at it. Only
-/// one test per test binary may call this (the variable is process-wide).
-pub fn private_session_bus() -> Child {
-    let mut daemon = Command::new("dbus-daemon")
-        .args(["--session", "--nofork", "--print-address=1"])
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("dbus-daemon is installed (apt install dbus-daemon)");
-    let mut address = String::new();
-    BufReader::new(daemon.stdout.take().unwrap())
-        .read_line(&mut address)
-        .unwrap();
-    std::env::set_var("DBUS_SESSION_BUS_ADDRESS", address.trim());
-    daemon
-}
 
 /// The Request object a call's answer comes on (the spec's predictable path).
 pub fn request_path(header: &Header<'_>, token: &str) -> OwnedObjectPath {

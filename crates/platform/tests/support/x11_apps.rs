@@ -6,48 +6,22 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use utter_platform::output::{Delivery, OutputMethod, PasteKeys};
 
-/// A child process killed (and reaped) when dropped.
-pub struct Killed(pub Child);
-
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
+use utter_test_support::desktop::Display;
+pub use utter_test_support::desktop::{wait_until, KilledOnDrop as Killed};
 
 /// Starts Xvfb on a free display and points this process at it (and away
 /// from any Wayland display).
-pub fn start_xvfb() -> (Killed, String) {
-    let n = (0..300)
-        .map(|i| 300 + (std::process::id() + i) % 200)
-        .find(|n| !Path::new(&format!("/tmp/.X{n}-lock")).exists())
-        .expect("a free display number");
-    let display = format!(":{n}");
-    let child = Command::new("Xvfb")
-        .args([&display, "-screen", "0", "1280x800x24", "-nolisten", "tcp"])
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("Xvfb is installed (apt install xvfb)");
-    wait_until("Xvfb to start", Duration::from_secs(10), || {
-        x11rb::connect(Some(&display)).is_ok()
-    });
-    std::env::set_var("DISPLAY", &display);
+pub fn start_xvfb() -> (Display, String) {
+    let display = Display::start();
+    let name = display.name().to_string();
+    std::env::set_var("DISPLAY", &name);
     std::env::remove_var("WAYLAND_DISPLAY");
-    (Killed(child), display)
-}
-
-pub fn wait_until(what: &str, timeout: Duration, mut ok: impl FnMut() -> bool) {
-    let deadline = Instant::now() + timeout;
-    while !ok() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    (display, name)
 }
 
 /// What `read` gives once it equals `expected`, or its last answer at the
