@@ -95,7 +95,8 @@ fn start_thread() -> DeliveryThread {
 struct Kept {
     config: OutputConfig,
     sink: Box<dyn TextSink>,
-    /// Said once, when the sink was opened (a method that fell back).
+    /// What opening it said (a method that fell back): told with every
+    /// delivery through it, as when a sink was opened per delivery.
     notice: Option<String>,
 }
 

@@ -612,7 +612,10 @@ impl State {
                     Event::SelectionNotify(n)
                         if n.requestor == self.win && n.selection == manager =>
                     {
-                        tracing::debug!("the clipboard manager took the clipboard");
+                        match n.property == x11rb::NONE {
+                            true => tracing::warn!("the clipboard manager refused the clipboard"),
+                            false => tracing::debug!("the clipboard manager took the clipboard"),
+                        }
                         return Ok(());
                     }
                     other => self.handle_event(other)?,
