@@ -42,6 +42,9 @@ test_packages=(sox libsox-fmt-mp3 ffmpeg pocketsphinx-testdata
   mate-settings-daemon
   pulseaudio pulseaudio-utils libasound2-plugins alsa-utils webkit2gtk-driver chromium imagemagick
   sway foot wl-clipboard grim dbus-daemon
+  # Qt's Wayland platform plugin, for FeatherPad in the Wayland paste matrix
+  # (crates/platform/tests/paste_wayland_apps.rs)
+  qtwayland5
   # a real Secret Service for the keychain test, in its own private D-Bus session
   gnome-keyring dbus-bin
   # the virtual environment of the AI rewrite's real llama.cpp server (scripts/local-llm.sh)

@@ -12,14 +12,16 @@ use std::time::Duration;
 
 use utter_platform::output::{open_sink, Delivered, OutputConfig, OutputEnv, PasteKeys};
 
+#[path = "support/paste_matrix.rs"]
+mod paste_matrix;
 #[path = "support/session_bus.rs"]
 mod session_bus;
 #[path = "support/x11_apps.rs"]
 mod x11_apps;
+use paste_matrix::{delivery, png};
 use session_bus::private_session_bus;
 use x11_apps::{
-    clipboard, clipboard_offers, copy, delivery, focus, png, start_xvfb, wait_until, CatTerminal,
-    Killed,
+    clipboard, clipboard_offers, copy, focus, start_xvfb, wait_until, CatTerminal, Killed,
 };
 
 /// Whether some client owns CLIPBOARD_MANAGER: a clipboard manager runs.

@@ -20,11 +20,13 @@ use utter_platform::output::{
 };
 use utter_test_support::chromium::{self, TextAreaPage};
 
+#[path = "support/paste_matrix.rs"]
+mod paste_matrix;
 #[path = "support/x11_apps.rs"]
 mod x11_apps;
+use paste_matrix::{delivery, median, ms, png, settled, texts};
 use x11_apps::{
-    clipboard, clipboard_offers, copy, delivery, focus, median, ms, png, settled, start_xvfb,
-    texts, wait_until, window, CatTerminal,
+    clipboard, clipboard_offers, copy, focus, start_xvfb, wait_until, window, CatTerminal,
 };
 
 /// Each test takes the one display and its keyboard focus for itself.

@@ -15,36 +15,19 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use utter_platform::output::{open_sink, Delivered, OutputConfig, OutputEnv, PasteKeys, TextSink};
+use utter_platform::output::{open_sink, OutputConfig, OutputEnv, PasteKeys};
 use utter_test_support::firefox;
 
+#[path = "support/paste_matrix.rs"]
+mod paste_matrix;
 #[path = "support/x11_apps.rs"]
 mod x11_apps;
+use paste_matrix::{paste_every_text, png, settled, Clipboard, FinalNewline, Target};
 use x11_apps::{
-    clipboard, clipboard_offers, copy, delivery, focus, median, ms, png, settled, start_xvfb,
-    texts, window, xdotool, CatTerminal, Killed,
+    clipboard, clipboard_offers, copy, focus, start_xvfb, window, xdotool, CatTerminal, Killed,
 };
-
-/// One app receiving pastes, and how to read back what it holds.
-trait Target {
-    fn name(&self) -> &'static str;
-    fn window(&self) -> &str;
-    /// The keys its built-in profile pastes with (Ctrl+V but in terminals).
-    fn keys(&self) -> PasteKeys {
-        PasteKeys::Standard
-    }
-    /// Whether it keeps a multi-line text as it is (not a terminal, which
-    /// turns a newline into Enter).
-    fn multi_line(&self) -> bool {
-        true
-    }
-    /// Empties it, so that what it reads next is the next paste alone.
-    fn clear(&mut self);
-    /// What it holds now, as the app itself says.
-    fn read(&mut self) -> String;
-}
 
 /// Where an app keeps its settings in these tests: a home of its own, so
 /// nothing of the developer's desktop is read or written, and no first-run
@@ -89,8 +72,8 @@ impl Target for Firefox {
     fn name(&self) -> &'static str {
         "Firefox ESR"
     }
-    fn window(&self) -> &str {
-        &self.window
+    fn focus(&self) {
+        focus(&self.window);
     }
     fn clear(&mut self) {
         if !self.read().is_empty() {
@@ -113,27 +96,11 @@ struct Editor {
     final_newline: FinalNewline,
 }
 
-/// What an editor does to the end of a file when it saves it.
-#[derive(Clone, Copy)]
-enum FinalNewline {
-    /// Saves the text as it is (Mousepad).
-    Kept,
-    /// Adds a newline (GtkSourceView's implicit trailing newline, which it
-    /// takes off again when it opens the file: GNOME Text Editor).
-    Added,
-    /// Ends a text that does not end with one with a newline (FeatherPad).
-    Ensured,
-}
-
 impl Editor {
     /// `program FILE`, the file named so that the window's title names the
     /// test (`PasteTarget-<tag>.txt`).
     fn start(dir: &Path, name: &'static str, program: &str, args: &[&str], tag: &str) -> Self {
-        let final_newline = match program {
-            "gnome-text-editor" => FinalNewline::Added,
-            "featherpad" => FinalNewline::Ensured,
-            _ => FinalNewline::Kept,
-        };
+        let final_newline = FinalNewline::of(program);
         let file = dir.join(format!("PasteTarget-{tag}.txt"));
         std::fs::write(&file, "").unwrap();
         let app = Command::new(program)
@@ -161,8 +128,8 @@ impl Target for Editor {
     fn name(&self) -> &'static str {
         self.name
     }
-    fn window(&self) -> &str {
-        &self.window
+    fn focus(&self) {
+        focus(&self.window);
     }
     fn clear(&mut self) {
         select_all_and_delete(&self.window);
@@ -174,14 +141,7 @@ impl Target for Editor {
         xdotool(&["key", "--clearmodifiers", "ctrl+s"]);
         std::thread::sleep(Duration::from_millis(150));
         let saved = std::fs::read_to_string(&self.file).unwrap_or_default();
-        match self.final_newline {
-            FinalNewline::Kept => saved,
-            FinalNewline::Added => saved.strip_suffix('\n').unwrap_or(&saved).to_string(),
-            // The texts that end with a newline are multi-line: they are
-            // read back whole, the others without the newline added.
-            FinalNewline::Ensured if saved.matches('\n').count() > 1 => saved,
-            FinalNewline::Ensured => saved.strip_suffix('\n').unwrap_or(&saved).to_string(),
-        }
+        self.final_newline.text_of(saved)
     }
 }
 
@@ -208,8 +168,8 @@ impl Target for Kitty {
     fn name(&self) -> &'static str {
         "kitty"
     }
-    fn window(&self) -> &str {
-        &self.terminal.window
+    fn focus(&self) {
+        focus(&self.terminal.window);
     }
     fn keys(&self) -> PasteKeys {
         // Its built-in profile: terminals paste with Ctrl+Shift+V.
@@ -230,52 +190,19 @@ impl Target for Kitty {
     }
 }
 
-/// Times for one app: delivery start → the app holds the text, → the
-/// user's image is back on the clipboard.
-struct Figures {
-    read: Vec<Duration>,
-    restored: Vec<Duration>,
-}
+/// The X11 clipboard as xclip sees it.
+struct XClipboard;
 
-fn paste_every_text(target: &mut dyn Target, sink: &mut dyn TextSink, image: &[u8]) -> Figures {
-    let mut figures = Figures {
-        read: Vec::new(),
-        restored: Vec::new(),
-    };
-    let name = target.name();
-    for (i, text) in texts().iter().chain(texts().iter()).enumerate() {
-        let text = match target.multi_line() {
-            true => text.clone(),
-            false => text.lines().next().unwrap().to_string(),
-        };
-        target.clear();
-        focus(target.window());
-        let started = Instant::now();
-        let outcome = sink
-            .deliver(&text, &delivery(target.keys()))
-            .unwrap_or_else(|e| panic!("{name}, paste {i}: {e}"));
-        assert_eq!(outcome.delivered, Delivered::Pasted, "{name}, paste {i}");
-        assert_eq!(outcome.notice, None, "{name}, paste {i}");
-        let arrived = settled(Duration::from_secs(10), &text, || target.read());
-        assert_eq!(arrived, text, "{name}, paste {i}: what the app holds");
-        figures.read.push(started.elapsed());
-        let back = Instant::now() + Duration::from_secs(3);
-        while !clipboard_offers("image/png") {
-            assert!(
-                Instant::now() < back,
-                "{name}, paste {i}: the image is not back on the clipboard, which offers {:?}",
-                String::from_utf8_lossy(&clipboard("TARGETS"))
-            );
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        figures.restored.push(started.elapsed());
+impl Clipboard for XClipboard {
+    fn offers(&self, mime: &str) -> bool {
+        clipboard_offers(mime)
     }
-    assert_eq!(
-        clipboard("image/png"),
-        image,
-        "{name}: the copied image, byte for byte"
-    );
-    figures
+    fn data(&self, mime: &str) -> Vec<u8> {
+        clipboard(mime)
+    }
+    fn offered(&self) -> String {
+        String::from_utf8_lossy(&clipboard("TARGETS")).into_owned()
+    }
 }
 
 /// The apps of the matrix, in the order they are run.
@@ -343,17 +270,10 @@ fn pastes_into_firefox_gtk_and_qt_editors_and_kitty_arrive_exactly_and_the_image
     for app in MATRIX {
         let mut target = app.start(dir.path());
         let name = target.name();
-        let figures = paste_every_text(target.as_mut(), sink.as_mut(), &image);
+        let figures = paste_every_text(target.as_mut(), sink.as_mut(), &XClipboard, &image);
         // An editor is read through a save: its figure includes Ctrl+S and
         // the 150 ms given to the file to be written.
-        report.push(format!(
-            "{name}: {} pastes, the text in the app {:.0} ms after the delivery started \
-             (median; max {:.0}), the image back after {:.0} ms (median)",
-            figures.read.len(),
-            ms(median(figures.read.clone())),
-            ms(*figures.read.iter().max().unwrap()),
-            ms(median(figures.restored)),
-        ));
+        report.push(figures.report(name));
     }
     println!("{}", report.join("\n"));
 }

@@ -15,6 +15,8 @@
 //!   change of its value to a loopback server, for the same.
 //! - [`desktop`] (Unix): an Xvfb display and a PulseAudio virtual microphone
 //!   that a test can kill, as a logout does.
+//! - [`sway`] (Unix): a headless sway session (Wayland) with its
+//!   clipboard and key tools.
 //! - [`llm`] (Unix): a real llama.cpp server with a small real model, for
 //!   the AI rewrite's tests against a real server.
 
@@ -29,3 +31,5 @@ pub mod firefox;
 pub mod http;
 #[cfg(unix)]
 pub mod llm;
+#[cfg(unix)]
+pub mod sway;

@@ -1,15 +1,13 @@
 //! What the paste tests into real X11 apps share: a private Xvfb, xdotool,
-//! the clipboard as `xclip` sees it, a user's copied image, a terminal whose
-//! `cat` writes what it is given to a file, and the texts every app must
-//! receive exactly. Each test binary uses part of it.
+//! the clipboard as `xclip` sees it, and a terminal whose `cat` writes what
+//! it is given to a file (the texts and the copied image are
+//! `paste_matrix.rs`'s, shared with Wayland). Each test binary uses part of it.
 #![allow(dead_code)]
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
-
-use utter_platform::output::{Delivery, OutputMethod, PasteKeys};
+use std::time::Duration;
 
 use utter_test_support::desktop::Display;
 pub use utter_test_support::desktop::{wait_until, KilledOnDrop as Killed};
@@ -22,19 +20,6 @@ pub fn start_xvfb() -> (Display, String) {
     std::env::set_var("DISPLAY", &name);
     std::env::remove_var("WAYLAND_DISPLAY");
     (display, name)
-}
-
-/// What `read` gives once it equals `expected`, or its last answer at the
-/// timeout (for the failure message).
-pub fn settled(timeout: Duration, expected: &str, mut read: impl FnMut() -> String) -> String {
-    let deadline = Instant::now() + timeout;
-    loop {
-        let now = read();
-        if now == expected || Instant::now() > deadline {
-            return now;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
 }
 
 pub fn xdotool(args: &[&str]) -> String {
@@ -99,18 +84,6 @@ pub fn copy(data: &[u8], target: &str) -> Killed {
     Killed(child)
 }
 
-/// A small real PNG (ImageMagick), as a user's copied image.
-pub fn png(dir: &Path) -> Vec<u8> {
-    let path = dir.join("copied.png");
-    let status = Command::new("convert")
-        .args(["-size", "64x48", "gradient:red-blue"])
-        .arg(&path)
-        .status()
-        .expect("ImageMagick is installed");
-    assert!(status.success());
-    std::fs::read(path).unwrap()
-}
-
 /// A terminal running `cat` into a file, with no line buffering and no
 /// echo: the file is what the terminal gave its program.
 pub struct CatTerminal {
@@ -159,35 +132,4 @@ impl CatTerminal {
     pub fn text(&self) -> String {
         std::fs::read_to_string(&self.out).unwrap_or_default()
     }
-}
-
-/// Accents, quotes, emoji and CJK, and a 2,000-character multi-line text.
-pub fn texts() -> Vec<String> {
-    let long: String = (0..40)
-        .map(|i| format!("Line {i:02}: the quick brown fox jumps over the lazy dog.\n"))
-        .collect();
-    assert!(long.chars().count() >= 2000);
-    vec![
-        "Perché no? Già fatto: «così è» — naïve café, São Paulo.".into(),
-        "She said \"it's 'quoted'\" and left; ok?".into(),
-        "Emoji 🎉👍 and a CJK word: 日本語 (にほんご), 中文.".into(),
-        long,
-    ]
-}
-
-pub fn delivery(keys: PasteKeys) -> Delivery {
-    Delivery {
-        method: OutputMethod::Paste,
-        paste_keys: keys,
-        trailing_space: false,
-    }
-}
-
-pub fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1000.0
-}
-
-pub fn median(mut v: Vec<Duration>) -> Duration {
-    v.sort();
-    v[v.len() / 2]
 }

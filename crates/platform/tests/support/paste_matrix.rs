@@ -1,0 +1,203 @@
+//! What every paste-matrix test shares, X11 or Wayland: the texts each app
+//! must receive exactly, the user's copied image, the delivery asked for,
+//! reading an app until it settles, an editor's saved file read back, and
+//! the figures' arithmetic. Each test binary uses part of it.
+#![allow(dead_code)]
+
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use utter_platform::output::{Delivered, Delivery, OutputMethod, PasteKeys, TextSink};
+
+/// One app receiving pastes, and how to read back what it holds.
+pub trait Target {
+    fn name(&self) -> &'static str;
+    /// Gives it the keyboard focus.
+    fn focus(&self);
+    /// The keys its built-in profile pastes with (Ctrl+V but in terminals).
+    fn keys(&self) -> PasteKeys {
+        PasteKeys::Standard
+    }
+    /// Whether it keeps a multi-line text as it is (not a terminal, which
+    /// turns a newline into Enter).
+    fn multi_line(&self) -> bool {
+        true
+    }
+    /// Empties it, so that what it reads next is the next paste alone.
+    fn clear(&mut self);
+    /// What it holds now, as the app itself says.
+    fn read(&mut self) -> String;
+}
+
+/// The clipboard as another program of the desktop sees it (xclip,
+/// wl-paste): not through Utter.
+pub trait Clipboard {
+    /// Whether it offers `mime` now.
+    fn offers(&self, mime: &str) -> bool;
+    /// What it gives as `mime`.
+    fn data(&self, mime: &str) -> Vec<u8>;
+    /// What it offers, for a failure message.
+    fn offered(&self) -> String;
+}
+
+/// Times for one app: delivery start → the app holds the text, → the
+/// user's image is back on the clipboard.
+pub struct Figures {
+    pub read: Vec<Duration>,
+    pub restored: Vec<Duration>,
+}
+
+impl Figures {
+    /// One line for docs/benchmarks.md.
+    pub fn report(&self, name: &str) -> String {
+        format!(
+            "{name}: {} pastes, the text in the app {:.0} ms after the delivery started \
+             (median; max {:.0}), the image back after {:.0} ms (median)",
+            self.read.len(),
+            ms(median(self.read.clone())),
+            ms(*self.read.iter().max().unwrap()),
+            ms(median(self.restored.clone())),
+        )
+    }
+}
+
+/// Pastes every text twice into `target` through `sink`: each must be in
+/// the app exactly, said pasted, and the user's `image` back on the
+/// clipboard after it (byte for byte at the end).
+pub fn paste_every_text(
+    target: &mut dyn Target,
+    sink: &mut dyn TextSink,
+    clipboard: &dyn Clipboard,
+    image: &[u8],
+) -> Figures {
+    let mut figures = Figures {
+        read: Vec::new(),
+        restored: Vec::new(),
+    };
+    let name = target.name();
+    for (i, text) in texts().iter().chain(texts().iter()).enumerate() {
+        let text = match target.multi_line() {
+            true => text.clone(),
+            false => text.lines().next().unwrap().to_string(),
+        };
+        target.clear();
+        target.focus();
+        let started = Instant::now();
+        let outcome = sink
+            .deliver(&text, &delivery(target.keys()))
+            .unwrap_or_else(|e| panic!("{name}, paste {i}: {e}"));
+        assert_eq!(outcome.delivered, Delivered::Pasted, "{name}, paste {i}");
+        assert_eq!(outcome.notice, None, "{name}, paste {i}");
+        let arrived = settled(Duration::from_secs(10), &text, || target.read());
+        assert_eq!(arrived, text, "{name}, paste {i}: what the app holds");
+        figures.read.push(started.elapsed());
+        let back = Instant::now() + Duration::from_secs(3);
+        while !clipboard.offers("image/png") {
+            assert!(
+                Instant::now() < back,
+                "{name}, paste {i}: the image is not back on the clipboard, which offers {:?}",
+                clipboard.offered()
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        figures.restored.push(started.elapsed());
+    }
+    assert_eq!(
+        clipboard.data("image/png"),
+        image,
+        "{name}: the copied image, byte for byte"
+    );
+    figures
+}
+
+/// What `read` gives once it equals `expected`, or its last answer at the
+/// timeout (for the failure message).
+pub fn settled(timeout: Duration, expected: &str, mut read: impl FnMut() -> String) -> String {
+    let deadline = Instant::now() + timeout;
+    loop {
+        let now = read();
+        if now == expected || Instant::now() > deadline {
+            return now;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// A small real PNG (ImageMagick), as a user's copied image.
+pub fn png(dir: &Path) -> Vec<u8> {
+    let path = dir.join("copied.png");
+    let status = Command::new("convert")
+        .args(["-size", "64x48", "gradient:red-blue"])
+        .arg(&path)
+        .status()
+        .expect("ImageMagick is installed");
+    assert!(status.success());
+    std::fs::read(path).unwrap()
+}
+
+/// Accents, quotes, emoji and CJK, and a 2,000-character multi-line text.
+pub fn texts() -> Vec<String> {
+    let long: String = (0..40)
+        .map(|i| format!("Line {i:02}: the quick brown fox jumps over the lazy dog.\n"))
+        .collect();
+    assert!(long.chars().count() >= 2000);
+    vec![
+        "Perché no? Già fatto: «così è» — naïve café, São Paulo.".into(),
+        "She said \"it's 'quoted'\" and left; ok?".into(),
+        "Emoji 🎉👍 and a CJK word: 日本語 (にほんご), 中文.".into(),
+        long,
+    ]
+}
+
+pub fn delivery(keys: PasteKeys) -> Delivery {
+    Delivery {
+        method: OutputMethod::Paste,
+        paste_keys: keys,
+        trailing_space: false,
+    }
+}
+
+pub fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+pub fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+/// What an editor does to the end of a file when it saves it.
+#[derive(Clone, Copy)]
+pub enum FinalNewline {
+    /// Saves the text as it is (Mousepad).
+    Kept,
+    /// Adds a newline (GtkSourceView's implicit trailing newline, which it
+    /// takes off again when it opens the file: GNOME Text Editor).
+    Added,
+    /// Ends a text that does not end with one with a newline (FeatherPad).
+    Ensured,
+}
+
+impl FinalNewline {
+    /// How `program` saves.
+    pub fn of(program: &str) -> Self {
+        match program {
+            "gnome-text-editor" => Self::Added,
+            "featherpad" => Self::Ensured,
+            _ => Self::Kept,
+        }
+    }
+
+    /// The text the editor held, from the file it `saved`.
+    pub fn text_of(self, saved: String) -> String {
+        match self {
+            Self::Kept => saved,
+            Self::Added => saved.strip_suffix('\n').unwrap_or(&saved).to_string(),
+            // The texts that end with a newline are multi-line: they are
+            // read back whole, the others without the newline added.
+            Self::Ensured if saved.matches('\n').count() > 1 => saved,
+            Self::Ensured => saved.strip_suffix('\n').unwrap_or(&saved).to_string(),
+        }
+    }
+}
