@@ -144,7 +144,7 @@ fn on_sway_a_dictation_pastes_into_chromium_running_on_wayland() {
     browser.arg("--ozone-platform=wayland");
     let mut page = TextAreaPage::start(browser, tmp.path());
     page.clear();
-    s.swaymsg(&["[app_id=chromium]", "focus"]);
+    s.focus("app_id=chromium");
     dictate_into_a_browser_page(d, s, tmp.path(), "chromium", || page.value());
 }
 
@@ -162,11 +162,8 @@ fn on_sway_a_dictation_pastes_into_firefox_running_on_wayland() {
     let mut browser = s.cmd_as_session_user("firefox-esr");
     browser.env("MOZ_ENABLE_WAYLAND", "1");
     let page = TextAreaPage::start(browser, tmp.path());
-    wait_until("Firefox's window on sway", Duration::from_secs(60), || {
-        s.swaymsg(&["-t", "get_tree"])
-            .contains("\"app_id\": \"firefox-esr\"")
-    });
-    s.swaymsg(&["[app_id=firefox-esr]", "focus"]);
+    s.wait_for_window("\"app_id\": \"firefox-esr\"", Duration::from_secs(60));
+    s.focus("app_id=firefox-esr");
     dictate_into_a_browser_page(d, s, tmp.path(), "firefox-esr", || page.value());
 }
 

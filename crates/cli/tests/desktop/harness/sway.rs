@@ -1,220 +1,64 @@
 //! A headless sway session with a foot terminal, `utter dictate` and the
 //! desktop app started in it.
 
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::sync::OnceLock;
 use std::time::Duration;
 
 use serde_json::Value;
 
 use super::dictate::Dictate;
+use super::kill_when_tests_end;
 use super::x11::Desktop;
-use super::{kill_when_tests_end, wait_until};
 
-/// A headless sway (wlroots Wayland compositor) with a foot terminal in raw
-/// mode whose `cat` writes every character it receives to `typed`. sway
-/// refuses to run as root: as root, it runs as a throwaway user.
+/// The headless sway session (test-support's) with a foot terminal in raw
+/// mode whose `cat` writes every character it receives to `typed`. The
+/// session's own helpers (commands in it, swaymsg, the clipboard) are
+/// reached through `Deref`.
 pub struct Sway {
-    runtime_dir: PathBuf,
+    session: utter_test_support::sway::Sway,
     typed: PathBuf,
-    _processes: Vec<Child>,
+    /// foot and the watchdog that kills it when the tests end (a static is
+    /// never dropped).
+    _foot: [Child; 2],
 }
 
-/// sway's IPC socket in `runtime_dir`, once sway has made it.
-fn sway_ipc_socket(runtime_dir: &Path) -> Option<PathBuf> {
-    std::fs::read_dir(runtime_dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| p.to_string_lossy().contains("sway-ipc"))
+impl std::ops::Deref for Sway {
+    type Target = utter_test_support::sway::Sway;
+    fn deref(&self) -> &Self::Target {
+        &self.session
+    }
 }
-
-/// The user sway runs as when the tests run as root (sway will not).
-const USER: &str = "utter-wl-test";
 
 pub fn sway() -> &'static Sway {
     static SWAY: OnceLock<Sway> = OnceLock::new();
     SWAY.get_or_init(|| {
-        let base = std::env::temp_dir().join(format!("utter-sway-{}", std::process::id()));
-        let (runtime_dir, home) = (base.join("runtime"), base.join("home"));
-        std::fs::create_dir_all(&runtime_dir).unwrap();
-        std::fs::create_dir_all(&home).unwrap();
-        let typed = base.join("typed.txt");
+        let session = utter_test_support::sway::Sway::start();
+        let typed = session.base().join("typed.txt");
         std::fs::write(&typed, "").unwrap();
-        let config = base.join("sway.conf");
-        std::fs::write(
-            &config,
-            "output HEADLESS-1 resolution 1280x720\nxwayland disable\n",
-        )
-        .unwrap();
-        use std::os::unix::fs::PermissionsExt;
-        let root = String::from_utf8(Command::new("id").arg("-u").output().unwrap().stdout)
-            .unwrap()
-            .trim()
-            == "0";
-        if root {
-            let exists = Command::new("id")
-                .arg(USER)
-                .output()
-                .unwrap()
-                .status
-                .success();
-            if !exists {
-                let ok = Command::new("useradd")
-                    .args(["--system", "--no-create-home", USER])
-                    .status()
-                    .unwrap()
-                    .success();
-                assert!(ok, "useradd {USER}");
-            }
-            for dir in [&base, &runtime_dir, &home, &typed] {
-                assert!(Command::new("chown")
-                    .arg(USER)
-                    .arg(dir)
-                    .status()
-                    .unwrap()
-                    .success());
-            }
-            std::fs::set_permissions(&base, std::fs::Permissions::from_mode(0o755)).unwrap();
-        }
-        std::fs::set_permissions(&runtime_dir, std::fs::Permissions::from_mode(0o700)).unwrap();
-        let as_user = |program: &str| {
-            let mut c = if root {
-                let mut c = Command::new("runuser");
-                c.args(["-u", USER, "--", program]);
-                c
-            } else {
-                Command::new(program)
-            };
-            c.env("XDG_RUNTIME_DIR", &runtime_dir)
-                .env("HOME", &home)
-                .env_remove("DISPLAY")
-                .stdin(Stdio::null())
-                .stdout(Stdio::null())
-                // Each program's log, shown when a test fails.
-                .stderr(std::fs::File::create(base.join(format!("{program}.log"))).unwrap());
-            c
-        };
-        let sway = as_user("sway")
-            .arg("-c")
-            .arg(&config)
-            .env("WLR_BACKENDS", "headless")
-            .env("WLR_RENDERER", "pixman")
-            .env("WLR_LIBINPUT_NO_DEVICES", "1")
-            .spawn()
-            .expect("sway is installed (apt install sway)");
-        wait_until("sway", Duration::from_secs(15), || {
-            runtime_dir.join("wayland-1").exists()
-        });
-        let foot = as_user("foot")
-            .env("WAYLAND_DISPLAY", "wayland-1")
+        // foot runs as the session's user, who must be able to write it.
+        std::fs::set_permissions(&typed, std::fs::Permissions::from_mode(0o666)).unwrap();
+        let foot = session
+            .spawn_as_session_user("foot")
             .args(["sh", "-c"])
             .arg(format!("stty raw -echo; exec cat > '{}'", typed.display()))
             .spawn()
             .expect("foot is installed (apt install foot)");
-        wait_until("foot focused in sway", Duration::from_secs(15), || {
-            let Some(sock) = sway_ipc_socket(&runtime_dir) else {
-                return false;
-            };
-            let out = as_user("swaymsg")
-                .args(["-t", "get_tree"])
-                .env("SWAYSOCK", sock)
-                .stdout(Stdio::piped())
-                .output()
-                .unwrap();
-            String::from_utf8_lossy(&out.stdout).contains("\"app_id\": \"foot\"")
-        });
-        let watchdog = kill_when_tests_end(&[sway.id(), foot.id()]);
+        session.wait_for_window("\"app_id\": \"foot\"", Duration::from_secs(15));
+        let watchdog = kill_when_tests_end(&[foot.id()]);
         Sway {
-            runtime_dir,
+            session,
             typed,
-            _processes: vec![sway, foot, watchdog],
+            _foot: [foot, watchdog],
         }
     })
 }
 
 impl Sway {
-    /// A command in this Wayland session (as the current user: root may use the socket).
-    pub fn cmd(&self, program: &str) -> Command {
-        let mut c = Command::new(program);
-        c.env("XDG_RUNTIME_DIR", &self.runtime_dir)
-            .env("WAYLAND_DISPLAY", "wayland-1")
-            .env_remove("DISPLAY");
-        c
-    }
-
-    /// A command in this Wayland session run as the session's own user,
-    /// for programs that refuse root in another user's session (Firefox),
-    /// with the environment kept as it is set on the command (`runuser -m`).
-    pub fn cmd_as_session_user(&self, program: &str) -> Command {
-        let root = String::from_utf8(Command::new("id").arg("-u").output().unwrap().stdout)
-            .unwrap()
-            .trim()
-            == "0";
-        let mut c = if root {
-            let mut c = Command::new("runuser");
-            c.args(["-m", "-u", USER, "--", program]);
-            c
-        } else {
-            Command::new(program)
-        };
-        c.env("XDG_RUNTIME_DIR", &self.runtime_dir)
-            .env("WAYLAND_DISPLAY", "wayland-1")
-            .env_remove("DISPLAY");
-        c
-    }
-
     fn typed(&self) -> String {
         std::fs::read_to_string(&self.typed).unwrap()
-    }
-
-    pub fn set_clipboard(&self, text: &str) {
-        let ok = self
-            .cmd("wl-copy")
-            .arg(text)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .unwrap()
-            .success();
-        assert!(ok, "wl-copy");
-    }
-
-    pub fn clipboard(&self) -> String {
-        let out = self.cmd("wl-paste").arg("--no-newline").output().unwrap();
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-
-    /// Copies `data` as `mime` only (as an image viewer copies a picture).
-    pub fn set_clipboard_data(&self, mime: &str, data: &[u8]) {
-        use std::io::Write;
-        let mut copy = self
-            .cmd("wl-copy")
-            .args(["--type", mime])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        copy.stdin.take().unwrap().write_all(data).unwrap();
-        assert!(copy.wait().unwrap().success(), "wl-copy --type {mime}");
-    }
-
-    /// The MIME types the clipboard offers now.
-    pub fn clipboard_types(&self) -> Vec<String> {
-        let out = self.cmd("wl-paste").arg("--list-types").output().unwrap();
-        String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .map(str::to_owned)
-            .collect()
-    }
-
-    pub fn clipboard_data(&self, mime: &str) -> Vec<u8> {
-        self.cmd("wl-paste")
-            .args(["--no-newline", "--type", mime])
-            .output()
-            .unwrap()
-            .stdout
     }
 
     /// What foot has received so far, as a mark for [`Sway::typed_since`].
@@ -226,18 +70,6 @@ impl Sway {
 
     pub fn typed_since(&self, mark: usize) -> String {
         self.typed().get(mark..).unwrap_or_default().to_string()
-    }
-
-    /// `swaymsg ARGS` against this session's sway.
-    pub fn swaymsg(&self, args: &[&str]) -> String {
-        let sock = sway_ipc_socket(&self.runtime_dir).expect("sway's IPC socket");
-        let out = self
-            .cmd("swaymsg")
-            .args(args)
-            .env("SWAYSOCK", sock)
-            .output()
-            .unwrap();
-        String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
     /// The window titled `name` in sway's tree, if it is mapped.
@@ -294,20 +126,12 @@ impl Sway {
     }
 
     pub fn focus_foot(&self) {
-        self.swaymsg(&["[app_id=foot]", "focus"]);
+        self.focus("app_id=foot");
     }
 
     /// sway's and foot's logs, for a failure message.
     pub fn logs(&self) -> String {
-        let base = self.runtime_dir.parent().unwrap();
-        ["sway", "foot"]
-            .iter()
-            .map(|p| {
-                let log =
-                    std::fs::read_to_string(base.join(format!("{p}.log"))).unwrap_or_default();
-                format!("--- {p} ---\n{log}")
-            })
-            .collect()
+        self.session.logs(&["foot"])
     }
 }
 
@@ -316,12 +140,11 @@ impl Sway {
 pub fn dictate_in_sway<'a>(d: &'a Desktop, s: &Sway, dir: &Path) -> (Dictate, impl Fn(&str) + 'a) {
     let socket = d.runtime_dir.join("ptt-sway.sock");
     let pulse = format!("unix:{}", d.runtime_dir.join("pulse/native").display());
-    let runtime = s.runtime_dir.to_string_lossy().into_owned();
+    let runtime = s.runtime_dir().to_string_lossy().into_owned();
     let socket_str = socket.to_string_lossy().into_owned();
     // The focused app's profile (foot pastes with Ctrl+Shift+V, like most
     // terminals) comes from sway's IPC, which names it.
-    let sway_socket = sway_ipc_socket(&s.runtime_dir).expect("sway's IPC socket");
-    let sway_socket = sway_socket.to_string_lossy().into_owned();
+    let sway_socket = s.ipc_socket().to_string_lossy().into_owned();
     let env = [
         ("DISPLAY", ""),
         ("WAYLAND_DISPLAY", "wayland-1"),
