@@ -21,6 +21,8 @@ use x11rb::rust_connection::RustConnection;
 use x11rb::wrapper::ConnectionExt as _;
 use x11rb::CURRENT_TIME;
 
+#[path = "support/paste_matrix.rs"]
+mod paste_matrix;
 #[path = "support/x11_apps.rs"]
 mod x11_apps;
 use x11_apps::start_xvfb;

@@ -13,8 +13,8 @@
 //! the user's clipboard holds an image that must be back after every paste.
 #![cfg(target_os = "linux")]
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::path::Path;
+use std::process::Command;
 use std::time::Duration;
 
 use utter_platform::output::{open_sink, OutputConfig, OutputEnv, PasteKeys};
@@ -24,32 +24,11 @@ use utter_test_support::firefox;
 mod paste_matrix;
 #[path = "support/x11_apps.rs"]
 mod x11_apps;
-use paste_matrix::{paste_every_text, png, settled, Clipboard, FinalNewline, Target};
+use paste_matrix::{paste_every_text, png, settled, Clipboard, Target};
 use x11_apps::{
-    clipboard, clipboard_offers, copy, focus, start_xvfb, window, xdotool, CatTerminal, Killed,
+    click_into, clipboard, clipboard_offers, copy, focus, select_all_and_delete, start_xvfb,
+    window, CatTerminal, Editor,
 };
-
-/// Where an app keeps its settings in these tests: a home of its own, so
-/// nothing of the developer's desktop is read or written, and no first-run
-/// state is left between runs.
-fn private_home(dir: &Path, app: &str) -> PathBuf {
-    let home = dir.join(format!("home-{app}"));
-    std::fs::create_dir_all(&home).unwrap();
-    home
-}
-
-/// Clicks into the middle of `window` (the text area of a page, an
-/// editor's text view), so keys go to the text.
-fn click_into(window: &str) {
-    focus(window);
-    xdotool(&["mousemove", "--window", window, "400", "300", "click", "1"]);
-}
-
-/// Selects everything in the focused text and deletes it.
-fn select_all_and_delete(window: &str) {
-    focus(window);
-    xdotool(&["key", "--clearmodifiers", "ctrl+a", "BackSpace"]);
-}
 
 /// Firefox ESR on X11 showing a text area whose every change the page posts.
 struct Firefox {
@@ -84,64 +63,6 @@ impl Target for Firefox {
     }
     fn read(&mut self) -> String {
         self.page.value()
-    }
-}
-
-/// A text editor with a file open; read back by saving it (Ctrl+S).
-struct Editor {
-    _app: Killed,
-    name: &'static str,
-    file: PathBuf,
-    window: String,
-    final_newline: FinalNewline,
-}
-
-impl Editor {
-    /// `program FILE`, the file named so that the window's title names the
-    /// test (`PasteTarget-<tag>.txt`).
-    fn start(dir: &Path, name: &'static str, program: &str, args: &[&str], tag: &str) -> Self {
-        let final_newline = FinalNewline::of(program);
-        let file = dir.join(format!("PasteTarget-{tag}.txt"));
-        std::fs::write(&file, "").unwrap();
-        let app = Command::new(program)
-            .args(args)
-            .arg(&file)
-            .env("HOME", private_home(dir, tag))
-            .env("NO_AT_BRIDGE", "1")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap_or_else(|e| panic!("{name} is installed ({program}): {e}"));
-        let window = window(&format!("PasteTarget-{tag}"));
-        click_into(&window);
-        Self {
-            _app: Killed(app),
-            name,
-            file,
-            window,
-            final_newline,
-        }
-    }
-}
-
-impl Target for Editor {
-    fn name(&self) -> &'static str {
-        self.name
-    }
-    fn focus(&self) {
-        focus(&self.window);
-    }
-    fn clear(&mut self) {
-        select_all_and_delete(&self.window);
-        let left = settled(Duration::from_secs(10), "", || self.read());
-        assert_eq!(left, "", "{} emptied", self.name);
-    }
-    fn read(&mut self) -> String {
-        focus(&self.window);
-        xdotool(&["key", "--clearmodifiers", "ctrl+s"]);
-        std::thread::sleep(Duration::from_millis(150));
-        let saved = std::fs::read_to_string(&self.file).unwrap_or_default();
-        self.final_newline.text_of(saved)
     }
 }
 

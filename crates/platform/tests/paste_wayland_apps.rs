@@ -8,75 +8,27 @@
 //! - the browsers: the page's text area (DevTools for Chromium; Firefox's
 //!   page posts its value to a loopback server);
 //! - the editors: their file, saved with Ctrl+S from the test's own virtual
-//!   keyboard (enigo's, as Utter's is, but a keyboard of its own; wtype's
-//!   keyboard lives for one command, and GTK ignores its Ctrl);
+//!   keyboard (`support/wayland_apps.rs`);
 //! - kitty: what `cat` wrote to a file.
 //!
 //! The user's copied PNG must be back on the clipboard after every paste,
 //! as `wl-paste` sees it.
 #![cfg(target_os = "linux")]
 
-use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
 use std::time::Duration;
 
-use enigo::{Direction, Enigo, Key, Keyboard, Settings};
-use utter_platform::desktop::DesktopSession;
 use utter_platform::output::{open_sink, OutputConfig, OutputEnv, PasteKeys};
 use utter_test_support::desktop::{wait_until, KilledOnDrop};
-use utter_test_support::sway::Sway;
 use utter_test_support::{chromium, firefox};
 
 #[path = "support/paste_matrix.rs"]
 mod paste_matrix;
-use paste_matrix::{paste_every_text, png, settled, Clipboard, FinalNewline, Target};
-
-/// The Wayland clipboard as wl-paste sees it.
-struct WaylandClipboard<'a>(&'a Sway);
-
-impl Clipboard for WaylandClipboard<'_> {
-    fn offers(&self, mime: &str) -> bool {
-        self.0.clipboard_types().iter().any(|t| t == mime)
-    }
-    fn data(&self, mime: &str) -> Vec<u8> {
-        self.0.clipboard_data(mime)
-    }
-    fn offered(&self) -> String {
-        self.0.clipboard_types().join(", ")
-    }
-}
-
-/// The sway session and a virtual keyboard of the test's own, made once:
-/// apps bind a keyboard when it appears, so one made per key press is gone
-/// before they listen.
-struct Desk {
-    sway: Sway,
-    keys: RefCell<Enigo>,
-}
-
-impl Desk {
-    /// Ctrl+`key` into the focused window.
-    fn ctrl(&self, key: char) {
-        let mut keys = self.keys.borrow_mut();
-        keys.key(Key::Control, Direction::Press).unwrap();
-        let pressed = keys.key(Key::Unicode(key), Direction::Click);
-        keys.key(Key::Control, Direction::Release).unwrap();
-        pressed.unwrap();
-    }
-
-    /// Selects everything in the focused text and deletes it.
-    fn select_all_and_delete(&self) {
-        self.ctrl('a');
-        let mut keys = self.keys.borrow_mut();
-        keys.key(Key::Backspace, Direction::Click).unwrap();
-    }
-}
-
-/// The sway criteria for the window titled with `tag`.
-fn titled(tag: &str) -> String {
-    format!("title=\"{tag}\"")
-}
+#[path = "support/wayland_apps.rs"]
+mod wayland_apps;
+use paste_matrix::{paste_every_text, png, settled, Target};
+use wayland_apps::{titled, Desk, Editor, WaylandClipboard};
 
 struct Chromium<'a> {
     desk: &'a Desk,
@@ -120,78 +72,6 @@ impl Target for Firefox<'_> {
     }
     fn read(&mut self) -> String {
         self.page.value()
-    }
-}
-
-/// A text editor with a file open; read back by saving it (Ctrl+S).
-struct Editor<'a> {
-    desk: &'a Desk,
-    _app: KilledOnDrop,
-    name: &'static str,
-    tag: String,
-    file: PathBuf,
-    final_newline: FinalNewline,
-}
-
-impl<'a> Editor<'a> {
-    /// `program FILE` as a Wayland client, the file named so that the
-    /// window's title names the test (`PasteTarget-<tag>.txt`).
-    fn start(desk: &'a Desk, dir: &Path, name: &'static str, program: &str, tag: &str) -> Self {
-        let tag = format!("PasteTarget-{tag}");
-        let file = dir.join(format!("{tag}.txt"));
-        std::fs::write(&file, "").unwrap();
-        let home = dir.join(format!("home-{tag}"));
-        std::fs::create_dir_all(&home).unwrap();
-        let sway = &desk.sway;
-        let mut command = sway.cmd(program);
-        if program == "gnome-text-editor" {
-            command.arg("--standalone");
-        }
-        let app = command
-            .arg(&file)
-            .env("HOME", home)
-            .env("GDK_BACKEND", "wayland")
-            // GTK 4's GL renderer needs a GPU the headless compositor has not.
-            .env("GSK_RENDERER", "cairo")
-            .env("QT_QPA_PLATFORM", "wayland")
-            .env("NO_AT_BRIDGE", "1")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap_or_else(|e| panic!("{name} is installed ({program}): {e}"));
-        sway.wait_for_window(&tag, Duration::from_secs(60));
-        let editor = Self {
-            desk,
-            _app: KilledOnDrop(app),
-            name,
-            tag,
-            file,
-            final_newline: FinalNewline::of(program),
-        };
-        editor.focus();
-        editor
-    }
-}
-
-impl Target for Editor<'_> {
-    fn name(&self) -> &'static str {
-        self.name
-    }
-    fn focus(&self) {
-        self.desk.sway.focus(&titled(&self.tag));
-    }
-    fn clear(&mut self) {
-        self.focus();
-        self.desk.select_all_and_delete();
-        let left = settled(Duration::from_secs(10), "", || self.read());
-        assert_eq!(left, "", "{} emptied", self.name);
-    }
-    fn read(&mut self) -> String {
-        self.focus();
-        self.desk.ctrl('s');
-        std::thread::sleep(Duration::from_millis(150));
-        let saved = std::fs::read_to_string(&self.file).unwrap_or_default();
-        self.final_newline.text_of(saved)
     }
 }
 
@@ -302,6 +182,7 @@ impl App {
                 dir,
                 "Mousepad (GTK 3, Wayland)",
                 "mousepad",
+                &[],
                 "GTK3",
             )),
             App::GnomeTextEditor => Box::new(Editor::start(
@@ -309,6 +190,7 @@ impl App {
                 dir,
                 "GNOME Text Editor (GTK 4, Wayland)",
                 "gnome-text-editor",
+                &["--standalone"],
                 "GTK4",
             )),
             App::FeatherPad => Box::new(Editor::start(
@@ -316,6 +198,7 @@ impl App {
                 dir,
                 "FeatherPad (Qt, Wayland)",
                 "featherpad",
+                &[],
                 "Qt",
             )),
             App::Kitty => Box::new(Kitty::start(desk, dir)),
@@ -329,15 +212,7 @@ impl App {
 #[test]
 fn on_wayland_pastes_into_browsers_gtk_and_qt_editors_and_kitty_arrive_exactly_and_the_image_comes_back(
 ) {
-    let sway = Sway::start();
-    // This process is a program of the sway session (Utter's sink connects
-    // to the compositor named by the environment).
-    for (key, value) in sway.env() {
-        std::env::set_var(key, value);
-    }
-    std::env::remove_var("DISPLAY");
-    let session = DesktopSession::detect();
-    assert_eq!(session.compositor(), Some("sway"), "{session}");
+    let desk = Desk::start();
     // The apps write their files here: open to the session's user (Firefox).
     let dir = tempfile::tempdir().unwrap();
     {
@@ -345,20 +220,10 @@ fn on_wayland_pastes_into_browsers_gtk_and_qt_editors_and_kitty_arrive_exactly_a
         std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
     }
     let image = png(dir.path());
-    sway.set_clipboard_data("image/png", &image);
+    desk.sway.set_clipboard_data("image/png", &image);
     let (mut sink, notice) =
         open_sink(&OutputConfig::default(), &OutputEnv::detect(None)).expect("a paste sink");
     assert_eq!(notice, None, "paste works on sway");
-    let keys = Enigo::new(&Settings {
-        // Only the Wayland virtual keyboard (no XWayland here).
-        x11_display: Some("utter-test:no-x11".into()),
-        ..Settings::default()
-    })
-    .expect("a virtual keyboard on sway");
-    let desk = Desk {
-        sway,
-        keys: RefCell::new(keys),
-    };
     let clipboard = WaylandClipboard(&desk.sway);
     let mut report = Vec::new();
     for app in MATRIX {

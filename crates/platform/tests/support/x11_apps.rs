@@ -1,7 +1,9 @@
 //! What the paste tests into real X11 apps share: a private Xvfb, xdotool,
-//! the clipboard as `xclip` sees it, and a terminal whose `cat` writes what
-//! it is given to a file (the texts and the copied image are
-//! `paste_matrix.rs`'s, shared with Wayland). Each test binary uses part of it.
+//! the clipboard as `xclip` sees it, a text editor read back through its
+//! saved file, and a terminal whose `cat` writes what it is given to a file
+//! (the texts, the copied image and the paste loop are `paste_matrix.rs`'s,
+//! shared with Wayland: a test using this module declares that one too).
+//! Each test binary uses part of it.
 #![allow(dead_code)]
 
 use std::io::Write;
@@ -9,6 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
+use crate::paste_matrix::{settled, FinalNewline, Target};
 use utter_test_support::desktop::Display;
 pub use utter_test_support::desktop::{wait_until, KilledOnDrop as Killed};
 
@@ -131,5 +134,85 @@ impl CatTerminal {
 
     pub fn text(&self) -> String {
         std::fs::read_to_string(&self.out).unwrap_or_default()
+    }
+}
+
+/// Where an app keeps its settings in these tests: a home of its own, so
+/// nothing of the developer's desktop is read or written, and no first-run
+/// state is left between runs.
+pub fn private_home(dir: &Path, app: &str) -> PathBuf {
+    let home = dir.join(format!("home-{app}"));
+    std::fs::create_dir_all(&home).unwrap();
+    home
+}
+
+/// Clicks into the middle of `window` (the text area of a page, an
+/// editor's text view), so keys go to the text.
+pub fn click_into(window: &str) {
+    focus(window);
+    xdotool(&["mousemove", "--window", window, "400", "300", "click", "1"]);
+}
+
+/// Selects everything in the focused text and deletes it.
+pub fn select_all_and_delete(window: &str) {
+    focus(window);
+    xdotool(&["key", "--clearmodifiers", "ctrl+a", "BackSpace"]);
+}
+
+/// A text editor with a file open; read back by saving it (Ctrl+S).
+pub struct Editor {
+    _app: Killed,
+    name: &'static str,
+    file: PathBuf,
+    window: String,
+    final_newline: FinalNewline,
+}
+
+impl Editor {
+    /// `program ARGS FILE`, the file named so that the window's title names
+    /// the test (`PasteTarget-<tag>.txt`).
+    pub fn start(dir: &Path, name: &'static str, program: &str, args: &[&str], tag: &str) -> Self {
+        let final_newline = FinalNewline::of(program);
+        let file = dir.join(format!("PasteTarget-{tag}.txt"));
+        std::fs::write(&file, "").unwrap();
+        let app = Command::new(program)
+            .args(args)
+            .arg(&file)
+            .env("HOME", private_home(dir, tag))
+            .env("NO_AT_BRIDGE", "1")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("{name} is installed ({program}): {e}"));
+        let window = window(&format!("PasteTarget-{tag}"));
+        click_into(&window);
+        Self {
+            _app: Killed(app),
+            name,
+            file,
+            window,
+            final_newline,
+        }
+    }
+}
+
+impl Target for Editor {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+    fn focus(&self) {
+        focus(&self.window);
+    }
+    fn clear(&mut self) {
+        select_all_and_delete(&self.window);
+        let left = settled(Duration::from_secs(10), "", || self.read());
+        assert_eq!(left, "", "{} emptied", self.name);
+    }
+    fn read(&mut self) -> String {
+        focus(&self.window);
+        xdotool(&["key", "--clearmodifiers", "ctrl+s"]);
+        std::thread::sleep(Duration::from_millis(150));
+        let saved = std::fs::read_to_string(&self.file).unwrap_or_default();
+        self.final_newline.text_of(saved)
     }
 }
