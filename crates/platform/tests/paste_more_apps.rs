@@ -24,10 +24,10 @@ use utter_test_support::firefox;
 mod paste_matrix;
 #[path = "support/x11_apps.rs"]
 mod x11_apps;
-use paste_matrix::{paste_every_text, png, settled, Clipboard, Target};
+use paste_matrix::{paste_every_text, png, settled, Target};
 use x11_apps::{
-    click_into, clipboard, clipboard_offers, copy, focus, select_all_and_delete, start_xvfb,
-    window, CatTerminal, Editor,
+    click_into, copy, focus, select_all_and_delete, start_xvfb, window, CatTerminal, Editor,
+    XClipboard,
 };
 
 /// Firefox ESR on X11 showing a text area whose every change the page posts.
@@ -108,21 +108,6 @@ impl Target for Kitty {
             .get(self.skip..)
             .unwrap_or("")
             .to_string()
-    }
-}
-
-/// The X11 clipboard as xclip sees it.
-struct XClipboard;
-
-impl Clipboard for XClipboard {
-    fn offers(&self, mime: &str) -> bool {
-        clipboard_offers(mime)
-    }
-    fn data(&self, mime: &str) -> Vec<u8> {
-        clipboard(mime)
-    }
-    fn offered(&self) -> String {
-        String::from_utf8_lossy(&clipboard("TARGETS")).into_owned()
     }
 }
 

@@ -151,6 +151,9 @@ impl Target for Editor<'_> {
     fn focus(&self) {
         self.desk.sway.focus(&titled(&self.tag));
     }
+    fn after_paste(&self, text: &str) -> String {
+        self.final_newline.after_paste(text)
+    }
     fn clear(&mut self) {
         self.focus();
         self.desk.select_all_and_delete();

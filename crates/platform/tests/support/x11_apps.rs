@@ -11,17 +11,19 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use crate::paste_matrix::{settled, FinalNewline, Target};
+use crate::paste_matrix::{settled, Clipboard, FinalNewline, Target};
 use utter_test_support::desktop::Display;
 pub use utter_test_support::desktop::{wait_until, KilledOnDrop as Killed};
 
 /// Starts Xvfb on a free display and points this process at it (and away
-/// from any Wayland display).
+/// from any Wayland session, a test's before it included).
 pub fn start_xvfb() -> (Display, String) {
     let display = Display::start();
     let name = display.name().to_string();
     std::env::set_var("DISPLAY", &name);
-    std::env::remove_var("WAYLAND_DISPLAY");
+    for wayland in ["WAYLAND_DISPLAY", "XDG_SESSION_TYPE", "SWAYSOCK"] {
+        std::env::remove_var(wayland);
+    }
     (display, name)
 }
 
@@ -203,6 +205,9 @@ impl Target for Editor {
     fn focus(&self) {
         focus(&self.window);
     }
+    fn after_paste(&self, text: &str) -> String {
+        self.final_newline.after_paste(text)
+    }
     fn clear(&mut self) {
         select_all_and_delete(&self.window);
         let left = settled(Duration::from_secs(10), "", || self.read());
@@ -214,5 +219,20 @@ impl Target for Editor {
         std::thread::sleep(Duration::from_millis(150));
         let saved = std::fs::read_to_string(&self.file).unwrap_or_default();
         self.final_newline.text_of(saved)
+    }
+}
+
+/// The X11 clipboard as xclip sees it.
+pub struct XClipboard;
+
+impl Clipboard for XClipboard {
+    fn offers(&self, mime: &str) -> bool {
+        clipboard_offers(mime)
+    }
+    fn data(&self, mime: &str) -> Vec<u8> {
+        clipboard(mime)
+    }
+    fn offered(&self) -> String {
+        String::from_utf8_lossy(&clipboard("TARGETS")).into_owned()
     }
 }
