@@ -24,7 +24,7 @@ use utter_test_support::chromium::{self, TextAreaPage};
 mod paste_matrix;
 #[path = "support/x11_apps.rs"]
 mod x11_apps;
-use paste_matrix::{delivery, median, ms, png, settled, texts};
+use paste_matrix::{delivery, median, ms, png, settled, texts, LAYOUT_TEXT};
 use x11_apps::{
     clipboard, clipboard_offers, copy, focus, start_xvfb, wait_until, window, CatTerminal,
 };
@@ -233,8 +233,7 @@ fn typed_text_arrives_exactly_under_german_and_french_layouts() {
         paste_keys: PasteKeys::Standard,
         trailing_space: false,
     };
-    let text = "Grüße aus Köln: Zürich, Quai d'Orsay; ÄÖÜ ß — 5 € «très» élève, ça, œuvre, \
-                naïve; @ # { } [ ] | \\ ~ ^ ` y z q a m w! 日本";
+    let text = LAYOUT_TEXT;
     let mut in_terminal = String::new();
     for layout in ["de", "fr", "us"] {
         set_layout(layout);

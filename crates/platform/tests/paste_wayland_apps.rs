@@ -19,7 +19,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
 use std::time::Duration;
 
-use utter_platform::output::{open_sink, OutputConfig, OutputEnv, PasteKeys};
+use utter_platform::output::{
+    open_sink, Delivered, Delivery, OutputConfig, OutputEnv, OutputMethod, PasteKeys,
+};
 use utter_test_support::desktop::{wait_until, KilledOnDrop};
 use utter_test_support::{chromium, firefox};
 
@@ -27,7 +29,7 @@ use utter_test_support::{chromium, firefox};
 mod paste_matrix;
 #[path = "support/wayland_apps.rs"]
 mod wayland_apps;
-use paste_matrix::{paste_every_text, png, settled, Target};
+use paste_matrix::{paste_every_text, png, settled, Target, LAYOUT_TEXT};
 use wayland_apps::{titled, Desk, Editor, WaylandClipboard};
 
 struct Chromium<'a> {
@@ -233,4 +235,60 @@ fn on_wayland_pastes_into_browsers_gtk_and_qt_editors_and_kitty_arrive_exactly_a
         report.push(figures.report(name));
     }
     println!("{}", report.join("\n"));
+}
+
+/// Typing (`--output type`) on Wayland under US, German and French layouts
+/// (sway's keyboard layout switched while the sinks live, as a user does):
+/// the characters arrive as written in Chromium and in kitty — Utter's
+/// virtual keyboard brings its own keymap, uploaded for every text, since
+/// the compositor applies a layout change to every keyboard, virtual ones
+/// included. A paste sink made before the changes still pastes after them.
+#[test]
+fn on_wayland_typed_text_arrives_exactly_under_german_and_french_layouts() {
+    let desk = Desk::start();
+    let dir = tempfile::tempdir().unwrap();
+    let mut chromium = App::Chromium.start(&desk, dir.path());
+    let mut kitty = App::Kitty.start(&desk, dir.path());
+    let sink = |method| {
+        let config = OutputConfig {
+            method,
+            ..OutputConfig::default()
+        };
+        let (sink, notice) = open_sink(&config, &OutputEnv::detect(None)).expect("a sink");
+        assert_eq!(notice, None, "{method:?} works on sway");
+        sink
+    };
+    let (mut typing, mut pasting) = (sink(OutputMethod::Type), sink(OutputMethod::Paste));
+    let how = |method, target: &dyn Target| Delivery {
+        method,
+        paste_keys: target.keys(),
+        trailing_space: false,
+    };
+    for layout in ["us", "de", "fr"] {
+        desk.sway
+            .swaymsg(&["input", "type:keyboard", "xkb_layout", layout]);
+        for target in [&mut chromium, &mut kitty] {
+            let name = target.name();
+            for (method, sink) in [
+                (OutputMethod::Type, &mut typing),
+                (OutputMethod::Paste, &mut pasting),
+            ] {
+                target.clear();
+                target.focus();
+                let outcome = sink
+                    .deliver(LAYOUT_TEXT, &how(method, target.as_ref()))
+                    .unwrap_or_else(|e| panic!("{method:?} into {name} under {layout}: {e}"));
+                let expected = match method {
+                    OutputMethod::Type => Delivered::Typed,
+                    _ => Delivered::Pasted,
+                };
+                assert_eq!(outcome.delivered, expected, "{name} under {layout}");
+                let arrived = settled(Duration::from_secs(10), LAYOUT_TEXT, || target.read());
+                assert_eq!(
+                    arrived, LAYOUT_TEXT,
+                    "{method:?} into {name} under {layout}"
+                );
+            }
+        }
+    }
 }

@@ -12,6 +12,8 @@ mod sinks;
 #[cfg(desktop_linux)]
 mod wayland_clipboard;
 #[cfg(desktop_linux)]
+mod wayland_keys;
+#[cfg(desktop_linux)]
 mod x11_clipboard;
 #[cfg(desktop_linux)]
 mod x11_layout;
@@ -217,6 +219,9 @@ pub enum InputError {
     #[cfg(desktop_linux)]
     #[error("{0}")]
     Libei(#[from] ei_keys::EiError),
+    #[cfg(desktop_linux)]
+    #[error("typing through the virtual keyboard: {0}")]
+    VirtualKeyboard(#[from] wayland_keys::VirtualKeyboardError),
     /// Neither way to press keys on Wayland works.
     #[error(
         "no virtual keyboard ({virtual_keyboard}), and no keyboard through the \

@@ -159,6 +159,9 @@ struct EnigoKeys {
     session: DesktopSession,
     #[cfg(desktop_linux)]
     layout: Option<super::x11_layout::LayoutWatch>,
+    /// wlroots Wayland: what types text (enigo presses the paste keys).
+    #[cfg(desktop_linux)]
+    typing: Option<super::wayland_keys::VirtualKeyboard>,
 }
 
 impl EnigoKeys {
@@ -172,11 +175,24 @@ impl EnigoKeys {
                     .map_err(|e| tracing::warn!("a keyboard layout change will go unnoticed: {e}"))
                     .ok()
             });
+        // Made with the sink, not at the first text: apps bind a keyboard
+        // when it appears.
+        #[cfg(desktop_linux)]
+        let typing = session
+            .is_wayland()
+            .then(super::wayland_keys::VirtualKeyboard::connect)
+            .and_then(|keyboard| {
+                keyboard
+                    .map_err(|e| tracing::warn!("typing goes through enigo's keyboard: {e}"))
+                    .ok()
+            });
         Ok(Self {
             enigo: Some(enigo),
             session: session.clone(),
             #[cfg(desktop_linux)]
             layout,
+            #[cfg(desktop_linux)]
+            typing,
         })
     }
 
@@ -198,6 +214,12 @@ impl EnigoKeys {
     }
 
     fn type_text(&mut self, text: &str) -> Result<(), OutputError> {
+        #[cfg(desktop_linux)]
+        if let Some(keyboard) = self.typing.as_mut() {
+            return keyboard
+                .type_text(text)
+                .map_err(|e| OutputError::Input(e.into()));
+        }
         #[cfg(desktop_linux)]
         if self.layout.is_some() {
             for piece in pieces_to_bind(text, BIND_AT_ONCE) {

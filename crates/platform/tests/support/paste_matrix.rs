@@ -157,6 +157,13 @@ pub fn texts() -> Vec<String> {
     ]
 }
 
+/// What typing must get right whatever the keyboard layout: the keys that
+/// differ between US, German and French (y/z, a/q, the AltGr symbols, dead
+/// keys), accents, and characters no layout has.
+pub const LAYOUT_TEXT: &str =
+    "Grüße aus Köln: Zürich, Quai d'Orsay; ÄÖÜ ß — 5 € «très» élève, ça, \
+     œuvre, naïve; @ # { } [ ] | \\ ~ ^ ` y z q a m w! 日本";
+
 pub fn delivery(keys: PasteKeys) -> Delivery {
     Delivery {
         method: OutputMethod::Paste,

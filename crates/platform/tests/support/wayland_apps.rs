@@ -9,6 +9,7 @@
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
+use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 use enigo::{Direction, Enigo, Key, Keyboard, Settings};
@@ -39,6 +40,9 @@ impl Clipboard for WaylandClipboard<'_> {
 pub struct Desk {
     pub sway: Sway,
     keys: RefCell<Enigo>,
+    /// One desk at a time in a test binary: each points the process's
+    /// environment at its own session.
+    _one_at_a_time: MutexGuard<'static, ()>,
 }
 
 impl Desk {
@@ -46,6 +50,8 @@ impl Desk {
     /// sink connects to the compositor the environment names) and makes
     /// the test's keyboard.
     pub fn start() -> Self {
+        static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+        let guard = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
         let sway = Sway::start();
         for (key, value) in sway.env() {
             std::env::set_var(key, value);
@@ -62,6 +68,7 @@ impl Desk {
         Desk {
             sway,
             keys: RefCell::new(keys),
+            _one_at_a_time: guard,
         }
     }
 
