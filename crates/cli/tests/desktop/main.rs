@@ -13,6 +13,7 @@
 mod common;
 mod harness;
 
+mod apps;
 mod doctor;
 mod engine;
 mod keys;

@@ -16,7 +16,7 @@ pub struct Terminal {
 }
 
 impl Terminal {
-    /// `program` is `xterm` or `lxterminal` (Debian's), titled `title`.
+    /// `program` is `xterm`, `lxterminal` or `kitty` (Debian's), titled `title`.
     pub fn open(d: &Desktop, program: &str, title: &str) -> Self {
         let out = d.runtime_dir.join(format!("{title}.out"));
         let _ = std::fs::remove_file(&out);
@@ -28,6 +28,7 @@ impl Terminal {
         match program {
             // Without xfonts-base xterm has no core fonts: FreeType's monospace.
             "xterm" => cmd.args(["-fa", "Monospace", "-T", title, "-e", "bash", "-c", &script]),
+            "kitty" => cmd.args(["--config", "NONE", "--title", title, "bash", "-c", &script]),
             _ => cmd.args(["-t", title, "-e", "bash", "-c", &script]),
         };
         let child = cmd
