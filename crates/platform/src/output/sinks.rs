@@ -221,14 +221,52 @@ impl EnigoKeys {
                 .map_err(|e| OutputError::Input(e.into()));
         }
         #[cfg(desktop_linux)]
-        if self.layout.is_some() {
-            for piece in pieces_to_bind(text, BIND_AT_ONCE) {
-                self.bind_ahead(piece)?;
-                self.current()?.text(piece).map_err(input_error)?;
+        if let Some(layout) = self.layout.as_ref() {
+            let held = layout.hold_first_group();
+            let typed = self.type_on_x11(text);
+            if let (Some(layout), Some(held)) = (self.layout.as_ref(), held) {
+                layout.restore_group(held);
             }
-            return Ok(());
+            return typed;
         }
         self.current()?.text(text).map_err(input_error)
+    }
+
+    /// Presses the paste keys. On X11 Ctrl+V goes to the real V key, in
+    /// the layout group that has `v` (locked for the chord, the user's
+    /// group back after): with a Russian layout first, enigo found no `v`
+    /// in the first group and bound a spare keycode to it, which Chromium
+    /// took for no shortcut at all, and with a second group active its V
+    /// key read as `м`.
+    fn press_paste_keys(&mut self, keys: PasteKeys, wayland: bool) -> Result<(), OutputError> {
+        #[cfg(desktop_linux)]
+        if self.layout.is_some() && keys != PasteKeys::ShiftInsert {
+            // Made again first if the layout changed (the watch then holds
+            // the new mapping).
+            self.current()?;
+            let layout = self.layout.as_ref().expect("checked above");
+            if let Some((keycode, group)) = layout.key_in_any_group('v') {
+                let held = layout.hold_group(group);
+                let shift = keys == PasteKeys::CtrlShiftV;
+                let pressed = raw_chord(self.current()?, shift, keycode);
+                if let (Some(layout), Some(held)) = (self.layout.as_ref(), held) {
+                    layout.restore_group(held);
+                }
+                return pressed;
+            }
+        }
+        press(self.current()?, keys, wayland)
+    }
+
+    /// Types on X11, in the first layout group, characters the layout lacks
+    /// bound ahead (see [`EnigoKeys::bind_ahead`]).
+    #[cfg(desktop_linux)]
+    fn type_on_x11(&mut self, text: &str) -> Result<(), OutputError> {
+        for piece in pieces_to_bind(text, BIND_AT_ONCE) {
+            self.bind_ahead(piece)?;
+            self.current()?.text(piece).map_err(input_error)?;
+        }
+        Ok(())
     }
 
     /// On X11 enigo binds a spare keycode for each character the layout
@@ -486,7 +524,7 @@ impl PasteSink {
     fn press_paste_keys(&mut self, keys: PasteKeys) -> Result<(), OutputError> {
         match self.keyboard.as_mut() {
             Some(KeySender::Enigo(enigo_keys)) => {
-                return press(enigo_keys.current()?, keys, self.env.session.is_wayland())
+                return enigo_keys.press_paste_keys(keys, self.env.session.is_wayland())
             }
             #[cfg(desktop_linux)]
             Some(KeySender::Libei(keyboard)) => {
@@ -532,6 +570,27 @@ pub(super) fn press_copy_keys(env: &OutputEnv) -> Result<(), OutputError> {
         (Some(main), true) => main.call(copy).map_err(|e| OutputError::Input(e.into()))?,
         _ => copy(),
     }
+}
+
+/// Ctrl (and Shift) held, the key `keycode` clicked, the mods let go
+/// (even when the click failed).
+#[cfg(desktop_linux)]
+fn raw_chord(enigo: &mut Enigo, shift: bool, keycode: u8) -> Result<(), OutputError> {
+    let mods: &[Key] = if shift {
+        &[Key::Control, Key::Shift]
+    } else {
+        &[Key::Control]
+    };
+    for m in mods {
+        enigo.key(*m, Direction::Press).map_err(input_error)?;
+    }
+    let result = enigo
+        .raw(u16::from(keycode), Direction::Click)
+        .map_err(input_error);
+    for m in mods.iter().rev() {
+        enigo.key(*m, Direction::Release).map_err(input_error)?;
+    }
+    result
 }
 
 /// Holds `mods`, clicks `key`, lets the mods go (even when the click failed).
