@@ -10,21 +10,22 @@
 //! Each app gets every text (accents, quotes, emoji, CJK, and 2,000
 //! characters over 40 lines; a terminal gets single lines, as it turns a
 //! newline into Enter) twice, pasted with its built-in profile's keys, while
-//! the user's clipboard holds an image that must be back after every paste.
+//! the user's clipboard holds an image that must be back after every paste;
+//! then the layout text (accents, AltGr symbols, CJK) typed (`--output type`).
 #![cfg(target_os = "linux")]
 
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use utter_platform::output::{open_sink, OutputConfig, OutputEnv, PasteKeys};
+use utter_platform::output::{open_sink, OutputConfig, OutputEnv, OutputMethod, PasteKeys};
 use utter_test_support::firefox;
 
 #[path = "support/paste_matrix.rs"]
 mod paste_matrix;
 #[path = "support/x11_apps.rs"]
 mod x11_apps;
-use paste_matrix::{paste_every_text, png, settled, Target};
+use paste_matrix::{paste_every_text, png, settled, type_layout_text, Target};
 use x11_apps::{
     click_into, copy, focus, select_all_and_delete, start_xvfb, window, CatTerminal, Editor,
     XClipboard,
@@ -160,7 +161,8 @@ impl App {
 }
 
 /// Every app of the matrix, one after the other on one display, each given
-/// every text twice; the figures are printed for docs/benchmarks.md.
+/// every text twice, then the layout text typed; the figures are printed
+/// for docs/benchmarks.md.
 #[test]
 fn pastes_into_firefox_gtk_and_qt_editors_and_kitty_arrive_exactly_and_the_image_comes_back() {
     let dir = tempfile::tempdir().unwrap();
@@ -172,11 +174,21 @@ fn pastes_into_firefox_gtk_and_qt_editors_and_kitty_arrive_exactly_and_the_image
     let (mut sink, notice) =
         open_sink(&OutputConfig::default(), &OutputEnv::detect(None)).expect("a paste sink");
     assert_eq!(notice, None);
+    let (mut typing, notice) = open_sink(
+        &OutputConfig {
+            method: OutputMethod::Type,
+            ..OutputConfig::default()
+        },
+        &OutputEnv::detect(None),
+    )
+    .expect("a type sink");
+    assert_eq!(notice, None);
     let mut report = Vec::new();
     for app in MATRIX {
         let mut target = app.start(dir.path());
         let name = target.name();
         let figures = paste_every_text(target.as_mut(), sink.as_mut(), &XClipboard, &image);
+        type_layout_text(target.as_mut(), typing.as_mut());
         // An editor is read through a save: its figure includes Ctrl+S and
         // the 150 ms given to the file to be written.
         report.push(figures.report(name));

@@ -12,7 +12,7 @@
 //! - kitty: what `cat` wrote to a file.
 //!
 //! The user's copied PNG must be back on the clipboard after every paste,
-//! as `wl-paste` sees it.
+//! as `wl-paste` sees it; then the layout text is typed into each app.
 #![cfg(target_os = "linux")]
 
 use std::path::{Path, PathBuf};
@@ -29,7 +29,7 @@ use utter_test_support::{chromium, firefox};
 mod paste_matrix;
 #[path = "support/wayland_apps.rs"]
 mod wayland_apps;
-use paste_matrix::{paste_every_text, png, settled, Target, LAYOUT_TEXT};
+use paste_matrix::{paste_every_text, png, settled, type_layout_text, Target, LAYOUT_TEXT};
 use wayland_apps::{titled, Desk, Editor, WaylandClipboard};
 
 struct Chromium<'a> {
@@ -226,12 +226,22 @@ fn on_wayland_pastes_into_browsers_gtk_and_qt_editors_and_kitty_arrive_exactly_a
     let (mut sink, notice) =
         open_sink(&OutputConfig::default(), &OutputEnv::detect(None)).expect("a paste sink");
     assert_eq!(notice, None, "paste works on sway");
+    let (mut typing, notice) = open_sink(
+        &OutputConfig {
+            method: OutputMethod::Type,
+            ..OutputConfig::default()
+        },
+        &OutputEnv::detect(None),
+    )
+    .expect("a type sink");
+    assert_eq!(notice, None);
     let clipboard = WaylandClipboard(&desk.sway);
     let mut report = Vec::new();
     for app in MATRIX {
         let mut target = app.start(&desk, dir.path());
         let name = target.name();
         let figures = paste_every_text(target.as_mut(), sink.as_mut(), &clipboard, &image);
+        type_layout_text(target.as_mut(), typing.as_mut());
         report.push(figures.report(name));
     }
     println!("{}", report.join("\n"));

@@ -68,6 +68,25 @@ impl Figures {
     }
 }
 
+/// Types [`LAYOUT_TEXT`] into `target` through `typing` (a sink of the
+/// type method): it must be in the app exactly, said typed.
+pub fn type_layout_text(target: &mut dyn Target, typing: &mut dyn TextSink) {
+    let name = target.name();
+    target.clear();
+    target.focus();
+    let how = Delivery {
+        method: OutputMethod::Type,
+        paste_keys: target.keys(),
+        trailing_space: false,
+    };
+    let outcome = typing
+        .deliver(LAYOUT_TEXT, &how)
+        .unwrap_or_else(|e| panic!("{name}, typing: {e}"));
+    assert_eq!(outcome.delivered, Delivered::Typed, "{name}");
+    let arrived = settled(Duration::from_secs(10), LAYOUT_TEXT, || target.read());
+    assert_eq!(arrived, LAYOUT_TEXT, "{name}: what typing put there");
+}
+
 /// Pastes every text twice into `target` through `sink`: each must be in
 /// the app exactly, said pasted, and the user's `image` back on the
 /// clipboard after it (byte for byte at the end).
