@@ -285,6 +285,9 @@ fn lock_group(second: bool) {
 /// arrives as written — before, with Russian active "Hello" was typed
 /// "Hуддщ" — and Ctrl+V still pastes (with Russian first, Chromium took the
 /// old chord for no shortcut); the user's group is active again afterwards.
+/// Each case loads its keymap again, the same one twice in a row too, which
+/// empties the spare keycodes the last text was typed with: before, the
+/// letters typed on them afterwards went missing ("Привет" → "Привт").
 #[test]
 fn typed_text_arrives_exactly_with_two_layout_groups() {
     let _desktop = DESKTOP.lock().unwrap_or_else(|e| e.into_inner());
@@ -320,12 +323,7 @@ fn typed_text_arrives_exactly_with_two_layout_groups() {
         focus(&chromium.window);
         sink.deliver(text, &how).expect("typed into Chromium");
         let arrived = settled(Duration::from_secs(10), text, || chromium.value());
-        // Open: with US first and Russian locked, Chromium (not xterm) drops
-        // one Cyrillic letter typed on a spare keycode ("Привет" arrives as
-        // "Привт", the Latin text exact); every other case is exact.
-        if (layouts.as_str(), second) != ("us,ru, group 2", true) {
-            assert_eq!(arrived, text, "typed into Chromium under {layouts}");
-        }
+        assert_eq!(arrived, text, "typed into Chromium under {layouts}");
         focus(&xterm.window);
         sink.deliver(text, &how).expect("typed into xterm");
         in_terminal.push_str(text);

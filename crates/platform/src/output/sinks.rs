@@ -198,14 +198,22 @@ impl EnigoKeys {
 
     /// The simulator for the layout in use now.
     fn current(&mut self) -> Result<&mut Enigo, OutputError> {
+        // A new layout, or the keymap loaded again (the same `setxkbmap`, a
+        // desktop's layout switcher) and with it enigo's spare keycodes
+        // emptied: enigo still believed them bound, and every capital and
+        // accented letter it typed on one after that went missing.
         #[cfg(desktop_linux)]
-        if self
-            .layout
-            .as_mut()
-            .is_some_and(|layout| layout.check().layout)
-        {
-            tracing::info!("the keyboard layout changed: reading it again");
+        if self.layout.as_mut().is_some_and(|layout| {
+            let change = layout.check();
+            change.layout || change.spare_freed
+        }) {
+            tracing::info!("the keyboard mapping changed: reading it again");
+            // Dropped first: it gives back the keycodes it holds...
             self.enigo = None;
+            // ...which is no change for the next look to act on.
+            if let Some(layout) = self.layout.as_mut() {
+                layout.check();
+            }
         }
         if self.enigo.is_none() {
             self.enigo = Some(input(&self.session)?);
