@@ -12,26 +12,19 @@ mod common;
 #[path = "support/app_dirs.rs"]
 mod support;
 
-use std::io::Write;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
 use support::app_dirs;
 use utter_app_core::App;
 use utter_core::platform::MainThread;
+use utter_test_support::desktop::png;
 use utter_test_support::desktop::{wait_until, Display, KilledOnDrop};
+use utter_test_support::x11_clipboard::{clipboard, copy};
 
 fn xdotool(args: &[&str]) -> String {
     let out = Command::new("xdotool").args(args).output().unwrap();
     String::from_utf8_lossy(&out.stdout).trim().to_string()
-}
-
-fn clipboard(target: &str) -> Vec<u8> {
-    Command::new("xclip")
-        .args(["-selection", "clipboard", "-o", "-t", target])
-        .output()
-        .map(|o| o.stdout)
-        .unwrap_or_default()
 }
 
 #[test]
@@ -61,26 +54,8 @@ fn a_paste_from_the_app_arrives_and_the_users_copied_image_stays_on_the_clipboar
     xdotool(&["windowfocus", "--sync", &window]);
 
     // The user's copy: a real PNG, served by xclip.
-    let png = tmp.path().join("copied.png");
-    let made = Command::new("convert")
-        .args(["-size", "64x48", "gradient:red-blue"])
-        .arg(&png)
-        .status()
-        .expect("ImageMagick is installed");
-    assert!(made.success());
-    let image = std::fs::read(&png).unwrap();
-    let mut xclip = Command::new("xclip")
-        .args(["-selection", "clipboard", "-t", "image/png", "-i", "-quiet"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("xclip is installed");
-    xclip.stdin.take().unwrap().write_all(&image).unwrap();
-    let _xclip = KilledOnDrop(xclip);
-    wait_until("the image on the clipboard", Duration::from_secs(5), || {
-        clipboard("image/png") == image
-    });
+    let image = png(tmp.path());
+    let _xclip = copy(&image, "image/png");
 
     let dirs = app_dirs(common::store().dir());
     let app = App::start(dirs.paths.clone(), MainThread::dedicated(), |_| {}).unwrap();

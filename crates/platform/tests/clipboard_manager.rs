@@ -18,11 +18,11 @@ mod paste_matrix;
 mod session_bus;
 #[path = "support/x11_apps.rs"]
 mod x11_apps;
-use paste_matrix::{delivery, png};
+use paste_matrix::delivery;
 use session_bus::private_session_bus;
-use x11_apps::{
-    clipboard, clipboard_offers, copy, focus, start_xvfb, wait_until, CatTerminal, Killed,
-};
+use utter_test_support::desktop::png;
+use utter_test_support::x11_clipboard::{clipboard, clipboard_offers, copy};
+use x11_apps::{focus, start_xvfb, wait_until, CatTerminal, Killed};
 
 /// Whether some client owns CLIPBOARD_MANAGER: a clipboard manager runs.
 fn manager_runs() -> bool {

@@ -24,10 +24,10 @@ use utter_test_support::chromium::{self, TextAreaPage};
 mod paste_matrix;
 #[path = "support/x11_apps.rs"]
 mod x11_apps;
-use paste_matrix::{delivery, median, ms, png, settled, texts, LAYOUT_TEXT};
-use x11_apps::{
-    clipboard, clipboard_offers, copy, focus, start_xvfb, wait_until, window, CatTerminal,
-};
+use paste_matrix::{delivery, median, ms, settled, texts, LAYOUT_TEXT};
+use utter_test_support::desktop::png;
+use utter_test_support::x11_clipboard::{clipboard, clipboard_offers, copy};
+use x11_apps::{focus, start_xvfb, wait_until, window, CatTerminal};
 
 /// Each test takes the one display and its keyboard focus for itself.
 static DESKTOP: Mutex<()> = Mutex::new(());

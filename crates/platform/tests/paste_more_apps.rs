@@ -25,10 +25,11 @@ use utter_test_support::firefox;
 mod paste_matrix;
 #[path = "support/x11_apps.rs"]
 mod x11_apps;
-use paste_matrix::{paste_every_text, png, settled, type_layout_text, Target};
+use paste_matrix::{paste_every_text, settled, type_layout_text, Target};
+use utter_test_support::desktop::png;
+use utter_test_support::x11_clipboard::copy;
 use x11_apps::{
-    click_into, copy, focus, select_all_and_delete, start_xvfb, window, CatTerminal, Editor,
-    XClipboard,
+    click_into, focus, select_all_and_delete, start_xvfb, window, CatTerminal, Editor, XClipboard,
 };
 
 /// Firefox ESR on X11 showing a text area whose every change the page posts.

@@ -19,7 +19,8 @@ mod paste_matrix;
 mod wayland_apps;
 #[path = "support/x11_apps.rs"]
 mod x11_apps;
-use paste_matrix::{paste_every_text, png, Clipboard, Target};
+use paste_matrix::{paste_every_text, Clipboard, Target};
+use utter_test_support::desktop::png;
 
 /// A LibreOffice user profile in `dir` that starts straight into the
 /// document (no first-run wizard, no tip of the day, no crash recovery
@@ -87,7 +88,7 @@ fn pastes_into_libreoffice_writer_on_x11_arrive_exactly_and_the_image_comes_back
     let dir = tempfile::tempdir().unwrap();
     let (_xvfb, _display) = x11_apps::start_xvfb();
     let image = png(dir.path());
-    let _user_copy = x11_apps::copy(&image, "image/png");
+    let _user_copy = utter_test_support::x11_clipboard::copy(&image, "image/png");
     let profile = writer_profile(dir.path());
     let writer = x11_apps::Editor::start(
         dir.path(),

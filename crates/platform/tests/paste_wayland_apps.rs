@@ -29,7 +29,8 @@ use utter_test_support::{chromium, firefox};
 mod paste_matrix;
 #[path = "support/wayland_apps.rs"]
 mod wayland_apps;
-use paste_matrix::{paste_every_text, png, settled, type_layout_text, Target, LAYOUT_TEXT};
+use paste_matrix::{paste_every_text, settled, type_layout_text, Target, LAYOUT_TEXT};
+use utter_test_support::desktop::png;
 use wayland_apps::{titled, Desk, Editor, WaylandClipboard};
 
 struct Chromium<'a> {

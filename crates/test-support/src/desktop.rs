@@ -265,3 +265,16 @@ pub fn alive(pid: u32) -> bool {
         })
         .unwrap_or(false)
 }
+
+/// A small real PNG (ImageMagick's gradient, written in `dir`), as the
+/// image a user copied.
+pub fn png(dir: &Path) -> Vec<u8> {
+    let path = dir.join("copied.png");
+    let status = Command::new("convert")
+        .args(["-size", "64x48", "gradient:red-blue"])
+        .arg(&path)
+        .status()
+        .expect("ImageMagick is installed (apt install imagemagick)");
+    assert!(status.success(), "convert made {}", path.display());
+    std::fs::read(path).unwrap()
+}

@@ -15,6 +15,8 @@
 //!   change of its value to a loopback server, for the same.
 //! - [`desktop`] (Unix): an Xvfb display and a PulseAudio virtual microphone
 //!   that a test can kill, as a logout does.
+//! - [`x11_clipboard`] (Unix): the X11 clipboard as xclip sees it, a
+//!   user's copy (text or an image) served by xclip.
 //! - [`sway`] (Unix): a headless sway session (Wayland) with its
 //!   clipboard and key tools.
 //! - [`llm`] (Unix): a real llama.cpp server with a small real model, for
@@ -33,3 +35,5 @@ pub mod http;
 pub mod llm;
 #[cfg(unix)]
 pub mod sway;
+#[cfg(unix)]
+pub mod x11_clipboard;

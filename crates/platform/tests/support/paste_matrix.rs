@@ -4,8 +4,6 @@
 //! the figures' arithmetic. Each test binary uses part of it.
 #![allow(dead_code)]
 
-use std::path::Path;
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use utter_platform::output::{Delivered, Delivery, OutputMethod, PasteKeys, TextSink};
@@ -148,18 +146,6 @@ pub fn settled(timeout: Duration, expected: &str, mut read: impl FnMut() -> Stri
         }
         std::thread::sleep(Duration::from_millis(50));
     }
-}
-
-/// A small real PNG (ImageMagick), as a user's copied image.
-pub fn png(dir: &Path) -> Vec<u8> {
-    let path = dir.join("copied.png");
-    let status = Command::new("convert")
-        .args(["-size", "64x48", "gradient:red-blue"])
-        .arg(&path)
-        .status()
-        .expect("ImageMagick is installed");
-    assert!(status.success());
-    std::fs::read(path).unwrap()
 }
 
 /// Accents, quotes, emoji and CJK, and a 2,000-character multi-line text.

@@ -6,7 +6,6 @@
 //! Each test binary uses part of it.
 #![allow(dead_code)]
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -14,6 +13,7 @@ use std::time::Duration;
 use crate::paste_matrix::{settled, Clipboard, FinalNewline, Target};
 use utter_test_support::desktop::Display;
 pub use utter_test_support::desktop::{wait_until, KilledOnDrop as Killed};
+use utter_test_support::x11_clipboard::{clipboard, clipboard_offers};
 
 /// Starts Xvfb on a free display and points this process at it (and away
 /// from any Wayland session, a test's before it included).
@@ -55,38 +55,6 @@ pub fn window(name: &str) -> String {
 
 pub fn focus(window: &str) {
     xdotool(&["windowfocus", "--sync", window]);
-}
-
-/// What `xclip` reads from the clipboard as `target`.
-pub fn clipboard(target: &str) -> Vec<u8> {
-    Command::new("xclip")
-        .args(["-selection", "clipboard", "-o", "-t", target])
-        .output()
-        .map(|o| o.stdout)
-        .unwrap_or_default()
-}
-
-/// Whether the clipboard offers `target` (in its `TARGETS`).
-pub fn clipboard_offers(target: &str) -> bool {
-    clipboard("TARGETS")
-        .split(|&b| b == b'\n')
-        .any(|t| t == target.as_bytes())
-}
-
-/// Puts `data` on the clipboard as `target`, served by xclip as a user's copy is.
-pub fn copy(data: &[u8], target: &str) -> Killed {
-    let mut child = Command::new("xclip")
-        .args(["-selection", "clipboard", "-t", target, "-i", "-quiet"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("xclip is installed");
-    child.stdin.take().unwrap().write_all(data).unwrap();
-    wait_until("xclip to own the clipboard", Duration::from_secs(5), || {
-        clipboard(target) == data
-    });
-    Killed(child)
 }
 
 /// A terminal running `cat` into a file, with no line buffering and no
