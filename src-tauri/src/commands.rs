@@ -154,6 +154,19 @@ pub async fn list_meetings(app: AppHandle) -> Result<Vec<MeetingSummary>> {
 }
 
 #[tauri::command]
+pub async fn rename_meeting_speaker(
+    app: AppHandle,
+    dir: String,
+    from: String,
+    to: String,
+) -> Result<MeetingSummary> {
+    blocking(&app, move |core| {
+        core.rename_meeting_speaker(&dir, &from, &to)
+    })
+    .await
+}
+
+#[tauri::command]
 pub async fn finish_meeting(app: AppHandle, dir: String) -> Result<MeetingStatus> {
     blocking(&app, move |core| core.finish_meeting(&dir)).await
 }

@@ -23,6 +23,7 @@ pub fn event(app: &AppHandle, event: AppEvent) {
         AppEvent::Download(update) => app.emit("model-download", update),
         AppEvent::Meeting(status) => app.emit("meeting", status),
         AppEvent::MeetingLine(turn) => app.emit("meeting-line", turn),
+        AppEvent::MeetingLevels(levels) => app.emit("meeting-levels", levels),
     };
     if let Err(e) = sent {
         tracing::warn!("cannot send an event to the UI: {e}");

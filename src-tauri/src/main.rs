@@ -128,6 +128,7 @@ fn main() {
             commands::list_meetings,
             commands::finish_meeting,
             commands::export_meeting,
+            commands::rename_meeting_speaker,
             commands::export_snippets,
             updates::check_for_updates,
             updates::install_update,

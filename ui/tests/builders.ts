@@ -51,6 +51,8 @@ export function defaultSettings(): Settings {
     engineIdleUnloadMinutes: 10,
     serverEnabled: false,
     serverPort: 2022,
+    wyomingEnabled: false,
+    wyomingPort: 10300,
     compute: 'auto',
     theme: 'system',
     vocabulary: [],

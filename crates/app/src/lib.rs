@@ -160,6 +160,8 @@ pub enum AppEvent {
     Meeting(meetings::MeetingStatus),
     /// A turn of the live transcript of the meeting in progress.
     MeetingLine(meetings::MeetingTurn),
+    /// How loud both sides of the meeting in progress are (ten a second).
+    MeetingLevels(meetings::MeetingLevels),
 }
 
 /// Where the app keeps its files.
@@ -534,6 +536,16 @@ impl App {
     /// The meetings recorded, newest first, with their transcripts.
     pub fn meetings(&self) -> Vec<meetings::MeetingSummary> {
         meetings::list(&self.shared)
+    }
+
+    /// Renames a speaker of a past meeting (its turns and its exports).
+    pub fn rename_meeting_speaker(
+        &self,
+        dir: &str,
+        from: &str,
+        to: &str,
+    ) -> Result<meetings::MeetingSummary, AppError> {
+        meetings::rename_speaker(&self.shared, dir, from, to)
     }
 
     /// Transcribes a meeting that was cut off.

@@ -82,6 +82,19 @@ pub enum MeetingState {
     Transcribing,
 }
 
+/// How loud each side of the meeting in progress is now (the RMS of its
+/// last audio, 0.0–1.0): the Meetings page's two meters.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, ts_rs::TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(export)]
+pub struct MeetingLevels {
+    pub you: f32,
+    pub others: f32,
+}
+
+/// How often the levels go to the page while a meeting records.
+const LEVELS_EVERY: std::time::Duration = std::time::Duration::from_millis(100);
+
 /// A turn of a transcript, live or final.
 #[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
@@ -279,6 +292,18 @@ fn forward_live(
                 Err(_) => {
                     notices = crossbeam_channel::never();
                     open -= 1;
+                }
+            },
+            default(LEVELS_EVERY) => {
+                let levels = match &*lock(&shared.meetings.phase) {
+                    Phase::Recording { session, paused: false } => Some(session.levels()),
+                    _ => None,
+                };
+                if let Some(l) = levels {
+                    shared.emit(AppEvent::MeetingLevels(MeetingLevels {
+                        you: l.you,
+                        others: l.others,
+                    }));
                 }
             },
         }
@@ -512,6 +537,57 @@ pub(super) fn export(
     std::fs::write(path, export::render(&transcript, format)).map_err(AppError::write(path))
 }
 
+/// Renames the speaker `from` of a meeting's kept transcript to `to` (its
+/// turns, and every export after); giving two speakers one name merges
+/// them, as when the diarization split one person in two. Returns the
+/// meeting as the page lists it.
+pub(super) fn rename_speaker(
+    shared: &Shared,
+    dir: &str,
+    from: &str,
+    to: &str,
+) -> Result<MeetingSummary, AppError> {
+    let dir = meeting_dir(shared, dir)?;
+    let to = to.trim();
+    if to.is_empty() {
+        return Err(AppError::Meeting("a speaker's name cannot be empty".into()));
+    }
+    let kept = dir.join(TRANSCRIPT_JSON);
+    let text = std::fs::read(&kept).map_err(AppError::read(&kept))?;
+    let mut transcript = transcript_from_json(&text).ok_or_else(|| {
+        AppError::Meeting(format!("{}: its transcript cannot be read", dir.display()))
+    })?;
+    let labels = transcript
+        .speakers
+        .as_mut()
+        .ok_or_else(|| AppError::Meeting("this transcript says nobody's name".into()))?;
+    let Some(renamed) = labels.names.iter().position(|name| name == from) else {
+        return Err(AppError::Meeting(format!(
+            "nobody is called {from} in this meeting"
+        )));
+    };
+    match labels.names.iter().position(|name| name == to) {
+        Some(kept) if kept != renamed => merge_speakers(labels, renamed, kept),
+        _ => labels.names[renamed] = to.to_string(),
+    }
+    keep_transcript(&dir, &transcript).map_err(AppError::write(&kept))?;
+    let record = MeetingRecord::read(&dir).map_err(|e| AppError::Meeting(e.to_string()))?;
+    Ok(summary(&dir, &record))
+}
+
+/// Gives speaker `gone`'s segments to speaker `kept` and drops `gone`'s name.
+fn merge_speakers(labels: &mut utter_core::transcript::SpeakerLabels, gone: usize, kept: usize) {
+    for who in labels.of_segment.iter_mut().flatten() {
+        if *who == gone {
+            *who = kept;
+        }
+        if *who > gone {
+            *who -= 1;
+        }
+    }
+    labels.names.remove(gone);
+}
+
 /// A transcript back from its JSON export (segments with speakers).
 fn transcript_from_json(bytes: &[u8]) -> Option<utter_core::transcript::FileTranscript> {
     let json: serde_json::Value = serde_json::from_slice(bytes).ok()?;
@@ -546,6 +622,26 @@ fn transcript_from_json(bytes: &[u8]) -> Option<utter_core::transcript::FileTran
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn merging_two_speakers_gives_the_second_one_s_segments_to_the_first() {
+        let mut labels = utter_core::transcript::SpeakerLabels {
+            names: vec!["Speaker 1".into(), "You".into(), "Speaker 2".into()],
+            of_segment: vec![Some(0), Some(2), Some(1), None, Some(2)],
+        };
+        merge_speakers(&mut labels, 2, 0);
+        assert_eq!(labels.names, ["Speaker 1", "You"]);
+        assert_eq!(
+            labels.of_segment,
+            [Some(0), Some(0), Some(1), None, Some(0)]
+        );
+        merge_speakers(&mut labels, 0, 1);
+        assert_eq!(labels.names, ["You"]);
+        assert_eq!(
+            labels.of_segment,
+            [Some(0), Some(0), Some(0), None, Some(0)]
+        );
+    }
 
     #[test]
     fn a_kept_transcript_reads_back_the_same() {

@@ -15,13 +15,21 @@ enum Phase {
     Off,
     Running {
         server: BackgroundServer,
-        port: u16,
+        ports: Ports,
     },
     /// It could not start (the port is taken...): said in Settings, and
     /// tried again at the next save.
     Failed {
         message: String,
     },
+}
+
+/// The ports a running server was started with: the HTTP API's, and
+/// Wyoming's when it speaks it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Ports {
+    http: u16,
+    wyoming: Option<u16>,
 }
 
 pub struct ServerHost(Mutex<Phase>);
@@ -41,6 +49,9 @@ pub struct ServerStatus {
     pub state: ServerState,
     /// Where clients point (`http://127.0.0.1:2022/v1`) while it runs.
     pub url: Option<String>,
+    /// Where Wyoming clients point (`tcp://127.0.0.1:10300`) while it
+    /// speaks Wyoming.
+    pub wyoming_url: Option<String>,
     /// Why it is not running, in words.
     pub error: Option<String>,
     /// The last requests it answered, newest first.
@@ -61,30 +72,43 @@ impl ServerHost {
     /// restarted on a new port; a running one on the same port is kept.
     pub fn apply(&self, settings: &Settings, store: &ModelStore) {
         let mut phase = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        let wanted = settings.server_enabled.then_some(settings.server_port);
-        if let (Some(wanted), Phase::Running { port, .. }) = (wanted, &*phase) {
-            if *port == wanted {
+        let wanted = settings.server_enabled.then_some(Ports {
+            http: settings.server_port,
+            wyoming: settings.wyoming_enabled.then_some(settings.wyoming_port),
+        });
+        if let (Some(wanted), Phase::Running { ports, .. }) = (wanted, &*phase) {
+            if *ports == wanted {
                 return;
             }
         }
-        // The old one lets go of its port before a new one binds.
+        // The old one lets go of its ports before a new one binds.
         *phase = Phase::Off;
-        let Some(port) = wanted else {
+        let Some(ports) = wanted else {
             return;
         };
         let config = ServeConfig {
-            port,
+            port: ports.http,
+            wyoming_port: ports.wyoming,
             ..ServeConfig::default()
         };
         *phase = match BackgroundServer::start(config, store.clone()) {
             Ok(server) => {
                 tracing::info!("local server at http://{}/v1", server.addr());
-                Phase::Running { server, port }
+                if let Some(wyoming) = server.wyoming_addr() {
+                    tracing::info!("Wyoming at tcp://{wyoming}");
+                }
+                Phase::Running { server, ports }
             }
             Err(e) => {
                 tracing::warn!("the local server did not start: {e}");
+                let taken = match ports.wyoming {
+                    Some(w) => format!("{} or {w}", ports.http),
+                    None => ports.http.to_string(),
+                };
                 Phase::Failed {
-                    message: format!("{e}. Choose another port, or stop the program using {port}."),
+                    message: format!(
+                        "{e}. Choose another port, or stop the program using {taken}."
+                    ),
                 }
             }
         };
@@ -96,18 +120,21 @@ impl ServerHost {
             Phase::Off => ServerStatus {
                 state: ServerState::Off,
                 url: None,
+                wyoming_url: None,
                 error: None,
                 clients: Vec::new(),
             },
             Phase::Running { server, .. } => ServerStatus {
                 state: ServerState::Running,
                 url: Some(format!("http://{}/v1", server.addr())),
+                wyoming_url: server.wyoming_addr().map(|a| format!("tcp://{a}")),
                 error: None,
                 clients: server.recent_clients(),
             },
             Phase::Failed { message } => ServerStatus {
                 state: ServerState::Failed,
                 url: None,
+                wyoming_url: None,
                 error: Some(message.clone()),
                 clients: Vec::new(),
             },

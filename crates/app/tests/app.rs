@@ -245,6 +245,49 @@ fn the_local_server_follows_its_settings_and_lists_its_clients() {
     assert_eq!(clients[0].client.as_deref(), Some("notes-app/2.1"));
     assert_eq!((&*clients[0].path, clients[0].status), ("/v1/models", 200));
 
+    // Wyoming beside it (Home Assistant's protocol, JSON lines over TCP):
+    // `describe` is answered with the installed speech models.
+    let wyoming_port = free_port();
+    app.save_settings(Settings {
+        wyoming_enabled: true,
+        wyoming_port,
+        ..app.settings()
+    })
+    .unwrap();
+    let status = app.server_status();
+    assert_eq!(
+        status.wyoming_url.as_deref(),
+        Some(&*format!("tcp://127.0.0.1:{wyoming_port}")),
+        "{status:?}"
+    );
+    assert_eq!(
+        status.url.as_deref(),
+        Some(&*format!("http://127.0.0.1:{port}/v1"))
+    );
+    let wyoming = std::net::TcpStream::connect(("127.0.0.1", wyoming_port)).unwrap();
+    wyoming
+        .set_read_timeout(Some(std::time::Duration::from_secs(10)))
+        .unwrap();
+    (&wyoming).write_all(b"{\"type\": \"describe\"}\n").unwrap();
+    let mut header = String::new();
+    std::io::BufRead::read_line(&mut std::io::BufReader::new(&wyoming), &mut header).unwrap();
+    let header: serde_json::Value = serde_json::from_str(&header).unwrap();
+    assert_eq!(header["type"], "info", "{header}");
+    // The same port for both is refused before anything restarts.
+    assert!(app
+        .save_settings(Settings {
+            wyoming_port: port,
+            ..app.settings()
+        })
+        .is_err());
+    app.save_settings(Settings {
+        wyoming_enabled: false,
+        ..app.settings()
+    })
+    .unwrap();
+    assert_eq!(app.server_status().wyoming_url, None);
+    assert!(std::net::TcpStream::connect(("127.0.0.1", wyoming_port)).is_err());
+
     let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let taken_port = taken.local_addr().unwrap().port();
     app.save_settings(Settings {

@@ -35,7 +35,7 @@ fn wait_meeting(rx: &Receiver<AppEvent>, until: impl Fn(&MeetingStatus) -> bool)
 }
 
 #[test]
-fn a_meeting_started_and_stopped_from_the_page_is_listed_with_who_said_what() {
+fn a_meeting_started_and_stopped_from_the_page_is_listed_with_who_said_what_and_renamed() {
     let dir = tempfile::tempdir().unwrap();
     let sound = SoundServer::start(&dir.path().join("runtime"));
     // Only this test runs in this binary: the app's capture finds the server here.
@@ -62,14 +62,20 @@ fn a_meeting_started_and_stopped_from_the_page_is_listed_with_who_said_what() {
     let (mut others, mut mic) = (sound.play_to_speakers(&call.others), sound.play(&call.mic));
     assert!(others.wait().unwrap().success() && mic.wait().unwrap().success());
     std::thread::sleep(Duration::from_secs(1));
-    // The live transcript reached the page while the meeting went on.
-    let live: Vec<_> = rx
-        .try_iter()
-        .filter_map(|e| match e {
-            AppEvent::MeetingLine(turn) => Some(turn),
-            _ => None,
-        })
-        .collect();
+    // The live transcript and both sides' levels reached the page while the
+    // meeting went on.
+    let (mut live, mut loudest) = (Vec::new(), (0f32, 0f32));
+    for event in rx.try_iter() {
+        match event {
+            AppEvent::MeetingLine(turn) => live.push(turn),
+            AppEvent::MeetingLevels(l) => loudest = (loudest.0.max(l.you), loudest.1.max(l.others)),
+            _ => {}
+        }
+    }
+    assert!(
+        loudest.0 > 0.01 && loudest.1 > 0.01,
+        "both voices showed on the meters: {loudest:?}"
+    );
     assert!(
         live.iter().any(|t| t.speaker == "You") && live.iter().any(|t| t.speaker == "Others"),
         "{live:?}"
@@ -114,5 +120,32 @@ fn a_meeting_started_and_stopped_from_the_page_is_listed_with_who_said_what() {
     );
     // Only the app's meetings can be exported.
     assert!(app.export_meeting("/etc", Format::Txt, &vtt).is_err());
+
+    // A speaker renamed after the fact: the turns and every export after say
+    // the new name; a name nobody has, or an empty one, is refused.
+    let renamed = app
+        .rename_meeting_speaker(&m.dir, "Speaker 1", "Ann")
+        .unwrap();
+    assert!(
+        renamed.turns.iter().any(|t| t.speaker == "Ann"),
+        "{renamed:?}"
+    );
+    assert!(renamed.turns.iter().all(|t| t.speaker != "Speaker 1"));
+    assert_eq!(app.meetings()[0].turns, renamed.turns, "kept on disk");
+    let md = dir.path().join("call.md");
+    app.export_meeting(&m.dir, Format::Md, &md).unwrap();
+    let text = std::fs::read_to_string(&md).unwrap();
+    assert!(
+        text.contains("**Ann**") && !text.contains("Speaker 1"),
+        "{text}"
+    );
+    assert!(app.rename_meeting_speaker(&m.dir, "Nobody", "X").is_err());
+    assert!(app.rename_meeting_speaker(&m.dir, "Ann", "  ").is_err());
+    // Two names made one: everything Ann said is now the user's.
+    let merged = app.rename_meeting_speaker(&m.dir, "Ann", "You").unwrap();
+    assert!(
+        merged.turns.iter().all(|t| t.speaker == "You"),
+        "{merged:?}"
+    );
     app.shutdown();
 }

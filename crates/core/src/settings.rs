@@ -84,6 +84,10 @@ pub struct Settings {
     /// runs with the app: off unless the user turns it on; loopback only.
     pub server_enabled: bool,
     pub server_port: u16,
+    /// The server also speaks Wyoming (Home Assistant's voice protocol) on
+    /// `wyoming_port`, loopback only too; only while the server runs.
+    pub wyoming_enabled: bool,
+    pub wyoming_port: u16,
 }
 
 impl Default for Settings {
@@ -118,6 +122,8 @@ impl Default for Settings {
             command_key: Some(defaults::COMMAND_KEY.into()),
             server_enabled: false,
             server_port: defaults::SERVER_PORT,
+            wyoming_enabled: false,
+            wyoming_port: defaults::WYOMING_PORT,
         }
     }
 }
@@ -204,6 +210,18 @@ impl Settings {
             return Err(invalid(
                 "serverPort",
                 "must be 1024 to 65535 (lower ports need administrator rights)",
+            ));
+        }
+        if self.wyoming_port < 1024 {
+            return Err(invalid(
+                "wyomingPort",
+                "must be 1024 to 65535 (lower ports need administrator rights)",
+            ));
+        }
+        if self.wyoming_enabled && self.wyoming_port == self.server_port {
+            return Err(invalid(
+                "wyomingPort",
+                "must differ from the server's port (two protocols, two ports)",
             ));
         }
         if self.vocabulary.len() > VOCABULARY_MAX {
@@ -572,6 +590,11 @@ mod tests {
             ("language", r#"{"version":1,"language":"English"}"#),
             ("theme", r#"{"version":1,"theme":"neon"}"#),
             ("pasteKeys", r#"{"version":1,"pasteKeys":"alt+v"}"#),
+            ("wyomingPort", r#"{"version":2,"wyomingPort":80}"#),
+            (
+                "wyomingPort",
+                r#"{"version":2,"wyomingEnabled":true,"wyomingPort":2022}"#,
+            ),
             ("vocabulary", r#"{"version":2,"vocabulary":["ok", "  "]}"#),
             (
                 "replacements",

@@ -247,6 +247,7 @@ impl Server {
 /// (its engine workers end with it).
 pub struct BackgroundServer {
     addr: SocketAddr,
+    wyoming: Option<SocketAddr>,
     recent: Arc<RecentClients>,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     thread: Option<std::thread::JoinHandle<()>>,
@@ -262,6 +263,7 @@ impl BackgroundServer {
             .map_err(ServeError::Runtime)?;
         let server = runtime.block_on(Server::bind(config, store))?;
         let addr = server.local_addr();
+        let wyoming = server.wyoming_addr();
         let recent = server.recent_clients();
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let thread = std::thread::Builder::new()
@@ -279,6 +281,7 @@ impl BackgroundServer {
             .map_err(ServeError::Runtime)?;
         Ok(Self {
             addr,
+            wyoming,
             recent,
             stop: Some(stop),
             thread: Some(thread),
@@ -287,6 +290,11 @@ impl BackgroundServer {
 
     pub fn addr(&self) -> SocketAddr {
         self.addr
+    }
+
+    /// Where it speaks Wyoming, when it does.
+    pub fn wyoming_addr(&self) -> Option<SocketAddr> {
+        self.wyoming
     }
 
     /// The last requests answered, newest first.

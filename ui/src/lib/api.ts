@@ -16,6 +16,7 @@ import type {
   HistoryEntry,
   InstallProgress,
   Level,
+  MeetingLevels,
   MeetingStatus,
   MeetingTurn,
   Model,
@@ -137,6 +138,8 @@ export const api = {
   listMeetings: () => call('list_meetings'),
   finishMeeting: (dir: string) => call('finish_meeting', { dir }),
   exportMeeting: (dir: string, format: ExportFormat, path: string) => call('export_meeting', { dir, format, path }),
+  /** Renames a speaker of a past meeting; naming two speakers alike merges them. */
+  renameMeetingSpeaker: (dir: string, from: string, to: string) => call('rename_meeting_speaker', { dir, from, to }),
 
   checkForUpdates: () => call('check_for_updates'),
   installUpdate: () => call('install_update'),
@@ -150,6 +153,7 @@ export interface ShellEvents {
   'file-job': FileJob;
   meeting: MeetingStatus;
   'meeting-line': MeetingTurn;
+  'meeting-levels': MeetingLevels;
   'install-progress': InstallProgress;
   'history-changed': Record<string, never>;
   'settings-changed': Settings;

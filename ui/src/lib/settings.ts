@@ -59,6 +59,12 @@ export function validateSettings(s: Settings, mac = false): FieldError | null {
   if (!Number.isInteger(s.serverPort) || s.serverPort < 1024 || s.serverPort > 65535) {
     return { field: 'serverPort', message: 'The server port must be 1024 to 65535 (lower ports need administrator rights).' };
   }
+  if (!Number.isInteger(s.wyomingPort) || s.wyomingPort < 1024 || s.wyomingPort > 65535) {
+    return { field: 'wyomingPort', message: 'The Wyoming port must be 1024 to 65535 (lower ports need administrator rights).' };
+  }
+  if (s.wyomingEnabled && s.wyomingPort === s.serverPort) {
+    return { field: 'wyomingPort', message: "The Wyoming port must differ from the server's port." };
+  }
   if (s.vocabulary.length > VOCABULARY_MAX) {
     return { field: 'vocabulary', message: `At most ${VOCABULARY_MAX} words; put the most important first.` };
   }

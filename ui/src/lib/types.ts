@@ -33,6 +33,7 @@ export type { CatalogRow } from './generated/CatalogRow';
 export type { MicMode } from './generated/MicMode';
 export type { RecentApp } from './generated/RecentApp';
 export type { ServerStatus } from './generated/ServerStatus';
+export type { MeetingLevels } from './generated/MeetingLevels';
 export type { MeetingState } from './generated/MeetingState';
 export type { MeetingStatus } from './generated/MeetingStatus';
 export type { MeetingSummary } from './generated/MeetingSummary';

@@ -134,7 +134,7 @@ function handle(cmd: string, args: Record<string, unknown>): unknown {
       // A test may change what the shell reports while the page polls.
       return (
         (window as unknown as { __fakeServer?: ServerStatus }).__fakeServer ??
-        state.server ?? { state: 'off', url: null, error: null, clients: [] }
+        state.server ?? { state: 'off', url: null, wyomingUrl: null, error: null, clients: [] }
       );
     case 'dismiss_notice':
       state.status = { ...state.status, notice: null };
@@ -270,6 +270,14 @@ function handle(cmd: string, args: Record<string, unknown>): unknown {
       return state.meetings ?? [];
     case 'export_meeting':
       return null;
+    case 'rename_meeting_speaker': {
+      const { dir, from, to } = args as { dir: string; from: string; to: string };
+      const meetings = (state.meetings ?? []).map((m) =>
+        m.dir === dir ? { ...m, turns: m.turns.map((t) => (t.speaker === from ? { ...t, speaker: to } : t)) } : m,
+      );
+      state.meetings = meetings;
+      return meetings.find((m) => m.dir === dir);
+    }
     case 'plugin:dialog|save': {
       const o = args.options as { defaultPath?: string };
       return `/home/user/${o.defaultPath ?? 'out'}`;

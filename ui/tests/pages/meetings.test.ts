@@ -50,6 +50,13 @@ describe('meetings', () => {
     await page.getByTestId('meeting-stop').waitFor();
     expect(await page.getByTestId('meeting-devices').textContent()).toContain('Monitor of Speakers');
 
+    // Both sides' levels, ten a second from the shell: two meters.
+    expect(await page.getByTestId('level-you').getAttribute('data-lit')).toBe('0');
+    await emit(page, 'meeting-levels', { you: 0.25, others: 0.01 });
+    await page.waitForFunction(() => document.querySelector('[data-testid=level-you]')?.getAttribute('data-lit') !== '0');
+    const lit = async (id: string) => Number(await page.getByTestId(id).getAttribute('data-lit'));
+    expect(await lit('level-you')).toBeGreaterThan(await lit('level-others'));
+    expect(await page.getByTestId('level-others').getAttribute('aria-label')).toBe("The system audio's level");
     await emit(page, 'meeting-line', { speaker: 'Others', startMs: 1_000, text: 'Can you hear me?' });
     await emit(page, 'meeting-line', { speaker: 'You', startMs: 4_000, text: 'Loud and clear.' });
     await page.getByTestId('meeting-live').waitFor();
@@ -77,6 +84,17 @@ describe('meetings', () => {
     await transcript.waitFor();
     expect(await transcript.textContent()).toContain('Speaker 1 Can you hear me?');
     await shot(page, 'meetings-transcript');
+
+    // Rename a speaker after the fact: the transcript (and the exports, made
+    // from the kept transcript by the core) say the new name.
+    expect(await page.getByTestId('speaker-rename').allTextContents()).toEqual(['Speaker 1', 'You']);
+    await page.getByTestId('speaker-rename').first().click();
+    await page.getByTestId('speaker-name').fill('Ann');
+    await shot(page, 'meetings-rename');
+    await page.getByTestId('speaker-save').click();
+    expect((await waitForCall(page, 'rename_meeting_speaker'))[0].args).toEqual({ dir: DIR, from: 'Speaker 1', to: 'Ann' });
+    await page.waitForFunction(() => document.querySelector('[data-testid=meeting-transcript]')?.textContent?.includes('Ann Can you hear me?'));
+    expect(await page.getByTestId('speaker-rename').allTextContents()).toEqual(['Ann', 'You']);
 
     await page.getByTestId('meeting-export-srt').click();
     const [dialog] = await waitForCall(page, 'plugin:dialog|save');

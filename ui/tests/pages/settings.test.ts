@@ -193,17 +193,28 @@ describe('settings', () => {
     await page.getByTestId('settings-save').click();
     const [save] = await waitForCall(page, 'save_settings');
     expect(save.args).toEqual({ settings: { ...f.settings, serverEnabled: true, serverPort: 8178 } });
+    // Wyoming beside it: on its own port, never the server's.
+    await page.getByTestId('wyoming-enabled').check();
+    await page.getByTestId('wyoming-port').fill('8178');
+    await page.getByTestId('settings-save').click();
+    expect(await page.getByTestId('settings-error').textContent()).toContain("differ from the server's port");
+    await page.getByTestId('wyoming-port').fill('10300');
+    await page.getByTestId('settings-save').click();
+    const [, wyoming] = await waitForCall(page, 'save_settings', 2);
+    expect(wyoming.args).toEqual({ settings: { ...f.settings, serverEnabled: true, serverPort: 8178, wyomingEnabled: true } });
     // The shell now reports it running, with one client (polled every 2 s).
     await page.evaluate(() => {
       (window as unknown as { __fakeServer: unknown }).__fakeServer = {
         state: 'running',
         url: 'http://127.0.0.1:8178/v1',
+        wyomingUrl: 'tcp://127.0.0.1:10300',
         error: null,
         clients: [{ atMs: Date.UTC(2026, 11, 4, 9, 30), client: 'OpenAI/Python 1.99.9', origin: null, method: 'POST', path: '/v1/audio/transcriptions', status: 200 }],
       };
     });
     await page.getByTestId('server-url').waitFor({ timeout: 5000 });
     expect(await page.getByTestId('server-url').textContent()).toBe('http://127.0.0.1:8178/v1');
+    expect(await page.getByTestId('wyoming-url').textContent()).toBe('tcp://127.0.0.1:10300');
     expect(await page.getByTestId('server-clients').textContent()).toContain('OpenAI/Python 1.99.9');
     await page.getByTestId('server-section').scrollIntoViewIfNeeded();
     await shot(page, 'settings-server');
@@ -211,6 +222,7 @@ describe('settings', () => {
       (window as unknown as { __fakeServer: unknown }).__fakeServer = {
         state: 'failed',
         url: null,
+        wyomingUrl: null,
         error: 'cannot listen on 127.0.0.1:8178: Address already in use. Choose another port, or stop the program using 8178.',
         clients: [],
       };

@@ -21,7 +21,7 @@ pub mod transcribe;
 use std::path::{Path, PathBuf};
 
 pub use live::{LiveConfig, LiveLine, LiveTranscriber};
-pub use recorder::{Channel, MeetingNotice, MeetingRecorder, MeetingSources};
+pub use recorder::{Channel, MeetingLevels, MeetingNotice, MeetingRecorder, MeetingSources};
 pub use session::{
     finish_meeting, name_the_others, MeetingModels, MeetingSession, NoLiveTranscript,
     StoppedMeeting,

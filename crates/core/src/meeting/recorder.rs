@@ -9,6 +9,8 @@
 //! channels' audio from the same moment.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -59,6 +61,47 @@ enum Command {
     Stop,
 }
 
+/// How loud each side is now, for level meters: the RMS of the last chunk
+/// written (0.0–1.0); 0 while paused or once its device is gone.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct MeetingLevels {
+    pub you: f32,
+    pub others: f32,
+}
+
+/// The writer's levels, read by whoever shows them.
+#[derive(Default)]
+struct SharedLevels {
+    you: AtomicU32,
+    others: AtomicU32,
+}
+
+impl SharedLevels {
+    fn set(&self, channel: Channel, rms: f32) {
+        let slot = match channel {
+            Channel::You => &self.you,
+            Channel::Others => &self.others,
+        };
+        slot.store(rms.to_bits(), Ordering::Relaxed);
+    }
+
+    fn get(&self) -> MeetingLevels {
+        MeetingLevels {
+            you: f32::from_bits(self.you.load(Ordering::Relaxed)),
+            others: f32::from_bits(self.others.load(Ordering::Relaxed)),
+        }
+    }
+}
+
+fn rms(pcm: &[f32]) -> f32 {
+    if pcm.is_empty() {
+        return 0.0;
+    }
+    (pcm.iter().map(|s| s * s).sum::<f32>() / pcm.len() as f32)
+        .sqrt()
+        .min(1.0)
+}
+
 /// A meeting being recorded. [`MeetingRecorder::stop`] ends it; dropping it
 /// without stopping leaves it as a crash would (the audio on disk, the
 /// record saying `recording`).
@@ -68,6 +111,7 @@ pub struct MeetingRecorder {
     pub system_audio: CaptureInfo,
     notices: Receiver<MeetingNotice>,
     commands: Sender<Command>,
+    levels: Arc<SharedLevels>,
     thread: Option<JoinHandle<Result<MeetingRecord, MeetingError>>>,
 }
 
@@ -110,7 +154,9 @@ impl MeetingRecorder {
         while system.events.try_recv().is_ok() {}
         let (notice_tx, notices) = unbounded();
         let (commands, command_rx) = unbounded();
+        let levels = Arc::new(SharedLevels::default());
         let writer = Writer {
+            levels: levels.clone(),
             dir: dir.to_path_buf(),
             you: Side::new(mic, you),
             others: Side::new(system, others),
@@ -132,8 +178,14 @@ impl MeetingRecorder {
             system_audio,
             notices,
             commands,
+            levels,
             thread: Some(thread),
         })
+    }
+
+    /// How loud each side is now.
+    pub fn levels(&self) -> MeetingLevels {
+        self.levels.get()
     }
 
     /// The meeting's folder.
@@ -211,6 +263,7 @@ const STEADY_AFTER: Duration = Duration::from_secs(2);
 
 struct Writer {
     dir: PathBuf,
+    levels: Arc<SharedLevels>,
     you: Side,
     others: Side,
     record: MeetingRecord,
@@ -246,6 +299,8 @@ impl Writer {
                 recv(commands) -> command => match command {
                     Ok(Command::Pause) => {
                         paused = true;
+                        self.levels.set(Channel::You, 0.0);
+                        self.levels.set(Channel::Others, 0.0);
                         self.both_ran_for += self.running.elapsed();
                     }
                     Ok(Command::Resume) => {
@@ -342,6 +397,7 @@ impl Writer {
 
     /// Writes `pcm` to its channel; a lost other channel gets as much silence.
     fn write(&mut self, channel: Channel, pcm: &[f32]) -> Result<(), MeetingError> {
+        self.levels.set(channel, rms(pcm));
         let side = self.side(channel);
         side.last_audio = Instant::now();
         side.wav
@@ -387,6 +443,7 @@ impl Writer {
             return;
         }
         side.device = Device::Lost;
+        self.levels.set(channel, 0.0);
         let text = format!("{channel} stopped ({message}); the meeting goes on without it");
         tracing::warn!("{text}");
         self.record.notices.push(text.clone());

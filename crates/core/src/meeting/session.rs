@@ -8,7 +8,7 @@ use crossbeam_channel::{never, Receiver};
 use utter_models::diarize::{DiarizeOptions, SpeakerModels};
 
 use super::live::{LiveConfig, LiveLine, LiveTranscriber};
-use super::recorder::{MeetingNotice, MeetingRecorder, MeetingSources};
+use super::recorder::{MeetingLevels, MeetingNotice, MeetingRecorder, MeetingSources};
 use super::transcribe::{transcribe_meeting, MeetingTranscription};
 use super::{new_meeting_dir, MeetingError, MeetingRecord};
 use crate::audio::capture::CaptureInfo;
@@ -127,6 +127,11 @@ impl MeetingSession {
 
     pub fn notices(&self) -> &Receiver<MeetingNotice> {
         self.recorder.notices()
+    }
+
+    /// How loud each side is now (level meters).
+    pub fn levels(&self) -> MeetingLevels {
+        self.recorder.levels()
     }
 
     pub fn pause(&self) {

@@ -22,3 +22,5 @@ pub const KEEP_RECORDINGS: usize = 500;
 /// The local server's port: where VoiceMode and whisper.cpp users already
 /// point their clients (`utter serve` uses it too).
 pub const SERVER_PORT: u16 = 2022;
+/// Wyoming's usual port (Home Assistant, wyoming-faster-whisper).
+pub const WYOMING_PORT: u16 = 10300;

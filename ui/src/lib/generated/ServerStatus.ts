@@ -15,6 +15,11 @@ state: ServerState,
  */
 url: string | null, 
 /**
+ * Where Wyoming clients point (`tcp://127.0.0.1:10300`) while it
+ * speaks Wyoming.
+ */
+wyomingUrl: string | null, 
+/**
  * Why it is not running, in words.
  */
 error: string | null, 

@@ -66,7 +66,12 @@ commandKey: string | null,
  * The local speech server (the OpenAI audio API, as `utter serve`)
  * runs with the app: off unless the user turns it on; loopback only.
  */
-serverEnabled: boolean, serverPort: number, replacements: Array<Replacement>, 
+serverEnabled: boolean, serverPort: number, 
+/**
+ * The server also speaks Wyoming (Home Assistant's voice protocol) on
+ * `wyoming_port`, loopback only too; only while the server runs.
+ */
+wyomingEnabled: boolean, wyomingPort: number, replacements: Array<Replacement>, 
 /**
  * "comma", "new line"... are written as marks (English).
  */
