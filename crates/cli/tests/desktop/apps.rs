@@ -126,6 +126,23 @@ fn delivered_text(
     delivered["text"].as_str().unwrap().trim().to_string()
 }
 
+/// A push-to-talk dictation of clip `i`: its `text_delivered`, and when the
+/// key was released (just before).
+fn dictation(d: &Desktop, dictate: &Dictate, i: usize) -> (Value, Instant) {
+    let released = std::cell::Cell::new(Instant::now());
+    let delivered = Take::hotkey(d, &clip(i))
+        .spoken(|_| released.set(Instant::now()))
+        .run(dictate);
+    (delivered, released.get())
+}
+
+/// Release → the text read back from the app, for the figures printed at
+/// the end (an upper bound: reading starts once Utter said it delivered,
+/// and an editor's includes its save).
+fn ms_since(released: Instant) -> u128 {
+    released.elapsed().as_millis()
+}
+
 #[test]
 fn a_dictation_pastes_into_firefox_gtk_and_qt_editors_and_kitty_with_no_flag() {
     let _guard = serial();
@@ -148,10 +165,12 @@ fn a_dictation_pastes_into_firefox_gtk_and_qt_editors_and_kitty_with_no_flag() {
     browser.env("MOZ_ENABLE_WAYLAND", "0");
     let page = firefox::TextAreaPage::start(browser, tmp.path());
     focus_and_click(d, firefox::TITLE);
-    let delivered = Take::hotkey(d, &clip(0)).run(&dictate);
+    let mut figures = Vec::new();
+    let (delivered, released) = dictation(d, &dictate, 0);
     let text = delivered_text(&dictate, &delivered, "firefox-esr", None);
     let received = read_until(&text, || page.value().trim().to_string());
     assert_eq!(received, text, "Firefox's text area");
+    figures.push(format!("Firefox ESR {} ms", ms_since(released)));
     check("Firefox", &received, 0);
     clipboard_back();
     drop(page);
@@ -168,16 +187,17 @@ fn a_dictation_pastes_into_firefox_gtk_and_qt_editors_and_kitty_with_no_flag() {
     ];
     for (i, (program, args, tag, app)) in editors.into_iter().enumerate() {
         let editor = Editor::open(d, tmp.path(), program, args, tag);
-        let delivered = Take::hotkey(d, &clip(i + 1)).run(&dictate);
+        let (delivered, released) = dictation(d, &dictate, i + 1);
         let text = delivered_text(&dictate, &delivered, app, None);
         let received = read_until(&text, || editor.saved(d));
         assert_eq!(received, text, "{program}'s file");
+        figures.push(format!("{app} {} ms (with a save)", ms_since(released)));
         check(program, &received, i + 1);
         clipboard_back();
     }
 
     let terminal = Terminal::open(d, "kitty", "Dictate-kitty");
-    let delivered = Take::hotkey(d, &clip(4)).run(&dictate);
+    let (delivered, released) = dictation(d, &dictate, 4);
     let text = delivered_text(
         &dictate,
         &delivered,
@@ -186,6 +206,14 @@ fn a_dictation_pastes_into_firefox_gtk_and_qt_editors_and_kitty_with_no_flag() {
     );
     let received = terminal.submit(d);
     assert_eq!(received, text, "the line kitty's shell read");
+    figures.push(format!(
+        "kitty {} ms (with Return and the shell's line)",
+        ms_since(released)
+    ));
+    println!(
+        "release → text read back from the app: {}",
+        figures.join("; ")
+    );
     check("kitty", &received, 4);
     clipboard_back();
     dictate.stop();
