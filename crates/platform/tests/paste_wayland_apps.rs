@@ -275,6 +275,15 @@ fn on_wayland_typed_text_arrives_exactly_under_german_and_french_layouts() {
         paste_keys: target.keys(),
         trailing_space: false,
     };
+    // Line breaks go to the real Enter key: two paragraphs into the page.
+    let paragraphs = "First line, typed.\nSecond line: ok!";
+    chromium.clear();
+    chromium.focus();
+    typing
+        .deliver(paragraphs, &how(OutputMethod::Type, chromium.as_ref()))
+        .expect("typed");
+    let arrived = settled(Duration::from_secs(10), paragraphs, || chromium.read());
+    assert_eq!(arrived, paragraphs, "two lines typed into Chromium");
     for layout in ["us", "de", "fr"] {
         desk.sway
             .swaymsg(&["input", "type:keyboard", "xkb_layout", layout]);

@@ -14,7 +14,7 @@
 //! The keymap is uploaded again for every text: a compositor applies its
 //! own layout settings to every keyboard, virtual ones included, whenever
 //! they change (sway's `input type:keyboard xkb_layout`), which silently
-//! replaces ours.
+//! replaces ours. Line breaks and tabs are the real Enter and Tab keys.
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -46,6 +46,21 @@ const CHARACTER_KEYS: [std::ops::RangeInclusive<u32>; 9] = [
     117..=117, // the keypad's =
     121..=121, // the keypad's ,
 ];
+
+/// Line breaks and tabs go to the real Enter and Tab keys (xkb codes;
+/// evdev's 28 and 15), bound in every keymap: apps that read those keys by
+/// their code then do what the key does.
+const ENTER: u32 = 36;
+const TAB: u32 = 23;
+
+/// The key a line break or a tab is typed with.
+fn fixed_key(c: char) -> Option<u32> {
+    match c {
+        '\n' => Some(ENTER),
+        '\t' => Some(TAB),
+        _ => None,
+    }
+}
 
 /// How many characters one keymap binds: one per character key. A text
 /// with more distinct characters is typed in pieces, a keymap each.
@@ -115,7 +130,7 @@ impl VirtualKeyboard {
         for piece in pieces(text) {
             self.bind(piece)?;
             for c in piece.chars() {
-                let Some(&keycode) = self.bound.get(&c) else {
+                let Some(keycode) = fixed_key(c).or_else(|| self.bound.get(&c).copied()) else {
                     continue; // no keysym: a control character typing cannot give
                 };
                 // The protocol's keys are evdev codes, xkb's less 8.
@@ -136,16 +151,14 @@ impl VirtualKeyboard {
     /// MAX_BOUND distinct ones), uploading a new one only where it lacks one.
     fn bind(&mut self, piece: &str) -> Result<(), VirtualKeyboardError> {
         let missing: Vec<char> = distinct(piece)
-            .filter(|c| !self.bound.contains_key(c) && keysym_name(*c).is_some())
+            .filter(|c| !self.bound.contains_key(c) && bindable(*c))
             .collect();
         if missing.is_empty() {
             return Ok(());
         }
         if self.bound.len() + missing.len() > MAX_BOUND {
             self.bound.clear();
-            let all: Vec<char> = distinct(piece)
-                .filter(|c| keysym_name(*c).is_some())
-                .collect();
+            let all: Vec<char> = distinct(piece).filter(|c| bindable(*c)).collect();
             return self.upload(all);
         }
         let mut chars: Vec<(char, u32)> = self.bound.iter().map(|(c, k)| (*c, *k)).collect();
@@ -209,12 +222,16 @@ fn distinct(text: &str) -> impl Iterator<Item = char> + '_ {
     text.chars().filter(move |c| seen.insert(*c))
 }
 
-/// The keysym that types `c`, by name: Return for a line break, Tab, and
-/// otherwise the keysym of the character (Unicode keysyms for the rest).
+/// Whether `c` is typed with a key of the pool (not Enter or Tab, and
+/// not a control character no key gives).
+fn bindable(c: char) -> bool {
+    fixed_key(c).is_none() && keysym_name(c).is_some()
+}
+
+/// The keysym that types `c`, by name: the keysym of the character
+/// (Unicode keysyms for the rest); none for control characters.
 fn keysym_name(c: char) -> Option<String> {
     match c {
-        '\n' => Some("Return".into()),
-        '\t' => Some("Tab".into()),
         c if c.is_control() => None,
         c => {
             let keysym = xkbcommon::xkb::utf32_to_keysym(c as u32);
@@ -225,13 +242,16 @@ fn keysym_name(c: char) -> Option<String> {
 }
 
 /// An xkb keymap in which the n-th of `chars` is the n-th of [`keycodes`],
-/// one level, one keysym.
+/// one level, one keysym, with Return and Tab on their own keys.
 fn keymap(chars: &[char]) -> String {
     let last = keycodes().max().expect("some keys");
     let mut keycodes_section = String::new();
     let mut symbols = String::new();
-    for (c, code) in chars.iter().zip(keycodes()) {
-        let name = keysym_name(*c).expect("only characters with a keysym are bound");
+    let named = chars
+        .iter()
+        .map(|c| keysym_name(*c).expect("only characters with a keysym are bound"));
+    let fixed = [("Return".to_string(), ENTER), ("Tab".to_string(), TAB)];
+    for (name, code) in named.zip(keycodes()).chain(fixed) {
         keycodes_section.push_str(&format!("    <K{code}> = {code};\n"));
         symbols.push_str(&format!("    key <K{code}> {{ [ {name} ] }};\n"));
     }
@@ -312,7 +332,7 @@ mod tests {
 
     #[test]
     fn a_keymap_binds_each_character_to_a_key_of_its_own_that_xkb_compiles() {
-        let chars: Vec<char> = "Kö:ß€日\n".chars().collect();
+        let chars: Vec<char> = "Kö:ß€日".chars().collect();
         let text = keymap(&chars);
         let context = xkbcommon::xkb::Context::new(xkbcommon::xkb::CONTEXT_NO_FLAGS);
         let compiled = xkbcommon::xkb::Keymap::new_from_string(
