@@ -16,7 +16,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use utter_platform::output::{
-    open_sink, Delivered, Delivery, OutputConfig, OutputEnv, OutputMethod, PasteFallback, PasteKeys,
+    open_sink, Delivered, OutputConfig, OutputEnv, OutputMethod, PasteFallback, PasteKeys,
 };
 use utter_test_support::chromium::{self, TextAreaPage};
 
@@ -24,7 +24,7 @@ use utter_test_support::chromium::{self, TextAreaPage};
 mod paste_matrix;
 #[path = "support/x11_apps.rs"]
 mod x11_apps;
-use paste_matrix::{delivery, median, ms, settled, texts, LAYOUT_TEXT};
+use paste_matrix::{delivery, median, ms, settled, sink, texts, typing, LAYOUT_TEXT};
 use utter_test_support::desktop::png;
 use utter_test_support::x11_clipboard::{clipboard, clipboard_offers, copy};
 use x11_apps::{focus, start_xvfb, wait_until, window, CatTerminal};
@@ -222,17 +222,8 @@ fn typed_text_arrives_exactly_under_german_and_french_layouts() {
     let (_xvfb, _display) = start_xvfb();
     let mut chromium = Chromium::start(dir.path());
     let xterm = CatTerminal::xterm(dir.path());
-    let config = OutputConfig {
-        method: OutputMethod::Type,
-        ..OutputConfig::default()
-    };
-    let (mut sink, notice) = open_sink(&config, &OutputEnv::detect(None)).expect("a type sink");
-    assert_eq!(notice, None);
-    let how = Delivery {
-        method: OutputMethod::Type,
-        paste_keys: PasteKeys::Standard,
-        trailing_space: false,
-    };
+    let mut sink = sink(OutputMethod::Type);
+    let how = typing(PasteKeys::Standard);
     let text = LAYOUT_TEXT;
     let mut in_terminal = String::new();
     for layout in ["de", "fr", "us"] {
@@ -295,19 +286,9 @@ fn typed_text_arrives_exactly_with_two_layout_groups() {
     let (_xvfb, _display) = start_xvfb();
     let mut chromium = Chromium::start(dir.path());
     let xterm = CatTerminal::xterm(dir.path());
-    let config = OutputConfig {
-        method: OutputMethod::Type,
-        ..OutputConfig::default()
-    };
-    let (mut sink, notice) = open_sink(&config, &OutputEnv::detect(None)).expect("a type sink");
-    assert_eq!(notice, None);
-    let how = Delivery {
-        method: OutputMethod::Type,
-        paste_keys: PasteKeys::Standard,
-        trailing_space: false,
-    };
-    let (mut pasting, _) =
-        open_sink(&OutputConfig::default(), &OutputEnv::detect(None)).expect("a paste sink");
+    let mut sink = sink(OutputMethod::Type);
+    let how = typing(PasteKeys::Standard);
+    let mut pasting = paste_matrix::sink(OutputMethod::Paste);
     let text = "Hello, world! Привет, мир! Ёлка — ok? QWERTY йцукен";
     let mut in_terminal = String::new();
     for (layouts, second) in [

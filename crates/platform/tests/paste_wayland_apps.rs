@@ -29,7 +29,7 @@ use utter_test_support::{chromium, firefox};
 mod paste_matrix;
 #[path = "support/wayland_apps.rs"]
 mod wayland_apps;
-use paste_matrix::{paste_every_text, settled, type_layout_text, Target, LAYOUT_TEXT};
+use paste_matrix::{paste_every_text, settled, sink, type_layout_text, Target, LAYOUT_TEXT};
 use utter_test_support::desktop::png;
 use wayland_apps::{titled, Desk, Editor, WaylandClipboard};
 
@@ -227,15 +227,7 @@ fn on_wayland_pastes_into_browsers_gtk_and_qt_editors_and_kitty_arrive_exactly_a
     let (mut sink, notice) =
         open_sink(&OutputConfig::default(), &OutputEnv::detect(None)).expect("a paste sink");
     assert_eq!(notice, None, "paste works on sway");
-    let (mut typing, notice) = open_sink(
-        &OutputConfig {
-            method: OutputMethod::Type,
-            ..OutputConfig::default()
-        },
-        &OutputEnv::detect(None),
-    )
-    .expect("a type sink");
-    assert_eq!(notice, None);
+    let mut typing = paste_matrix::sink(OutputMethod::Type);
     let clipboard = WaylandClipboard(&desk.sway);
     let mut report = Vec::new();
     for app in MATRIX {
@@ -260,15 +252,6 @@ fn on_wayland_typed_text_arrives_exactly_under_german_and_french_layouts() {
     let dir = tempfile::tempdir().unwrap();
     let mut chromium = App::Chromium.start(&desk, dir.path());
     let mut kitty = App::Kitty.start(&desk, dir.path());
-    let sink = |method| {
-        let config = OutputConfig {
-            method,
-            ..OutputConfig::default()
-        };
-        let (sink, notice) = open_sink(&config, &OutputEnv::detect(None)).expect("a sink");
-        assert_eq!(notice, None, "{method:?} works on sway");
-        sink
-    };
     let (mut typing, mut pasting) = (sink(OutputMethod::Type), sink(OutputMethod::Paste));
     let how = |method, target: &dyn Target| Delivery {
         method,

@@ -26,23 +26,10 @@ use crate::harness::{serial, wait_until};
 /// The window whose title contains `title`, focused, with a click into its
 /// middle so keys go to its text.
 fn focus_and_click(d: &Desktop, title: &str) {
-    let mut window = String::new();
-    wait_until(
+    let window = d.wait_for_window(
         &format!("the window {title}"),
+        &["--onlyvisible", "--name", title],
         Duration::from_secs(60),
-        || {
-            let found = d
-                .cmd("xdotool")
-                .args(["search", "--onlyvisible", "--name", title])
-                .output()
-                .unwrap();
-            window = String::from_utf8_lossy(&found.stdout)
-                .lines()
-                .next()
-                .unwrap_or_default()
-                .to_string();
-            !window.is_empty()
-        },
     );
     d.xdotool(&["windowfocus", "--sync", &window]);
     d.xdotool(&["mousemove", "--window", &window, "400", "300", "click", "1"]);

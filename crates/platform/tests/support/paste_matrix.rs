@@ -6,7 +6,9 @@
 
 use std::time::{Duration, Instant};
 
-use utter_platform::output::{Delivered, Delivery, OutputMethod, PasteKeys, TextSink};
+use utter_platform::output::{
+    open_sink, Delivered, Delivery, OutputConfig, OutputEnv, OutputMethod, PasteKeys, TextSink,
+};
 
 /// One app receiving pastes, and how to read back what it holds.
 pub trait Target {
@@ -72,13 +74,8 @@ pub fn type_layout_text(target: &mut dyn Target, typing: &mut dyn TextSink) {
     let name = target.name();
     target.clear();
     target.focus();
-    let how = Delivery {
-        method: OutputMethod::Type,
-        paste_keys: target.keys(),
-        trailing_space: false,
-    };
     let outcome = typing
-        .deliver(LAYOUT_TEXT, &how)
+        .deliver(LAYOUT_TEXT, &self::typing(target.keys()))
         .unwrap_or_else(|e| panic!("{name}, typing: {e}"));
     assert_eq!(outcome.delivered, Delivered::Typed, "{name}");
     let arrived = settled(Duration::from_secs(10), LAYOUT_TEXT, || target.read());
@@ -168,6 +165,27 @@ pub fn texts() -> Vec<String> {
 pub const LAYOUT_TEXT: &str =
     "Grüße aus Köln: Zürich, Quai d'Orsay; ÄÖÜ ß — 5 € «très» élève, ça, \
      œuvre, naïve; @ # { } [ ] | \\ ~ ^ ` y z q a m w! 日本";
+
+/// A sink of `method` with the default settings for this process's
+/// desktop; it must work here (no fallback notice).
+pub fn sink(method: OutputMethod) -> Box<dyn TextSink> {
+    let config = OutputConfig {
+        method,
+        ..OutputConfig::default()
+    };
+    let (sink, notice) = open_sink(&config, &OutputEnv::detect(None)).expect("a sink");
+    assert_eq!(notice, None, "{method:?} works here");
+    sink
+}
+
+/// Typing, with `keys` for the paste a type sink never sends.
+pub fn typing(keys: PasteKeys) -> Delivery {
+    Delivery {
+        method: OutputMethod::Type,
+        paste_keys: keys,
+        trailing_space: false,
+    }
+}
 
 pub fn delivery(keys: PasteKeys) -> Delivery {
     Delivery {

@@ -37,23 +37,10 @@ impl Terminal {
             .stderr(Stdio::null())
             .spawn()
             .unwrap_or_else(|e| panic!("{program} is installed (npm test installs it): {e}"));
-        let mut window = String::new();
-        wait_until(
+        let window = d.wait_for_window(
             &format!("the {program} window"),
+            &["--name", title],
             Duration::from_secs(30),
-            || {
-                let found = d
-                    .cmd("xdotool")
-                    .args(["search", "--name", title])
-                    .output()
-                    .unwrap();
-                window = String::from_utf8_lossy(&found.stdout)
-                    .lines()
-                    .next()
-                    .unwrap_or_default()
-                    .to_string();
-                !window.is_empty()
-            },
         );
         std::thread::sleep(Duration::from_millis(800)); // its shell starts
         d.xdotool(&["windowfocus", "--sync", &window]);
@@ -94,20 +81,11 @@ impl Terminal {
             .stderr(Stdio::null())
             .spawn()
             .expect("xterm is installed (npm test installs it)");
-        let mut window = String::new();
-        wait_until("the xterm window", Duration::from_secs(30), || {
-            let found = d
-                .cmd("xdotool")
-                .args(["search", "--name", title])
-                .output()
-                .unwrap();
-            window = String::from_utf8_lossy(&found.stdout)
-                .lines()
-                .next()
-                .unwrap_or_default()
-                .to_string();
-            !window.is_empty()
-        });
+        let window = d.wait_for_window(
+            "the xterm window",
+            &["--name", title],
+            Duration::from_secs(30),
+        );
         std::thread::sleep(Duration::from_millis(800)); // its shell starts
         d.xdotool(&["windowfocus", "--sync", &window]);
         Self { child, out }

@@ -72,6 +72,27 @@ impl Desktop {
         assert!(ok, "xdotool {args:?}");
     }
 
+    /// The first window xdotool finds with `search` (e.g. `["--name",
+    /// title]`), once there is one; panics naming `what` after `timeout`.
+    pub fn wait_for_window(&self, what: &str, search: &[&str], timeout: Duration) -> String {
+        let mut window = String::new();
+        super::wait_until(what, timeout, || {
+            let found = self
+                .cmd("xdotool")
+                .arg("search")
+                .args(search)
+                .output()
+                .unwrap();
+            window = String::from_utf8_lossy(&found.stdout)
+                .lines()
+                .next()
+                .unwrap_or_default()
+                .to_string();
+            !window.is_empty()
+        });
+        window
+    }
+
     /// Plays a file into the virtual microphone; returns when it has played.
     pub fn speak(&self, file: &Path) {
         let ok = self.play(file).wait().unwrap().success();
