@@ -442,6 +442,15 @@ test('hotkey dictation with the app running pastes into another window and lands
   const zenity = pasteTarget(d, 'PasteTarget');
   try {
     await waitReady(app.browser);
+    // The user's copy: a real PNG, served by xclip. Utter's paste must give it back, and keep
+    // giving it back after the dictation service restarts (issue 42: the service had a sink of
+    // its own, and a settings change dropped it with the image it was serving).
+    const image = join(dirs.config, 'copied.png');
+    d.run('convert', ['-size', '16x8', 'gradient:red-blue', image]);
+    d.start('xclip', ['-selection', 'clipboard', '-t', 'image/png', '-i', image]);
+    const clipboardImage = () =>
+      spawnSync('xclip', ['-selection', 'clipboard', '-t', 'image/png', '-o'], { env: d.env, timeout: 5000 }).stdout ?? Buffer.alloc(0);
+    await waitFor('the image on the clipboard', () => clipboardImage().equals(readFileSync(image)));
     const target = await zenity.focus();
     // Default settings: the microphone is opened at the press, so the system's recording
     // indicator is off while the app waits (issue 41).
@@ -473,6 +482,15 @@ test('hotkey dictation with the app running pastes into another window and lands
     assert.equal((await invoke(app.browser, 'get_settings')).language, 'auto');
     const [entry] = await invoke(app.browser, 'history_list', { query: null, limit: 10, offset: 0 });
     assert.equal(entry.language, 'en', JSON.stringify(entry));
+
+    assert.ok(clipboardImage().equals(readFileSync(image)), 'the copied image is back after the paste');
+    // A settings change restarts the dictation service; the clipboard must not go with it.
+    const settings = await invoke(app.browser, 'get_settings');
+    await invoke(app.browser, 'save_settings', { settings: { ...settings, vad_threshold: settings.vad_threshold + 0.01 } });
+    await nav(app.browser, 'home');
+    await waitFor('dictation ready again', async () => (await homeState(app.browser)) === 'idle', 30000, 100);
+    await sleep(2000);
+    assert.ok(clipboardImage().equals(readFileSync(image)), 'the copied image survives the service restart');
   } finally {
     zenity.close();
     await app.close();

@@ -1,31 +1,48 @@
-//! The app's own deliveries (History's Paste): one sink, kept for the app's
-//! life on a thread of its own. On X11 and Wayland a paste's clipboard
-//! server is what serves the user's previous clipboard back once the paste
-//! has been read; a sink dropped after each paste took the user's copy (an
-//! image, a file list) with it. The sink is opened again only when the
+//! The app's one text sink, kept for the app's life on a thread of its own
+//! and shared by the dictation service and History's Paste. On X11 and
+//! Wayland a paste's clipboard server is what serves the user's previous
+//! clipboard back once the paste has been read: a sink dropped while it
+//! serves takes the user's copy (an image, a file list) with it. So the sink
+//! is not the service's (which restarts with every settings change that
+//! touches dictation) nor opened per paste; it is opened again only when the
 //! output settings change. A thread, because a sink is not `Send` (enigo's
 //! handles on some systems).
 
 use std::sync::mpsc;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
 use utter_core::platform::output::{
-    open_sink, Delivery, OutputConfig, OutputEnv, OutputError, TextSink,
+    open_sink, Delivery, Outcome, OutputConfig, OutputEnv, OutputError, TextSink,
 };
 
-/// One delivery asked of the thread.
-struct Request {
-    text: String,
-    how: Delivery,
-    config: OutputConfig,
-    env: OutputEnv,
-    /// The notice for the user, if the text did not go as configured.
-    reply: mpsc::Sender<Result<Option<String>, OutputError>>,
+/// What the thread is asked.
+enum Request {
+    /// Open the kept sink for `config` (or keep it, if it was opened with
+    /// the same): answers what opening said.
+    Open {
+        config: OutputConfig,
+        env: OutputEnv,
+        reply: mpsc::Sender<Result<Option<String>, OutputError>>,
+    },
+    Deliver {
+        text: String,
+        how: Delivery,
+        config: OutputConfig,
+        env: OutputEnv,
+        reply: mpsc::Sender<Result<Delivered, OutputError>>,
+    },
 }
 
-/// The handle the app keeps; the thread starts at the first delivery and
-/// is waited for when the app drops it, so that the sink's goodbye (handing
+/// A delivery's outcome and what opening its sink said (a method that fell
+/// back), which History's Paste tells with every paste.
+struct Delivered {
+    outcome: Outcome,
+    opened_notice: Option<String>,
+}
+
+/// The handle the app keeps; the thread starts at the first request and is
+/// waited for when the last handle goes, so that the sink's goodbye (handing
 /// the clipboard to a clipboard manager on X11) happens before the exit.
 #[derive(Default)]
 pub(crate) struct Deliveries {
@@ -47,14 +64,52 @@ impl Deliveries {
         config: &OutputConfig,
         env: &OutputEnv,
     ) -> Result<Option<String>, OutputError> {
+        let d = self.deliver_through(text, how, config, env)?;
+        Ok(d.opened_notice.or(d.outcome.notice))
+    }
+
+    /// Opens the kept sink for `config` now and returns a handle to it for
+    /// the dictation service, with what opening said (the service reports
+    /// that once, as setup's `Degraded::Output`).
+    pub(crate) fn open(
+        self: &Arc<Self>,
+        config: &OutputConfig,
+        env: &OutputEnv,
+    ) -> Result<(Box<dyn TextSink>, Option<String>), OutputError> {
         let (reply, answer) = mpsc::channel();
-        let request = Request {
+        self.send(Request::Open {
+            config: config.clone(),
+            env: env.clone(),
+            reply,
+        });
+        let notice = answer.recv().unwrap_or(Err(stopped()))?;
+        let handle = SharedSink {
+            deliveries: self.clone(),
+            config: config.clone(),
+            env: env.clone(),
+        };
+        Ok((Box::new(handle), notice))
+    }
+
+    fn deliver_through(
+        &self,
+        text: &str,
+        how: Delivery,
+        config: &OutputConfig,
+        env: &OutputEnv,
+    ) -> Result<Delivered, OutputError> {
+        let (reply, answer) = mpsc::channel();
+        self.send(Request::Deliver {
             text: text.to_string(),
             how,
             config: config.clone(),
             env: env.clone(),
             reply,
-        };
+        });
+        answer.recv().unwrap_or(Err(stopped()))
+    }
+
+    fn send(&self, request: Request) {
         let mut thread = self.thread.lock().unwrap_or_else(|e| e.into_inner());
         let running = thread.get_or_insert_with(start_thread);
         if let Err(mpsc::SendError(request)) = running.requests.send(request) {
@@ -65,11 +120,11 @@ impl Deliveries {
                 .send(request)
                 .expect("a new delivery thread");
         }
-        drop(thread);
-        answer.recv().unwrap_or(Err(OutputError::ClipboardOwner(
-            "the delivery thread stopped before answering",
-        )))
     }
+}
+
+fn stopped() -> OutputError {
+    OutputError::ClipboardOwner("the delivery thread stopped before answering")
 }
 
 impl Drop for Deliveries {
@@ -79,6 +134,22 @@ impl Drop for Deliveries {
             drop(requests); // ends the thread's loop; the sink goes with it
             let _ = handle.join();
         }
+    }
+}
+
+/// The dictation service's end of the kept sink: each delivery goes to the
+/// thread with the config the service was started with.
+struct SharedSink {
+    deliveries: Arc<Deliveries>,
+    config: OutputConfig,
+    env: OutputEnv,
+}
+
+impl TextSink for SharedSink {
+    fn deliver(&mut self, text: &str, how: &Delivery) -> Result<Outcome, OutputError> {
+        self.deliveries
+            .deliver_through(text, *how, &self.config, &self.env)
+            .map(|d| d.outcome)
     }
 }
 
@@ -95,31 +166,58 @@ fn start_thread() -> DeliveryThread {
 struct Kept {
     config: OutputConfig,
     sink: Box<dyn TextSink>,
-    /// What opening it said (a method that fell back): told with every
-    /// delivery through it, as when a sink was opened per delivery.
+    /// What opening it said (a method that fell back).
     notice: Option<String>,
+}
+
+/// The kept sink for `config`: the one in hand if it was opened with the
+/// same settings, else a new one (the old one goes first, so that only one
+/// clipboard server is ever Utter's).
+fn kept_for<'a>(
+    kept: &'a mut Option<Kept>,
+    config: &OutputConfig,
+    env: &OutputEnv,
+) -> Result<&'a mut Kept, OutputError> {
+    if kept.as_ref().is_some_and(|k| &k.config != config) {
+        *kept = None;
+    }
+    match kept {
+        Some(k) => Ok(k),
+        None => {
+            let (sink, notice) = open_sink(config, env)?;
+            Ok(kept.insert(Kept {
+                config: config.clone(),
+                sink,
+                notice,
+            }))
+        }
+    }
 }
 
 fn serve(requests: mpsc::Receiver<Request>) {
     let mut kept: Option<Kept> = None;
     for request in requests {
-        if kept.as_ref().is_some_and(|k| k.config != request.config) {
-            kept = None;
+        match request {
+            Request::Open { config, env, reply } => {
+                let result = kept_for(&mut kept, &config, &env).map(|k| k.notice.clone());
+                let _ = reply.send(result);
+            }
+            Request::Deliver {
+                text,
+                how,
+                config,
+                env,
+                reply,
+            } => {
+                let result = kept_for(&mut kept, &config, &env).and_then(|k| {
+                    let outcome = k.sink.deliver(&text, &how)?;
+                    Ok(Delivered {
+                        outcome,
+                        opened_notice: k.notice.clone(),
+                    })
+                });
+                let _ = reply.send(result);
+            }
         }
-        let sink = match &mut kept {
-            Some(k) => Ok(k),
-            None => open_sink(&request.config, &request.env).map(|(sink, notice)| {
-                kept.insert(Kept {
-                    config: request.config.clone(),
-                    sink,
-                    notice,
-                })
-            }),
-        };
-        let result = sink.and_then(|k| {
-            let outcome = k.sink.deliver(&request.text, &request.how)?;
-            Ok(k.notice.clone().or(outcome.notice))
-        });
-        let _ = request.reply.send(result);
     }
 }

@@ -185,10 +185,14 @@ fn run(shared: &Arc<Shared>, control: Sender<Control>, control_rx: Receiver<Cont
     prepared.config.emit_levels = true;
 
     let platform = &shared.platform;
+    // The app's one kept sink (deliveries.rs), not one of the service's own.
+    let deliveries = shared.deliveries.clone();
+    let open_sink = move |config: &_, env: &_| deliveries.open(config, env);
     let desktop = setup::Desktop {
         hotkeys: &platform.hotkeys,
         ptt: platform.ptt.as_ref(),
         output: platform.output_env(),
+        open_sink: &open_sink,
     };
     let wired = match prepared.wire(desktop, control.clone(), control_rx) {
         Ok(wired) => wired,

@@ -15,7 +15,7 @@ use utter_core::models::load::EngineOptions;
 use utter_core::models::ModelStore;
 use utter_core::platform::desktop::DesktopSession;
 use utter_core::platform::hotkeys::{Bindings, Hotkeys};
-use utter_core::platform::output::{OutputEnv, OutputMethod, PasteFallback, PasteKeys};
+use utter_core::platform::output::{open_sink, OutputEnv, OutputMethod, PasteFallback, PasteKeys};
 use utter_core::platform::ptt::PttServer;
 use utter_core::platform::session_watch;
 use utter_core::platform::{main_loop, MainThread};
@@ -331,6 +331,7 @@ fn dictate(
         hotkeys: &hotkeys,
         ptt: ptt.as_ref(),
         output: OutputEnv::detect(Some(main)),
+        open_sink: &open_sink,
     };
     let output_method = prepared.config.output.method;
     let wired = match prepared.wire(desktop, control_tx.clone(), control_rx) {

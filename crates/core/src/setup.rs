@@ -22,7 +22,7 @@ use crate::platform::desktop::DesktopSession;
 use crate::platform::focus::SessionFocus;
 use crate::platform::hotkeys::{Bindings, HotkeyError, Hotkeys, NoRecordingKeys, RecordingKeys};
 use crate::platform::output::selection::{NoSelection, SelectionReader, SystemSelection};
-use crate::platform::output::{open_sink, OutputEnv, OutputError};
+use crate::platform::output::{OutputConfig, OutputEnv, OutputError, TextSink};
 use crate::platform::ptt::PttServer;
 use crate::settings::{Settings, SettingsError};
 use utter_rewrite::KeyStore;
@@ -165,7 +165,17 @@ pub struct Desktop<'a> {
     /// `utter ptt ...` reaches the service through this, if it started.
     pub ptt: Option<&'a PttServer>,
     pub output: OutputEnv,
+    /// Opens the dictation's output: the platform's
+    /// [`open_sink`](crate::platform::output::open_sink), or a front end's
+    /// own kept sink (the app shares one with History's Paste, so that one
+    /// clipboard server serves the user's copy, whatever restarts).
+    pub open_sink: &'a OpenSink,
 }
+
+/// How [`Desktop::open_sink`] opens a sink: the sink and, when the method
+/// works another way here, what happens instead.
+pub type OpenSink =
+    dyn Fn(&OutputConfig, &OutputEnv) -> Result<(Box<dyn TextSink>, Option<String>), OutputError>;
 
 /// Something that does not work here as asked; dictation runs anyway.
 #[derive(Debug, Clone, PartialEq)]
@@ -221,7 +231,7 @@ impl Prepared {
             }
             Err(e) => return Err(e.into()),
         };
-        let (sink, notice) = match open_sink(&config.output, &desktop.output) {
+        let (sink, notice) = match (desktop.open_sink)(&config.output, &desktop.output) {
             Ok(opened) => opened,
             Err(e) => {
                 desktop.hotkeys.unbind();
