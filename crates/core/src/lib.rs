@@ -21,6 +21,7 @@ pub mod meeting;
 pub mod packing;
 pub mod placeholders;
 pub mod profiles;
+pub mod recheck;
 pub mod settings;
 pub mod setup;
 pub mod text;

@@ -460,7 +460,8 @@ impl<'a> Batches<'a> {
                     true => rerun_if_uncovered(engine, &self.params, &w, u)?,
                     false => vec![(w, u)],
                 };
-                for (w, u) in parts {
+                for (w, mut u) in parts {
+                    recheck_doubts(engine, rules, &self.params, &w, &mut u);
                     merge(transcript, &w, u, rules);
                 }
             }
@@ -803,6 +804,29 @@ fn drop_leading_words(u: &mut Utterance, n: usize) {
         left -= cut;
     }
     u.segments.retain(|s| !s.text.is_empty());
+}
+
+/// The words of a window's text that the vocabulary doubts, rechecked by
+/// the engine (see [`crate::recheck`]).
+fn recheck_doubts(
+    engine: &Engine,
+    rules: &TextRules,
+    params: &RunParams,
+    window: &Window,
+    u: &mut Utterance,
+) {
+    if u.segments.is_empty() {
+        let mut pieces = [std::mem::take(&mut u.text)];
+        crate::recheck::recheck_pieces(engine, rules, &mut pieces, &window.pcm, params);
+        let [text] = pieces;
+        u.text = text;
+    } else {
+        let mut pieces: Vec<String> = u.segments.iter().map(|s| s.text.clone()).collect();
+        crate::recheck::recheck_pieces(engine, rules, &mut pieces, &window.pcm, params);
+        for (segment, text) in u.segments.iter_mut().zip(pieces) {
+            segment.text = text;
+        }
+    }
 }
 
 /// Adds one window's result, mapped to file time.

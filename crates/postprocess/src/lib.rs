@@ -12,6 +12,7 @@
 
 mod cleanup;
 mod commands;
+pub mod doubts;
 mod replace;
 pub mod snippets;
 pub mod sounds_like;
@@ -127,6 +128,12 @@ impl TextRules {
     pub fn with_vocabulary(mut self, vocabulary: &[String]) -> Self {
         self.sounds_like = sounds_like::SoundsLike::new(vocabulary);
         self
+    }
+
+    /// Stretches of the engine's `raw` text that may be a listed entry
+    /// misheard as another word, for the engine to recheck (see [`doubts`]).
+    pub fn vocabulary_doubts(&self, raw: &str) -> Vec<doubts::Doubt> {
+        doubts::find(&self.sounds_like, raw)
     }
 
     /// The rules with spoken punctuation ("comma", "new line") on or off

@@ -28,11 +28,11 @@ pub struct SoundsLike {
 }
 
 #[derive(Debug, Clone)]
-struct Entry {
-    written: String,
+pub(crate) struct Entry {
+    pub(crate) written: String,
     letters: String,
     key: String,
-    words: usize,
+    pub(crate) words: usize,
 }
 
 /// Up to this many transcript words may stand for one entry (one more than
@@ -58,6 +58,32 @@ impl SoundsLike {
 
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
+    }
+
+    pub(crate) fn entries(&self) -> &[Entry] {
+        &self.entries
+    }
+
+    /// How far `span` is from `entry` when it is no match [`apply`] makes
+    /// but sounds close enough that the engine may have misheard the entry
+    /// (see [`crate::doubts`]): an ordinary word, or a short name's
+    /// sound-alike. Voiced and voiceless sounds count as one here ("gloves"
+    /// for "clubs").
+    pub(crate) fn doubted(&self, entry: &Entry, span: &[Word]) -> Option<usize> {
+        let heard_letters: String = span.iter().map(|w| w.letters.as_str()).collect();
+        if heard_letters == entry.letters || matches(entry, span).is_some() {
+            return None;
+        }
+        let function_word = |w: &Word| FUNCTION_WORDS.contains(&w.letters.as_str());
+        if function_word(&span[0]) || function_word(&span[span.len() - 1]) {
+            return None;
+        }
+        let (heard, listed) = (loose_key(&heard_letters), loose_key(&entry.letters));
+        if listed.len() < 2 || heard.is_empty() || heard[..1] != listed[..1] {
+            return None;
+        }
+        let distance = edit_distance(heard.as_bytes(), listed.as_bytes());
+        (distance <= (listed.len() / 4).max(1)).then_some(distance)
     }
 
     /// `text` with each stretch that sounds like a listed entry written as
@@ -257,6 +283,24 @@ pub(crate) fn key(s: &str) -> String {
         }
     }
     collapsed
+}
+
+/// [`key`] with voiced and voiceless sounds folded together (b/p, d/t,
+/// g/k): what a small model confuses, for doubts only.
+fn loose_key(s: &str) -> String {
+    let mut folded = String::new();
+    for c in key(s).chars() {
+        let c = match c {
+            'b' => 'p',
+            'd' => 't',
+            'g' => 'k',
+            c => c,
+        };
+        if !folded.ends_with(c) {
+            folded.push(c);
+        }
+    }
+    folded
 }
 
 pub(crate) fn edit_distance(a: &[u8], b: &[u8]) -> usize {

@@ -10,6 +10,7 @@ use crossbeam_channel::Select;
 
 use crate::audio::wav::WavRecorder;
 use crate::engine::{Engine, RunParams};
+use crate::recheck::Recheck;
 use crate::vad::{Segmenter, SegmenterConfig, SpeechDetector, SpeechSpan};
 
 use super::events::DictationEvent;
@@ -94,6 +95,17 @@ pub struct Dictation {
     aborted: bool,
     /// All audio is in; only engine work may remain.
     audio_done: bool,
+    rechecking: Rechecking,
+}
+
+/// The vocabulary's recheck of the finished text (see [`crate::recheck`]).
+enum Rechecking {
+    /// The runs are not all in yet.
+    NotYet,
+    Running(Recheck),
+    /// The final text: the runs' own (`None`: nothing to recheck, or the
+    /// dictation was cancelled) or the recheck's.
+    Done(Option<String>),
 }
 
 /// What the recorded words are for.
@@ -141,6 +153,7 @@ impl Dictation {
             purpose: Purpose::Dictation,
             aborted: false,
             audio_done: false,
+            rechecking: Rechecking::NotYet,
         }
     }
 
@@ -319,23 +332,70 @@ impl Dictation {
             let _ = rec.finish(); // the audio is kept, per the retention setting
         }
         self.audio_done = true;
+        if let Rechecking::Running(recheck) = &self.rechecking {
+            recheck.cancel();
+        }
+        self.rechecking = Rechecking::Done(None);
     }
 
     /// Adds the engine replies this dictation waits for to `select`.
     pub fn wait_on<'a>(&'a self, select: &mut Select<'a>) {
         self.runs.wait_on(select);
+        if let Rechecking::Running(recheck) = &self.rechecking {
+            select.recv(recheck.reply_channel());
+        }
     }
 
-    /// Collects finished engine work, in order, and sends what is due next.
+    /// Collects finished engine work, in order, and sends what is due next;
+    /// once the runs are all in, rechecks the words the vocabulary doubts.
     /// True when everything is done.
     pub fn poll(&mut self, engine: &Engine, emit: &mut dyn FnMut(DictationEvent)) -> bool {
         let cx = RunContext::new(engine, &self.audio, &self.params, self.aborted);
         self.runs.poll(self.id, &cx, &mut self.tally, emit);
-        self.audio_done && self.runs.settled(self.aborted)
+        if !(self.audio_done && self.runs.settled(self.aborted)) {
+            return false;
+        }
+        match &self.rechecking {
+            Rechecking::NotYet => {
+                let recheck = Recheck::start(
+                    engine,
+                    &self.plan.rules,
+                    &self.runs.text(),
+                    self.speech_audio(),
+                    &self.params,
+                );
+                self.rechecking = match recheck {
+                    Some(recheck) => Rechecking::Running(recheck),
+                    None => Rechecking::Done(None),
+                };
+            }
+            Rechecking::Running(recheck) => {
+                if let Some(text) = recheck.try_finish(&self.runs.text()) {
+                    self.rechecking = Rechecking::Done(Some(text));
+                }
+            }
+            Rechecking::Done(_) => {}
+        }
+        matches!(self.rechecking, Rechecking::Done(_))
+    }
+
+    /// The audio from the first speech to the last (all of it when the
+    /// strategy found no spans).
+    fn speech_audio(&self) -> &[f32] {
+        let end = |s: &SpeechSpan| (s.end as usize).min(self.audio.len());
+        match (self.spans.first(), self.spans.last()) {
+            (Some(first), Some(last)) => {
+                &self.audio[(first.start as usize).min(end(last))..end(last)]
+            }
+            _ => &self.audio,
+        }
     }
 
     pub fn text(&self) -> String {
-        self.runs.text()
+        match &self.rechecking {
+            Rechecking::Done(Some(text)) => text.clone(),
+            _ => self.runs.text(),
+        }
     }
 
     pub fn engine_ms(&self) -> f64 {

@@ -1,0 +1,161 @@
+//! Issue 40, the confidence-aware vocabulary: a listed word the engine
+//! heard as an ordinary one ("clubs" as "close") is fixed where the engine
+//! was unsure of it, and an ordinary word it heard clearly stays, in a
+//! dictation and in a file. Real engine (whisper tiny.en, the default
+//! model), real speech: pocketsphinx's card recording and an Asterisk prompt.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use utter_core::dictation::events::DictationEvent;
+use utter_core::dictation::plan::{plan, PlanDefaults};
+use utter_core::dictation::recording::{Dictation, DictationConfig};
+use utter_core::dictation::strategy::LiveStrategy;
+use utter_core::engine::{Engine, EngineConfig};
+use utter_core::platform::output::OutputConfig;
+use utter_core::postprocess::TextRules;
+use utter_core::transcribe::{transcribe_file, FileOptions, Segmentation};
+use utter_core::vad::SpeechDetector;
+
+/// "eight of spades four of clubs seven of hearts": whisper tiny.en writes
+/// "four of close".
+const CARDS: &str = "/usr/share/pocketsphinx/test/data/cards/005.wav";
+
+/// "close parenthesis", said clearly (Asterisk's voice artist).
+fn close_parenthesis(dir: &Path) -> PathBuf {
+    let wav = dir.join("ascii41.wav");
+    utter_test_support::call::asterisk_prompt("en_US_f_Allison/letters/ascii41.g722", &wav);
+    wav
+}
+
+fn models() -> (Engine, SpeechDetector) {
+    let engine = Engine::start(EngineConfig::new(common::speech_model())).unwrap();
+    let vad = SpeechDetector::load(&common::vad_model()).unwrap();
+    (engine, vad)
+}
+
+fn words(text: &str) -> Vec<String> {
+    utter_core::text::normalize_words(text)
+}
+
+/// A dictation of `pcm` (played at twice real time, the key released after
+/// it) with `vocabulary` as the user's words.
+fn dictate(engine: &Engine, vad: &mut SpeechDetector, pcm: &[f32], vocabulary: &[&str]) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let vocabulary: Vec<String> = vocabulary.iter().map(|s| s.to_string()).collect();
+    let dictation = DictationConfig {
+        vocabulary: vocabulary.clone(),
+        ..DictationConfig::defaults()
+    };
+    let rules = TextRules::default().with_vocabulary(&vocabulary);
+    let defaults = PlanDefaults {
+        dictation: &dictation,
+        text_rules: &rules,
+        output: &OutputConfig::default(),
+        rewrite_mode: None,
+    };
+    let mut d = Dictation::start(
+        1,
+        &dir.path().join("d.wav"),
+        None,
+        plan(&defaults, None, engine.info()),
+        LiveStrategy::resolve(None, engine.info()).unwrap(),
+        vad,
+        engine,
+    );
+    let mut errors = Vec::new();
+    let mut emit = |e: DictationEvent| {
+        if let DictationEvent::Error { message } = e {
+            errors.push(message);
+        }
+    };
+    let padded = [vec![0.0; 4_800], pcm.to_vec(), vec![0.0; 4_800]].concat();
+    let start = Instant::now();
+    for (i, chunk) in padded.chunks(160).enumerate() {
+        let due = Duration::from_secs_f64(i as f64 * 0.005);
+        if let Some(wait) = due.checked_sub(start.elapsed()) {
+            std::thread::sleep(wait);
+        }
+        d.push_audio(chunk, vad, engine, &mut emit);
+        d.poll(engine, &mut emit);
+    }
+    d.finish_audio(vad, engine, &mut emit);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !d.poll(engine, &mut emit) {
+        assert!(Instant::now() < deadline, "the dictation never finished");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert!(errors.is_empty(), "{errors:?}");
+    d.text()
+}
+
+fn transcribe(
+    engine: &Engine,
+    vad: &mut SpeechDetector,
+    wav: &Path,
+    vocabulary: &[&str],
+) -> String {
+    let vocabulary: Vec<String> = vocabulary.iter().map(|s| s.to_string()).collect();
+    let options = FileOptions {
+        language: Some("en".into()),
+        rules: TextRules::default().with_vocabulary(&vocabulary),
+        vocabulary,
+        ..FileOptions::default()
+    };
+    let t = transcribe_file(
+        std::slice::from_ref(engine),
+        Segmentation::Vad(vad),
+        wav,
+        "whisper-tiny.en",
+        &options,
+        |_| {},
+    )
+    .unwrap();
+    // The rules' text: what the user gets.
+    t.text()
+}
+
+#[test]
+fn a_listed_word_heard_as_a_common_word_is_fixed_where_the_engine_doubted_it() {
+    let (engine, mut vad) = models();
+    let cards = common::load_pcm(Path::new(CARDS));
+
+    // Without the vocabulary the engine writes an ordinary word for "clubs"
+    // (else this test would prove nothing).
+    let heard = dictate(&engine, &mut vad, &cards, &[]);
+    assert!(!words(&heard).contains(&"clubs".to_string()), "{heard}");
+
+    let fixed = dictate(&engine, &mut vad, &cards, &["clubs"]);
+    let w = words(&fixed);
+    assert!(w.contains(&"clubs".to_string()), "dictation: {fixed}");
+    assert!(
+        w.contains(&"spades".to_string()) && w.contains(&"hearts".to_string()),
+        "{fixed}"
+    );
+
+    let fixed = transcribe(&engine, &mut vad, Path::new(CARDS), &["clubs"]);
+    assert!(
+        words(&fixed).contains(&"clubs".to_string()),
+        "file: {fixed}"
+    );
+}
+
+#[test]
+fn a_common_word_the_engine_heard_clearly_is_not_replaced() {
+    let (engine, mut vad) = models();
+    let dir = tempfile::tempdir().unwrap();
+    let wav = close_parenthesis(dir.path());
+    let pcm = common::load_pcm(&wav);
+    // "Close" is a doubt for "clubs"; the engine, asked again with "clubs"
+    // in its prompt, still hears an ordinary word.
+    for text in [
+        dictate(&engine, &mut vad, &pcm, &["clubs"]),
+        transcribe(&engine, &mut vad, &wav, &["clubs"]),
+    ] {
+        let w = words(&text);
+        assert!(!w.contains(&"clubs".to_string()), "{text}");
+        assert!(w.iter().any(|w| w.starts_with("parenthes")), "{text}");
+    }
+}
