@@ -293,4 +293,73 @@ mod tests {
             "Four of clubs for the color."
         );
     }
+
+    /// How often ordinary English makes a recheck (a second decode): the
+    /// GPL's 5,600 words, line by line as if each were a dictation, under
+    /// the benchmark's vocabulary with its everyday-sounding entries. The
+    /// text itself never changes without the engine (see `confirm`); this
+    /// bounds the cost. docs/benchmarks.md has the figure.
+    #[test]
+    fn ordinary_text_rarely_asks_for_a_recheck() {
+        let Ok(text) = std::fs::read_to_string("/usr/share/common-licenses/GPL-3") else {
+            panic!("/usr/share/common-licenses/GPL-3 (Debian's base-files) is missing");
+        };
+        let vocabulary: Vec<String> = [
+            "Kubernetes",
+            "PostgreSQL",
+            "GitHub",
+            "Tauri",
+            "Mattermost",
+            "Siobhan",
+            "Grafana",
+            "Terraform",
+            "OAuth",
+            "Nguyen",
+            "WebAssembly",
+            "Dashwood",
+            "Digium",
+            "Asterisk",
+            "Inter-Asterisk Exchange",
+            "ill-disposed",
+            "IAX",
+            "PBX",
+            "IVR",
+            "voicemail",
+            "clubs",
+            "caller",
+            "caret",
+            "comma",
+            "colon",
+            "DAHDI",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let sounds_like = SoundsLike::new(&vocabulary);
+        let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+        let mut rechecked = 0;
+        let mut heard = std::collections::BTreeMap::<String, usize>::new();
+        for line in &lines {
+            let d = find(&sounds_like, line);
+            if !d.is_empty() {
+                rechecked += 1;
+            }
+            for d in d {
+                *heard
+                    .entry(format!("{} for {}", d.heard.to_lowercase(), d.entry))
+                    .or_default() += 1;
+            }
+        }
+        let share = rechecked as f64 / lines.len() as f64;
+        println!(
+            "{rechecked} of {} lines would be rechecked ({:.1} %): {heard:?}",
+            lines.len(),
+            share * 100.0
+        );
+        assert!(
+            share < 0.10,
+            "{rechecked} of {} lines: {heard:?}",
+            lines.len()
+        );
+    }
 }
