@@ -602,6 +602,23 @@ fn a_full_queue_answers_503_with_retry_after() {
     assert_eq!(status, 503, "{raw}");
     assert!(raw.contains("retry-after: 5"), "{raw}");
     assert_eq!(error_shape(&body)["code"], "server_busy");
+    // An agent's MCP call over HTTP waits in the same queue: refused too,
+    // with words it can act on, and no engine of its own started.
+    let call = serde_json::json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+        "params": {"name": "transcribe_file", "arguments": {"path": CLIP}}});
+    let (status, body) = server
+        .request(
+            "POST",
+            "/mcp",
+            &[("Content-Type", "application/json")],
+            call.to_string().as_bytes(),
+        )
+        .unwrap();
+    assert_eq!(status, 200, "{body}");
+    let reply: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(reply["result"]["isError"], true, "{body}");
+    let text = reply["result"]["content"][0]["text"].as_str().unwrap().to_lowercase();
+    assert!(text.contains("busy") && text.contains("5"), "{body}");
     // The running job was not disturbed.
     let (status, body) = first.join().unwrap();
     assert_eq!(status, 200, "{body}");

@@ -6,9 +6,11 @@
 //! handshake, and the tools `transcribe_file` (a path the agent names: the
 //! only way a request reaches the filesystem), `list_models` and, over stdio
 //! only (an agent the user started; never to a socket), `listen`: the user
-//! answers by voice, from the default microphone. The model
-//! loads on first use and stays loaded for the session (the process, for
-//! HTTP: one session shared by its clients, one call at a time).
+//! answers by voice, from the default microphone. Over stdio the model
+//! loads on first use and stays loaded for the session; over HTTP a
+//! `transcribe_file` call is a job in the server's queue like any upload
+//! ([`as_file_call`]: the same bound, 503-style refusal and warm engines),
+//! and the rest of the session (handshake, `list_models`) needs no engine.
 
 use std::io::{BufRead, Write};
 use std::path::PathBuf;
@@ -355,6 +357,26 @@ impl Session {
 
     /// The text, or what went wrong in words an agent can act on.
     fn try_transcribe(&mut self, args: &Value) -> Result<String, ToolError> {
+        let call = FileCall::parse(args)?;
+        let loaded = self.load(args)?;
+        loaded.engine.info().check_language(call.language.as_deref())?;
+        let transcript = loaded.transcribe(&call.path, call.language.clone())?;
+        Ok(render(&transcript, call.format))
+    }
+}
+
+/// A `transcribe_file` call's arguments, checked.
+pub struct FileCall {
+    pub path: PathBuf,
+    pub format: Format,
+    /// `None`: detected.
+    pub language: Option<String>,
+    /// `None`: the default files model.
+    pub model: Option<String>,
+}
+
+impl FileCall {
+    fn parse(args: &Value) -> Result<Self, ToolError> {
         let path = args["path"]
             .as_str()
             .filter(|p| !p.is_empty())
@@ -370,16 +392,54 @@ impl Session {
             "json" => Format::Json,
             other => return Err(ToolError::UnknownFormat(other.to_string())),
         };
-        let loaded = self.load(args)?;
-        let language = language_arg(args);
-        loaded.engine.info().check_language(language.as_deref())?;
-        let transcript = loaded.transcribe(&path, language)?;
-        let mut text = export::render(&transcript, format);
-        for warning in &transcript.warnings {
-            text.push_str(&format!("\n[warning: {warning}]"));
-        }
-        Ok(text.trim_end().to_string())
+        Ok(Self {
+            path,
+            format,
+            language: language_arg(args),
+            model: args["model"]
+                .as_str()
+                .filter(|m| !m.is_empty())
+                .map(str::to_string),
+        })
     }
+}
+
+/// When `message` calls the `transcribe_file` tool: its id, and its checked
+/// arguments or the tool's error result. The HTTP server runs such calls
+/// through its job queue, with every other request (one bound, one set of
+/// warm engines, 503s past it), not on an engine of the session's own.
+pub fn as_file_call(message: &Value) -> Option<(Value, Result<FileCall, Value>)> {
+    let id = message.get("id")?.clone();
+    let params = &message["params"];
+    if message["method"] != "tools/call" || params["name"] != "transcribe_file" {
+        return None;
+    }
+    let call = FileCall::parse(&params["arguments"])
+        .map_err(|e| json!({"jsonrpc": "2.0", "id": id, "result": tool_text(e.to_string(), true)}));
+    Some((id, call))
+}
+
+/// The reply to a `transcribe_file` call: the transcript as `format` asks,
+/// or the error in words an agent can act on.
+pub fn file_call_reply(
+    id: Value,
+    format: Format,
+    result: Result<utter_core::transcript::FileTranscript, String>,
+) -> Value {
+    let result = match result {
+        Ok(transcript) => tool_text(render(&transcript, format), false),
+        Err(message) => tool_text(message, true),
+    };
+    json!({"jsonrpc": "2.0", "id": id, "result": result})
+}
+
+/// A transcript as a tool's text, its warnings after it.
+fn render(transcript: &utter_core::transcript::FileTranscript, format: Format) -> String {
+    let mut text = export::render(transcript, format);
+    for warning in &transcript.warnings {
+        text.push_str(&format!("\n[warning: {warning}]"));
+    }
+    text.trim_end().to_string()
 }
 
 #[cfg(test)]

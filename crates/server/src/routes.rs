@@ -67,6 +67,43 @@ pub fn router(
         .with_state(state)
 }
 
+/// MCP's `transcribe_file` through the job queue every request shares: a
+/// full queue is the tool's error (retry later), a warm engine is reused.
+async fn mcp_transcribe(
+    state: &AppState,
+    id: serde_json::Value,
+    call: crate::mcp::FileCall,
+) -> serde_json::Value {
+    let model = match call.model.as_deref() {
+        Some(name) => state.catalog.resolve(name),
+        None => state.catalog.default_model(),
+    };
+    let result = async {
+        let model = model?;
+        let admission = state.jobs.admit()?;
+        let job = Job {
+            model_name: model.name,
+            model_path: model.path,
+            audio: call.path,
+            options: FileOptions {
+                language: call.language,
+                ..FileOptions::default()
+            },
+            on_segment: None,
+        };
+        state.jobs.run(admission, job).await
+    }
+    .await
+    .map_err(|e: ApiError| match e.retry_after {
+        // No header reaches an agent: the wait goes in the words.
+        Some(seconds) => format!(
+            "Every engine worker is busy and the queue is full: retry in {seconds} s."
+        ),
+        None => e.message,
+    });
+    crate::mcp::file_call_reply(id, call.format, result)
+}
+
 /// MCP's streamable-HTTP transport, answered with plain JSON (see `mcp`).
 async fn mcp(State(state): State<Arc<AppState>>, body: axum::body::Bytes) -> Response {
     let message: serde_json::Value = match serde_json::from_slice(&body) {
@@ -85,6 +122,13 @@ async fn mcp(State(state): State<Arc<AppState>>, body: axum::body::Bytes) -> Res
     // Notifications and the client's replies need no answer.
     if message.get("method").is_none() || message.get("id").is_none() {
         return StatusCode::ACCEPTED.into_response();
+    }
+    if let Some((id, call)) = crate::mcp::as_file_call(&message) {
+        let reply = match call {
+            Ok(call) => mcp_transcribe(&state, id, call).await,
+            Err(reply) => reply,
+        };
+        return Json(reply).into_response();
     }
     let session = state.mcp.clone();
     // A transcription takes seconds of engine time: off the request threads.
