@@ -63,6 +63,7 @@ export function defaultSettings(): Settings {
     profiles: builtinProfiles(),
     rewrite: defaultRewrite(),
     commandKey: 'ctrl+shift+e',
+    meetingKey: null,
   };
 }
 

@@ -259,6 +259,22 @@ pub(super) fn start(shared: &Arc<Shared>) -> Result<MeetingStatus, AppError> {
     Ok(shared.meetings.status())
 }
 
+/// The meeting shortcut: starts a meeting when none runs, stops the one
+/// being recorded (or paused); while one starts or is transcribed it does
+/// nothing. What goes wrong is the meeting's notice, since no page asked.
+pub(super) fn toggle(shared: &Arc<Shared>) {
+    let result = match shared.meetings.status().state {
+        MeetingState::Idle => start(shared),
+        MeetingState::Recording | MeetingState::Paused => stop(shared),
+        MeetingState::Starting | MeetingState::Transcribing => return,
+    };
+    if let Err(e) = result {
+        tracing::warn!("the meeting shortcut: {e}");
+        shared.meetings.set_notice(Some(e.to_string()));
+        emit_status(shared);
+    }
+}
+
 fn forward_live(
     shared: &Arc<Shared>,
     lines: &crossbeam_channel::Receiver<meeting::LiveLine>,

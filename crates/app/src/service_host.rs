@@ -346,6 +346,17 @@ impl EventHandler {
                     s.notice = Some(message);
                 });
             }
+            DictationEvent::MeetingKey => {
+                // Starting loads models: not on the dictation's thread.
+                let shared = shared.clone();
+                let spawned = std::thread::Builder::new()
+                    .name("utter-meeting-key".into())
+                    .spawn(move || crate::meetings::toggle(&shared));
+                if let Err(e) = spawned {
+                    tracing::warn!("the meeting shortcut: {e}");
+                }
+                return;
+            }
             DictationEvent::Error { message } => {
                 tracing::warn!("dictation: {message}");
                 let message = message.clone();

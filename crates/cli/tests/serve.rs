@@ -617,7 +617,10 @@ fn a_full_queue_answers_503_with_retry_after() {
     assert_eq!(status, 200, "{body}");
     let reply: serde_json::Value = serde_json::from_str(&body).unwrap();
     assert_eq!(reply["result"]["isError"], true, "{body}");
-    let text = reply["result"]["content"][0]["text"].as_str().unwrap().to_lowercase();
+    let text = reply["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .to_lowercase();
     assert!(text.contains("busy") && text.contains("5"), "{body}");
     // The running job was not disturbed.
     let (status, body) = first.join().unwrap();

@@ -80,6 +80,8 @@ pub struct Settings {
     /// Held to speak an instruction for the selected text (AI command
     /// mode, bound while the rewrite is on); `null` for none.
     pub command_key: Option<String>,
+    /// Starts or stops a meeting from any app (the app only); `null` for none.
+    pub meeting_key: Option<String>,
     /// The local speech server (the OpenAI audio API, as `utter serve`)
     /// runs with the app: off unless the user turns it on; loopback only.
     pub server_enabled: bool,
@@ -120,6 +122,7 @@ impl Default for Settings {
             profiles: crate::profiles::builtin(),
             rewrite: utter_rewrite::RewriteConfig::default(),
             command_key: Some(defaults::COMMAND_KEY.into()),
+            meeting_key: None,
             server_enabled: false,
             server_port: defaults::SERVER_PORT,
             wyoming_enabled: false,
@@ -182,6 +185,19 @@ impl Settings {
             parse_hotkey(key).map_err(|e| invalid("commandKey", e.to_string()))?;
             if parse_hotkey(key).ok() == parse_hotkey(&self.hotkey).ok() {
                 return Err(invalid("commandKey", "is the dictation hotkey"));
+            }
+        }
+        if let Some(key) = &self.meeting_key {
+            let parsed = parse_hotkey(key).map_err(|e| invalid("meetingKey", e.to_string()))?;
+            if Some(parsed) == parse_hotkey(&self.hotkey).ok() {
+                return Err(invalid("meetingKey", "is the dictation hotkey"));
+            }
+            let command = self
+                .command_key
+                .as_deref()
+                .and_then(|k| parse_hotkey(k).ok());
+            if self.rewrite.enabled && Some(parsed) == command {
+                return Err(invalid("meetingKey", "is the AI command shortcut"));
             }
         }
         if let Language::Code(code) = &self.language {
@@ -512,6 +528,29 @@ mod tests {
         let loaded = load(&dir.path().join("settings.json"));
         assert_eq!(loaded.settings, Settings::default());
         assert!(loaded.notice.is_none());
+    }
+
+    #[test]
+    fn the_meeting_shortcut_must_be_a_key_of_its_own() {
+        let with = |key: &str| Settings {
+            meeting_key: Some(key.into()),
+            ..Settings::default()
+        };
+        assert!(with("ctrl+alt+m").validate().is_ok());
+        let field = |s: Settings| match s.validate() {
+            Err(SettingsError::Invalid { field, .. }) => field,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(field(with("ctrl+shift+space")), "meetingKey");
+        assert_eq!(field(with("ctrl+shift+nosuchkey")), "meetingKey");
+        let command = Settings {
+            rewrite: utter_rewrite::RewriteConfig {
+                enabled: true,
+                ..Default::default()
+            },
+            ..with("ctrl+shift+e")
+        };
+        assert_eq!(field(command), "meetingKey");
     }
 
     #[test]

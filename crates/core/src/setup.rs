@@ -49,6 +49,7 @@ impl ServiceConfig {
         if config.rewrite.is_some() {
             config.command_key = settings.command_key.clone();
         }
+        config.meeting_key = settings.meeting_key.clone();
         Ok(config)
     }
 }
@@ -221,7 +222,8 @@ impl Prepared {
             config.paste_last_key.as_deref(),
             config.mode,
         )?
-        .with_command(config.command_key.as_deref())?;
+        .with_command(config.command_key.as_deref())?
+        .with_meeting(config.meeting_key.as_deref())?;
         let keys: Box<dyn RecordingKeys> = match desktop.hotkeys.bind(&bindings, control.clone()) {
             Ok(()) => desktop.hotkeys.recording_keys(&bindings),
             Err(HotkeyError::Unavailable(why)) => {

@@ -29,6 +29,9 @@ pub enum TriggerKey {
     PasteLast,
     /// Held to speak an instruction for the selected text (AI command mode).
     Command,
+    /// Starts or stops a meeting (the app's meeting shortcut): the service
+    /// only passes it on.
+    Meeting,
 }
 
 /// What the service is told: keys (from the hotkey layer or `utter ptt`)

@@ -105,6 +105,8 @@ pub struct Bindings {
     paste_last: Option<(HotKey, String)>,
     /// AI command mode's key, bound only while rewriting is on.
     command: Option<(HotKey, String)>,
+    /// The app's meeting shortcut (start/stop a meeting).
+    meeting: Option<(HotKey, String)>,
     /// Each recording-time key also with the main hotkey's modifiers added,
     /// because in push-to-talk they are pressed while the hotkey is held.
     latch: [HotKey; 2],
@@ -132,6 +134,7 @@ impl Bindings {
             main: (main, hotkey.to_string()),
             paste_last,
             command: None,
+            meeting: None,
             latch: [latch, held(latch)],
             cancel: [cancel, held(cancel)],
             mode,
@@ -141,6 +144,19 @@ impl Bindings {
     /// Also binds AI command mode's key (held to speak an instruction).
     pub fn with_command(mut self, key: Option<&str>) -> Result<Self, HotkeyError> {
         self.command = key
+            .map(|name| {
+                Ok::<_, HotkeyError>((
+                    parse_hotkey(name).map_err(HotkeyError::Parse)?,
+                    name.to_string(),
+                ))
+            })
+            .transpose()?;
+        Ok(self)
+    }
+
+    /// Also binds the meeting shortcut (starts or stops a meeting).
+    pub fn with_meeting(mut self, key: Option<&str>) -> Result<Self, HotkeyError> {
+        self.meeting = key
             .map(|name| {
                 Ok::<_, HotkeyError>((
                     parse_hotkey(name).map_err(HotkeyError::Parse)?,
@@ -163,6 +179,8 @@ impl Bindings {
             Some(TriggerKey::PasteLast)
         } else if self.command.as_ref().is_some_and(|k| k.0.id() == id) {
             Some(TriggerKey::Command)
+        } else if self.meeting.as_ref().is_some_and(|k| k.0.id() == id) {
+            Some(TriggerKey::Meeting)
         } else {
             None
         }
@@ -172,6 +190,7 @@ impl Bindings {
         std::iter::once(self.main.clone())
             .chain(self.paste_last.clone())
             .chain(self.command.clone())
+            .chain(self.meeting.clone())
             .collect()
     }
 

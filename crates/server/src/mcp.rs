@@ -359,7 +359,10 @@ impl Session {
     fn try_transcribe(&mut self, args: &Value) -> Result<String, ToolError> {
         let call = FileCall::parse(args)?;
         let loaded = self.load(args)?;
-        loaded.engine.info().check_language(call.language.as_deref())?;
+        loaded
+            .engine
+            .info()
+            .check_language(call.language.as_deref())?;
         let transcript = loaded.transcribe(&call.path, call.language.clone())?;
         Ok(render(&transcript, call.format))
     }

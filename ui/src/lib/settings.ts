@@ -27,6 +27,15 @@ export function validateSettings(s: Settings, mac = false): FieldError | null {
   if (s.commandKey !== null && sameCombo(s.commandKey, s.hotkey)) {
     return { field: 'commandKey', message: 'The command shortcut must differ from the dictation shortcut.' };
   }
+  if (s.meetingKey !== null && !HOTKEY_RE.test(s.meetingKey)) {
+    return { field: 'meetingKey', message: 'Record a meeting shortcut: modifiers plus one key, e.g. Ctrl+Alt+M.' };
+  }
+  if (s.meetingKey !== null && sameCombo(s.meetingKey, s.hotkey)) {
+    return { field: 'meetingKey', message: 'The meeting shortcut must differ from the dictation shortcut.' };
+  }
+  if (s.meetingKey !== null && s.rewrite.enabled && s.commandKey !== null && sameCombo(s.meetingKey, s.commandKey)) {
+    return { field: 'meetingKey', message: 'The meeting shortcut must differ from the AI command shortcut.' };
+  }
   if (s.mode !== 'push_to_talk' && s.mode !== 'toggle') {
     return { field: 'mode', message: 'Choose push-to-talk or toggle.' };
   }

@@ -256,6 +256,28 @@ describe('settings', () => {
     await close();
   });
 
+  it('turns the meeting shortcut on, refuses the dictation shortcut for it, and saves it', async () => {
+    const f = baseFixture();
+    const { page, problems, close } = await open(h, f, { hash: 'settings' });
+    await page.getByTestId('meeting-key-on').check();
+    const key = page.getByTestId('meeting-key-input');
+    expect(await key.getAttribute('data-combo')).toBe('ctrl+alt+m');
+    // The dictation shortcut cannot start meetings too.
+    await key.focus();
+    await page.keyboard.press('Control+Shift+Space');
+    await page.getByTestId('settings-save').click();
+    await page.getByTestId('error-meeting-key').waitFor();
+    expect(await calls(page, 'save_settings')).toHaveLength(0);
+    await page.getByTestId('mode-select').focus();
+    await key.focus();
+    await page.keyboard.press('Control+Alt+KeyN');
+    await page.getByTestId('settings-save').click();
+    const [save] = await waitForCall(page, 'save_settings');
+    expect((save.args.settings as Settings).meetingKey).toBe('ctrl+alt+n');
+    expect(problems).toEqual([]);
+    await close();
+  });
+
   it('catches out-of-range values before asking the shell', async () => {
     const { page, close } = await open(h, baseFixture(), { hash: 'settings' });
     await page.getByTestId('silence-ms').fill('100');

@@ -78,6 +78,9 @@ pub enum DictationEvent {
     Latched {
         id: u64,
     },
+    /// The meeting shortcut was pressed: the front end starts or stops a
+    /// meeting (the CLI binds none).
+    MeetingKey,
     Cancelled {
         id: u64,
     },

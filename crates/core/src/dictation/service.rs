@@ -260,6 +260,7 @@ impl<E: FnMut(DictationEvent)> Service<E> {
                     Err(e) => self.error(e.to_string()),
                 }
             }
+            Some(Intent::Meeting) => (self.emit)(DictationEvent::MeetingKey),
             Some(Intent::PasteLast) | None => {}
         }
     }

@@ -24,6 +24,8 @@ pub enum Intent {
     /// Keep recording after the hotkey is released.
     Latch,
     PasteLast,
+    /// Start or stop a meeting: the front end's to do.
+    Meeting,
 }
 
 /// The trigger state machine.
@@ -71,6 +73,8 @@ impl Trigger {
             // post-roll and while the engine finishes.
             (TriggerKey::Cancel, true) if stage != Stage::Idle => Some(Intent::Cancel),
             (TriggerKey::PasteLast, true) if !recording => Some(Intent::PasteLast),
+            // A meeting is the app's, whatever a dictation is doing.
+            (TriggerKey::Meeting, true) => Some(Intent::Meeting),
             // A command is always held: press to speak it, release to send.
             (TriggerKey::Command, true) if stage == Stage::Idle => Some(Intent::StartCommand),
             (TriggerKey::Command, false) if recording && self.command => Some(Intent::Stop),
@@ -199,5 +203,21 @@ mod tests {
             assert_eq!(t.on_key(Main, true, Idle), Some(Intent::Start));
             assert_eq!(t.on_key(Command, false, Recording), None);
         }
+    }
+
+    #[test]
+    fn the_meeting_key_is_passed_on_in_any_stage_and_leaves_dictation_alone() {
+        let mut t = Trigger::new(TriggerMode::PushToTalk);
+        for stage in [Idle, Recording, Finishing] {
+            assert_eq!(t.on_key(Meeting, true, stage), Some(Intent::Meeting));
+            assert_eq!(t.on_key(Meeting, false, stage), None);
+        }
+        assert_eq!(t.on_key(Main, true, Idle), Some(Intent::Start));
+        assert_eq!(t.on_key(Meeting, true, Recording), Some(Intent::Meeting));
+        assert_eq!(
+            t.on_key(Main, false, Recording),
+            Some(Intent::Stop),
+            "still push-to-talk"
+        );
     }
 }

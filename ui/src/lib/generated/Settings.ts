@@ -63,6 +63,10 @@ rewrite: RewriteConfig,
  */
 commandKey: string | null, 
 /**
+ * Starts or stops a meeting from any app (the app only); `null` for none.
+ */
+meetingKey: string | null, 
+/**
  * The local speech server (the OpenAI audio API, as `utter serve`)
  * runs with the app: off unless the user turns it on; loopback only.
  */

@@ -26,6 +26,9 @@ pub struct ServiceConfig {
     /// Held to speak an instruction for the selected text (AI command
     /// mode); bound only while the AI rewrite is on.
     pub command_key: Option<String>,
+    /// Starts or stops a meeting (the app's; the service passes it on as
+    /// `DictationEvent::MeetingKey`).
+    pub meeting_key: Option<String>,
     pub device: Option<String>,
     /// When the microphone is open: only while recording (the default),
     /// or ready between dictations.
@@ -57,6 +60,7 @@ impl ServiceConfig {
             cancel_key: defaults::CANCEL_KEY.into(),
             paste_last_key: None,
             command_key: None,
+            meeting_key: None,
             device: None,
             mic: MicMode::OnPress,
             post_roll: Duration::from_millis(defaults::POST_ROLL_MS),
