@@ -41,8 +41,14 @@ fn words(text: &str) -> Vec<String> {
 }
 
 /// A dictation of `pcm` (played at twice real time, the key released after
-/// it) with `vocabulary` as the user's words.
-fn dictate(engine: &Engine, vad: &mut SpeechDetector, pcm: &[f32], vocabulary: &[&str]) -> String {
+/// it) with `vocabulary` as the user's words: its text, and how long after
+/// the release it came (a recheck is one more decode).
+fn dictate(
+    engine: &Engine,
+    vad: &mut SpeechDetector,
+    pcm: &[f32],
+    vocabulary: &[&str],
+) -> (String, Duration) {
     let dir = tempfile::tempdir().unwrap();
     let vocabulary: Vec<String> = vocabulary.iter().map(|s| s.to_string()).collect();
     let dictation = DictationConfig {
@@ -81,14 +87,16 @@ fn dictate(engine: &Engine, vad: &mut SpeechDetector, pcm: &[f32], vocabulary: &
         d.push_audio(chunk, vad, engine, &mut emit);
         d.poll(engine, &mut emit);
     }
+    let released = Instant::now();
     d.finish_audio(vad, engine, &mut emit);
     let deadline = Instant::now() + Duration::from_secs(60);
     while !d.poll(engine, &mut emit) {
         assert!(Instant::now() < deadline, "the dictation never finished");
         std::thread::sleep(Duration::from_millis(5));
     }
+    let waited = released.elapsed();
     assert!(errors.is_empty(), "{errors:?}");
-    d.text()
+    (d.text(), waited)
 }
 
 fn transcribe(
@@ -124,10 +132,15 @@ fn a_listed_word_heard_as_a_common_word_is_fixed_where_the_engine_doubted_it() {
 
     // Without the vocabulary the engine writes an ordinary word for "clubs"
     // (else this test would prove nothing).
-    let heard = dictate(&engine, &mut vad, &cards, &[]);
+    let (heard, plain) = dictate(&engine, &mut vad, &cards, &[]);
     assert!(!words(&heard).contains(&"clubs".to_string()), "{heard}");
 
-    let fixed = dictate(&engine, &mut vad, &cards, &["clubs"]);
+    let (fixed, rechecked) = dictate(&engine, &mut vad, &cards, &["clubs"]);
+    println!(
+        "release → text: {} ms as heard, {} ms with the recheck",
+        plain.as_millis(),
+        rechecked.as_millis()
+    );
     let w = words(&fixed);
     assert!(w.contains(&"clubs".to_string()), "dictation: {fixed}");
     assert!(
@@ -151,7 +164,7 @@ fn a_common_word_the_engine_heard_clearly_is_not_replaced() {
     // "Close" is a doubt for "clubs"; the engine, asked again with "clubs"
     // in its prompt, still hears an ordinary word.
     for text in [
-        dictate(&engine, &mut vad, &pcm, &["clubs"]),
+        dictate(&engine, &mut vad, &pcm, &["clubs"]).0,
         transcribe(&engine, &mut vad, &wav, &["clubs"]),
     ] {
         let w = words(&text);
