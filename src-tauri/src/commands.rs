@@ -171,6 +171,15 @@ pub async fn finish_meeting(app: AppHandle, dir: String) -> Result<MeetingStatus
     blocking(&app, move |core| core.finish_meeting(&dir)).await
 }
 
+/// WAV bytes: the UI gets an ArrayBuffer, as for History's audio.
+#[tauri::command]
+pub async fn meeting_audio(app: AppHandle, dir: String) -> Result<Response> {
+    blocking(&app, move |core| {
+        core.meeting_audio(&dir).map(Response::new)
+    })
+    .await
+}
+
 #[tauri::command]
 pub async fn export_meeting(
     app: AppHandle,

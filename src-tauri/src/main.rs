@@ -129,6 +129,7 @@ fn main() {
             commands::finish_meeting,
             commands::export_meeting,
             commands::rename_meeting_speaker,
+            commands::meeting_audio,
             commands::export_snippets,
             updates::check_for_updates,
             updates::install_update,

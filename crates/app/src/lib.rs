@@ -548,6 +548,11 @@ impl App {
         meetings::rename_speaker(&self.shared, dir, from, to)
     }
 
+    /// A past meeting's audio, both sides mixed, as WAV bytes (an hour at most).
+    pub fn meeting_audio(&self, dir: &str) -> Result<Vec<u8>, AppError> {
+        meetings::audio(&self.shared, dir)
+    }
+
     /// Transcribes a meeting that was cut off.
     pub fn finish_meeting(&self, dir: &str) -> Result<meetings::MeetingStatus, AppError> {
         meetings::finish(&self.shared, dir)

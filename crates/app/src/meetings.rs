@@ -537,6 +537,12 @@ pub(super) fn finish(shared: &Arc<Shared>, dir: &str) -> Result<MeetingStatus, A
     Ok(shared.meetings.status())
 }
 
+/// A past meeting's two sides mixed, as WAV bytes for the page's player.
+pub(super) fn audio(shared: &Shared, dir: &str) -> Result<Vec<u8>, AppError> {
+    let dir = meeting_dir(shared, dir)?;
+    meeting::playback::mixed_wav(&dir).map_err(|e| AppError::Meeting(e.to_string()))
+}
+
 /// Writes a meeting's transcript as `format` to `path`.
 pub(super) fn export(
     shared: &Shared,

@@ -121,6 +121,24 @@ fn a_meeting_started_and_stopped_from_the_page_is_listed_with_who_said_what_and_
     // Only the app's meetings can be exported.
     assert!(app.export_meeting("/etc", Format::Txt, &vtt).is_err());
 
+    // Played on the page: both sides mixed into one WAV as long as the
+    // meeting, with sound in it; only the app's meetings.
+    let wav = app.meeting_audio(&m.dir).unwrap();
+    let reader = hound::WavReader::new(std::io::Cursor::new(&wav)).unwrap();
+    let seconds = f64::from(reader.duration()) / f64::from(reader.spec().sample_rate);
+    assert!(
+        (seconds * 1000.0 - m.duration_ms as f64).abs() < 500.0,
+        "{seconds} s for a meeting of {} ms",
+        m.duration_ms
+    );
+    let loud = reader
+        .into_samples::<i16>()
+        .map_while(Result::ok)
+        .filter(|s| s.unsigned_abs() > 1_000)
+        .count();
+    assert!(loud > 16_000, "{loud} loud samples");
+    assert!(app.meeting_audio("/etc").is_err());
+
     // A speaker renamed after the fact: the turns and every export after say
     // the new name; a name nobody has, or an empty one, is refused.
     let renamed = app

@@ -265,7 +265,16 @@ async fn handle(
     }
     let transcript = state.jobs.run(admission, job).await?;
     drop(file);
-    Ok(format::render(&transcript, request.format, task))
+    let mut response = format::render(&transcript, request.format, task);
+    if request.words {
+        // Not silently left out: the client is told why there are none.
+        tracing::info!("{NO_WORD_TIMES}");
+        response.headers_mut().insert(
+            header::HeaderName::from_static("x-utter-notice"),
+            header::HeaderValue::from_static(NO_WORD_TIMES),
+        );
+    }
+    Ok(response)
 }
 
 /// The form's fields, checked.
@@ -275,7 +284,15 @@ struct Request {
     format: ResponseFormat,
     stream: bool,
     options: FileOptions,
+    /// `timestamp_granularities` asked for words.
+    words: bool,
 }
+
+/// Said with a response that asked for word timestamps: the engine
+/// (transcribe.cpp 0.4.1) times Whisper by segments and Moonshine not at
+/// all, so no model here has word times to give.
+const NO_WORD_TIMES: &str =
+    "word timestamps: this model gives none (segments only); the response has no `words`";
 
 impl Request {
     fn from_upload(state: &AppState, upload: &Upload, task: Task) -> Result<Self, ApiError> {
@@ -313,7 +330,9 @@ impl Request {
                 }
             }
         }
+        let mut words = false;
         for g in upload.list("timestamp_granularities") {
+            words |= g == "word";
             if g != "word" && g != "segment" {
                 return Err(ApiError::invalid(
                     "timestamp_granularities",
@@ -362,6 +381,7 @@ impl Request {
             format,
             stream,
             options,
+            words,
         })
     }
 }

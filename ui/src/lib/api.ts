@@ -140,6 +140,11 @@ export const api = {
   exportMeeting: (dir: string, format: ExportFormat, path: string) => call('export_meeting', { dir, format, path }),
   /** Renames a speaker of a past meeting; naming two speakers alike merges them. */
   renameMeetingSpeaker: (dir: string, from: string, to: string) => call('rename_meeting_speaker', { dir, from, to }),
+  /** A past meeting's two sides mixed, as WAV bytes (see historyAudio). */
+  meetingAudio: async (dir: string): Promise<Uint8Array> => {
+    const raw: ArrayBuffer | number[] | Uint8Array = await call('meeting_audio', { dir });
+    return raw instanceof Uint8Array ? raw : new Uint8Array(raw as ArrayBuffer);
+  },
 
   checkForUpdates: () => call('check_for_updates'),
   installUpdate: () => call('install_update'),

@@ -270,6 +270,8 @@ function handle(cmd: string, args: Record<string, unknown>): unknown {
       return state.meetings ?? [];
     case 'export_meeting':
       return null;
+    case 'meeting_audio':
+      return wav();
     case 'rename_meeting_speaker': {
       const { dir, from, to } = args as { dir: string; from: string; to: string };
       const meetings = (state.meetings ?? []).map((m) =>

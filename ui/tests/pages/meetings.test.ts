@@ -96,6 +96,18 @@ describe('meetings', () => {
     await page.waitForFunction(() => document.querySelector('[data-testid=meeting-transcript]')?.textContent?.includes('Ann Can you hear me?'));
     expect(await page.getByTestId('speaker-rename').allTextContents()).toEqual(['Ann', 'You']);
 
+    // The recording plays in the page (both sides mixed by the core).
+    await page.getByTestId('meeting-play').click();
+    expect((await waitForCall(page, 'meeting_audio'))[0].args).toEqual({ dir: DIR });
+    const player = page.getByTestId('meeting-audio-player');
+    await player.waitFor();
+    expect(await player.getAttribute('src')).toMatch(/^blob:/);
+    await page.waitForFunction(() => {
+      const a = document.querySelector('[data-testid=meeting-audio-player]') as HTMLAudioElement | null;
+      return !!a && (a.readyState >= 1 || a.error != null);
+    });
+    expect(await player.evaluate((a) => (a as HTMLAudioElement).error)).toBeNull();
+
     await page.getByTestId('meeting-export-srt').click();
     const [dialog] = await waitForCall(page, 'plugin:dialog|save');
     expect((dialog.args.options as { defaultPath: string }).defaultPath).toBe('meeting-2026-12-04T10-00-00.srt');

@@ -14,6 +14,7 @@
 //! and merges both into one transcript.
 
 pub mod live;
+pub mod playback;
 pub mod recorder;
 pub mod session;
 pub mod transcribe;
@@ -58,6 +59,8 @@ pub enum MeetingError {
     LiveTranscriptFailed(PathBuf),
     #[error("speaker diarization failed: {0}")]
     Speakers(Box<utter_models::diarize::DiarizeError>),
+    #[error("this meeting is {minutes} minutes long, too long to play here; its two recordings are in {}", dir.display())]
+    TooLongToPlay { minutes: u64, dir: PathBuf },
 }
 
 impl MeetingError {

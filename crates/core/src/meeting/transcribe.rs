@@ -37,6 +37,15 @@ const OTHERS: &str = "Others";
 /// within what the measurement can tell.
 const MIN_DRIFT_PPM: f64 = 50.0;
 
+/// The prepared channels are made this many samples at a time (ten
+/// minutes): a meeting of hours is never held whole for that.
+const CHUNK: usize = 10 * 60 * ENGINE_RATE as usize;
+
+/// Each chunk's loudspeaker search starts this much earlier, so that its
+/// first frames have the system audio's past (the echo comes later); what
+/// it finds there is the previous chunk's and is not written again.
+const ECHO_LEAD: usize = 4 * ENGINE_RATE as usize;
+
 /// Transcribes the meeting in `dir`; its record then says `transcribed`.
 /// `stage` is told what is being done ("your microphone", "who spoke when"…).
 pub fn transcribe_meeting(
@@ -45,25 +54,11 @@ pub fn transcribe_meeting(
     stage: &mut dyn FnMut(&str),
 ) -> Result<FileTranscript, MeetingError> {
     let mut record = MeetingRecord::read(dir)?;
-    let you = read_channel(&dir.join(YOU_WAV))?;
-    let others = read_channel(&dir.join(OTHERS_WAV))?;
-    let (mut you, others) = align(you, others, record.drift_ppm);
-    // Without headphones the microphone hears the others too: not "You".
-    if others.iter().any(|s| s.abs() > 1e-4) {
-        stage("what your microphone heard from the loudspeaker");
-        for (start_s, end_s) in loudspeaker_spans(&you, &others, &EchoOptions::default()) {
-            let n = you.len();
-            let at = |s: f64| ((s * ENGINE_RATE as f64) as usize).min(n);
-            you[at(start_s)..at(end_s)].fill(0.0);
-        }
-    }
     // The prepared channels, for the file pipeline; removed when done.
     let work = dir.join(".transcribing");
     std::fs::create_dir_all(&work).map_err(|e| MeetingError::disk(&work, e))?;
-    let you_path = write_channel(&work.join(YOU_WAV), &you)?;
-    let others_path = write_channel(&work.join(OTHERS_WAV), &others)?;
-    drop(you);
-    let result = transcribe_channels(&you_path, &others_path, &others, how, stage);
+    let result = prepare_channels(dir, &work, record.drift_ppm, stage)
+        .and_then(|(you, others)| transcribe_channels(&you, &others, how, stage));
     let _ = std::fs::remove_dir_all(&work);
     let mut transcript = result?;
     transcript.file = dir.to_path_buf();
@@ -72,10 +67,61 @@ pub fn transcribe_meeting(
     Ok(transcript)
 }
 
+/// Both channels on one timeline and of one length, written to `work`: the
+/// system audio resampled by the measured drift, and the microphone's
+/// stretches that only the loudspeaker explains silenced (without headphones
+/// the microphone hears the others too: not "You"). Chunk by chunk, so a
+/// long meeting costs [`CHUNK`]s of memory, not hours.
+fn prepare_channels(
+    dir: &Path,
+    work: &Path,
+    drift_ppm: Option<f64>,
+    stage: &mut dyn FnMut(&str),
+) -> Result<(PathBuf, PathBuf), MeetingError> {
+    let mut you = WavChannel::open(&dir.join(YOU_WAV))?;
+    let mut others = Aligned::new(WavChannel::open(&dir.join(OTHERS_WAV))?, drift_ppm);
+    let total = you.len().max(others.len());
+    let (you_path, others_path) = (work.join(YOU_WAV), work.join(OTHERS_WAV));
+    let create = |path: &Path| WavRecorder::create(path).map_err(|e| MeetingError::disk(path, e));
+    let (mut you_out, mut others_out) = (create(&you_path)?, create(&others_path)?);
+    let mut told = false;
+    let mut start = 0;
+    while start < total {
+        let n = CHUNK.min(total - start);
+        let lead = ECHO_LEAD.min(start);
+        let mut mic = you.read(start - lead, n + lead);
+        let system = others.read(start - lead, n + lead);
+        if system.iter().any(|s| s.abs() > 1e-4) {
+            if !told {
+                stage("what your microphone heard from the loudspeaker");
+                told = true;
+            }
+            for (start_s, end_s) in loudspeaker_spans(&mic, &system, &EchoOptions::default()) {
+                let len = mic.len();
+                let at = |s: f64| ((s * ENGINE_RATE as f64) as usize).min(len);
+                mic[at(start_s)..at(end_s)].fill(0.0);
+            }
+        }
+        you_out
+            .write(&mic[lead..])
+            .map_err(|e| MeetingError::disk(&you_path, e))?;
+        others_out
+            .write(&system[lead..])
+            .map_err(|e| MeetingError::disk(&others_path, e))?;
+        start += n;
+    }
+    let you_path = you_out
+        .finish()
+        .map_err(|e| MeetingError::disk(&you_path, e))?;
+    let others_path = others_out
+        .finish()
+        .map_err(|e| MeetingError::disk(&others_path, e))?;
+    Ok((you_path, others_path))
+}
+
 fn transcribe_channels(
     you_path: &Path,
     others_path: &Path,
-    others: &[f32],
     how: MeetingTranscription,
     stage: &mut dyn FnMut(&str),
 ) -> Result<FileTranscript, MeetingError> {
@@ -100,7 +146,10 @@ fn transcribe_channels(
     let theirs = match speakers {
         Some(models) => {
             stage("who spoke when among the others");
-            let turns = utter_models::diarize::diarize(models, others, &diarize)
+            // Diarization clusters voices across the whole meeting: the
+            // one place a channel is held whole (the others' only).
+            let others = read_channel(others_path)?;
+            let turns = utter_models::diarize::diarize(models, &others, &diarize)
                 .map_err(|e| MeetingError::Speakers(Box::new(e)))?;
             let spans = transcribe::speaker_spans(&turns);
             stage("the others");
@@ -138,65 +187,143 @@ fn transcribe_channels(
 /// A channel's 16 kHz samples. A WAV cut off by a crash reads up to its last
 /// flushed header.
 fn read_channel(path: &Path) -> Result<Vec<f32>, MeetingError> {
-    let reader = hound::WavReader::open(path).map_err(|e| MeetingError::NotAMeeting {
-        path: path.to_path_buf(),
-        reason: e.to_string(),
-    })?;
-    let spec = reader.spec();
-    if spec.sample_rate != ENGINE_RATE || spec.channels != 1 || spec.bits_per_sample != 16 {
-        return Err(MeetingError::NotAMeeting {
+    let mut channel = WavChannel::open(path)?;
+    let n = channel.len();
+    Ok(channel.read(0, n))
+}
+
+/// Samples of a channel, read a stretch at a time.
+pub(super) trait Samples {
+    fn len(&self) -> usize;
+    /// `n` samples from `start`; silence past the end.
+    fn read(&mut self, start: usize, n: usize) -> Vec<f32>;
+}
+
+/// A meeting channel's WAV (16 kHz mono 16-bit), read where asked.
+pub(super) struct WavChannel {
+    path: PathBuf,
+    reader: hound::WavReader<std::io::BufReader<std::fs::File>>,
+}
+
+impl WavChannel {
+    pub(super) fn open(path: &Path) -> Result<Self, MeetingError> {
+        let not_a_meeting = |reason: String| MeetingError::NotAMeeting {
             path: path.to_path_buf(),
-            reason: format!(
+            reason,
+        };
+        let reader = hound::WavReader::open(path).map_err(|e| not_a_meeting(e.to_string()))?;
+        let spec = reader.spec();
+        if spec.sample_rate != ENGINE_RATE || spec.channels != 1 || spec.bits_per_sample != 16 {
+            return Err(not_a_meeting(format!(
                 "{} Hz, {} channels, {} bits instead of 16 kHz mono 16-bit",
                 spec.sample_rate, spec.channels, spec.bits_per_sample
-            ),
-        });
-    }
-    Ok(reader
-        .into_samples::<i16>()
-        .map_while(Result::ok)
-        .map(|s| f32::from(s) / f32::from(i16::MAX))
-        .collect())
-}
-
-fn write_channel(path: &Path, pcm: &[f32]) -> Result<PathBuf, MeetingError> {
-    let mut wav = WavRecorder::create(path).map_err(|e| MeetingError::disk(path, e))?;
-    wav.write(pcm).map_err(|e| MeetingError::disk(path, e))?;
-    wav.finish().map_err(|e| MeetingError::disk(path, e))
-}
-
-/// Both channels on the microphone's timeline and of one length: the system
-/// audio resampled by the drift measured while recording (its clock ran
-/// `drift_ppm` fast), then the shorter padded with silence (one device
-/// stopped early, or a crash cut the two at different flushes).
-pub fn align(mut you: Vec<f32>, others: Vec<f32>, drift_ppm: Option<f64>) -> (Vec<f32>, Vec<f32>) {
-    let mut others = match drift_ppm {
-        Some(ppm) if ppm.abs() >= MIN_DRIFT_PPM && others.len() > 1 => {
-            let len = (others.len() as f64 / (1.0 + ppm / 1e6)).round() as usize;
-            stretch(&others, len.max(1))
+            )));
         }
-        _ => others,
-    };
-    let n = you.len().max(others.len());
-    you.resize(n, 0.0);
-    others.resize(n, 0.0);
-    (you, others)
+        Ok(Self {
+            path: path.to_path_buf(),
+            reader,
+        })
+    }
 }
 
-/// `pcm` resampled to `len` samples by linear interpolation: a drift of
-/// parts per million moves a sample by a fraction of itself; nothing
-/// audible is lost.
-fn stretch(pcm: &[f32], len: usize) -> Vec<f32> {
-    let step = (pcm.len() - 1) as f64 / (len - 1).max(1) as f64;
-    (0..len)
-        .map(|i| {
-            let x = i as f64 * step;
-            let j = (x.floor() as usize).min(pcm.len() - 1);
-            let frac = (x - j as f64) as f32;
-            let next = pcm.get(j + 1).copied().unwrap_or(pcm[j]);
-            pcm[j] * (1.0 - frac) + next * frac
-        })
-        .collect()
+impl Samples for WavChannel {
+    fn len(&self) -> usize {
+        self.reader.duration() as usize
+    }
+
+    fn read(&mut self, start: usize, n: usize) -> Vec<f32> {
+        let mut out = Vec::with_capacity(n);
+        if start < self.len() {
+            if let Err(e) = self.reader.seek(start as u32) {
+                tracing::warn!("{}: cannot seek to {start}: {e}", self.path.display());
+            } else {
+                // A WAV cut off by a crash ends early: what is there.
+                out.extend(
+                    self.reader
+                        .samples::<i16>()
+                        .take(n)
+                        .map_while(Result::ok)
+                        .map(|s| f32::from(s) / f32::from(i16::MAX)),
+                );
+            }
+        }
+        out.resize(n, 0.0);
+        out
+    }
+}
+
+impl Samples for Vec<f32> {
+    fn len(&self) -> usize {
+        self.as_slice().len()
+    }
+
+    fn read(&mut self, start: usize, n: usize) -> Vec<f32> {
+        let mut out: Vec<f32> = self.iter().skip(start).take(n).copied().collect();
+        out.resize(n, 0.0);
+        out
+    }
+}
+
+/// The system audio on the microphone's timeline: resampled by the drift
+/// measured while recording (its clock ran `drift_ppm` fast), by linear
+/// interpolation — a drift of parts per million moves a sample by a
+/// fraction of itself; nothing audible is lost.
+struct Aligned<S> {
+    source: S,
+    len: usize,
+    /// Source samples per aligned sample (1 when no drift is corrected).
+    step: f64,
+}
+
+impl<S: Samples> Aligned<S> {
+    fn new(source: S, drift_ppm: Option<f64>) -> Self {
+        let n = source.len();
+        let len = match drift_ppm {
+            Some(ppm) if ppm.abs() >= MIN_DRIFT_PPM && n > 1 => {
+                ((n as f64 / (1.0 + ppm / 1e6)).round() as usize).max(1)
+            }
+            _ => n,
+        };
+        let step = if len == n {
+            1.0
+        } else {
+            (n - 1) as f64 / (len - 1).max(1) as f64
+        };
+        Self { source, len, step }
+    }
+
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    /// `n` aligned samples from `start`; silence past the end (one device
+    /// stopped early, or a crash cut the two at different flushes).
+    fn read(&mut self, start: usize, n: usize) -> Vec<f32> {
+        if self.step == 1.0 {
+            return self.source.read(start, n);
+        }
+        let end = (start + n).min(self.len);
+        let mut out = Vec::with_capacity(n);
+        if start < end {
+            let first = (start as f64 * self.step).floor() as usize;
+            let last = ((end - 1) as f64 * self.step).floor() as usize + 1;
+            let src = self.source.read(first, last + 1 - first);
+            for i in start..end {
+                let x = i as f64 * self.step;
+                let j = (x.floor() as usize).min(self.source.len() - 1);
+                let frac = (x - j as f64) as f32;
+                let at = |k: usize| src.get(k - first).copied().unwrap_or(0.0);
+                let next = if j + 1 < self.source.len() {
+                    at(j + 1)
+                } else {
+                    at(j)
+                };
+                out.push(at(j) * (1.0 - frac) + next * frac);
+            }
+        }
+        out.resize(n, 0.0);
+        out
+    }
 }
 
 /// One transcript from both: segments in time order, "You" first among the
@@ -320,25 +447,53 @@ mod tests {
     #[test]
     fn a_drifted_channel_is_resampled_and_a_cut_one_padded() {
         // The system clock ran 100 ppm fast: 16 samples too many in 10 s.
-        let you = vec![0.0; 160_000];
         let others: Vec<f32> = (0..160_016).map(|i| i as f32).collect();
-        let (you, stretched) = align(you, others, Some(100.0));
-        assert_eq!(stretched.len(), you.len());
-        assert_eq!(stretched[0], 0.0);
-        assert!((stretched[159_999] - 160_015.0).abs() < 1e-3);
-        // The middle sample lands in the middle.
-        assert!(
-            (stretched[80_000] - 80_008.0).abs() < 0.01,
-            "{}",
-            stretched[80_000]
-        );
-        // One device stopped a second early (no drift measured): silence.
-        let (you, others) = align(vec![0.5; 160_000], vec![0.5; 144_000], None);
-        assert_eq!(others.len(), you.len());
-        assert_eq!(others[150_000], 0.0);
-        assert_eq!(others[100], 0.5);
+        let mut stretched = Aligned::new(others, Some(100.0));
+        assert_eq!(stretched.len(), 160_000);
+        let whole = stretched.read(0, 160_000);
+        assert_eq!(whole[0], 0.0);
+        assert!((whole[159_999] - 160_015.0).abs() < 1e-3);
+        // The middle sample lands in the middle, read whole or in pieces.
+        assert!((whole[80_000] - 80_008.0).abs() < 0.01, "{}", whole[80_000]);
+        let piece = stretched.read(79_990, 20);
+        assert_eq!(piece, whole[79_990..80_010]);
+        // Past its end (one device stopped early): silence.
+        assert_eq!(stretched.read(159_998, 4)[2..], [0.0, 0.0]);
+        let mut short = Aligned::new(vec![0.5; 144_000], None);
+        assert_eq!(short.read(150_000, 2), [0.0, 0.0]);
+        assert_eq!(short.read(100, 1), [0.5]);
         // A drift within the measurement's error is left alone.
-        let (_, same) = align(vec![0.0; 4], vec![1.0, 2.0, 3.0, 4.0], Some(10.0));
-        assert_eq!(same, [1.0, 2.0, 3.0, 4.0]);
+        let mut same = Aligned::new(vec![1.0, 2.0, 3.0, 4.0], Some(10.0));
+        assert_eq!(same.read(0, 4), [1.0, 2.0, 3.0, 4.0]);
+    }
+
+    #[test]
+    fn the_channels_are_prepared_in_chunks_from_disk() {
+        // Longer than a chunk, so the chunk seams are crossed: the written
+        // channels are the recorded ones, sample for sample, silence padding
+        // the shorter, and no sound on the system side means nothing muted.
+        let dir = tempfile::tempdir().unwrap();
+        let work = dir.path().join("work");
+        std::fs::create_dir_all(&work).unwrap();
+        let n = CHUNK + CHUNK / 3;
+        let you: Vec<f32> = (0..n).map(|i| ((i % 400) as f32 / 400.0) - 0.5).collect();
+        let write = |name: &str, pcm: &[f32]| {
+            let mut w = WavRecorder::create(&dir.path().join(name)).unwrap();
+            w.write(pcm).unwrap();
+            w.finish().unwrap();
+        };
+        write(YOU_WAV, &you);
+        write(OTHERS_WAV, &vec![0.0; n - 16_000]);
+        let (you_path, others_path) =
+            prepare_channels(dir.path(), &work, None, &mut |_| {}).unwrap();
+        let mine = read_channel(&you_path).unwrap();
+        let theirs = read_channel(&others_path).unwrap();
+        assert_eq!((mine.len(), theirs.len()), (n, n));
+        let q = |x: f32| (x * f32::from(i16::MAX)).round();
+        assert!(mine
+            .iter()
+            .zip(&you)
+            .all(|(a, b)| (q(*a) - q(*b)).abs() <= 1.0));
+        assert!(theirs.iter().all(|s| *s == 0.0));
     }
 }

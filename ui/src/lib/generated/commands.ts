@@ -82,6 +82,7 @@ export interface Commands {
   finish_meeting: { args: { dir: string }; result: MeetingStatus };
   export_meeting: { args: { dir: string; format: Format; path: string }; result: void };
   rename_meeting_speaker: { args: { dir: string; from: string; to: string }; result: MeetingSummary };
+  meeting_audio: { args: { dir: string }; result: ArrayBuffer };
   export_snippets: { args: { path: string; snippets: Snippet[] }; result: void };
   check_for_updates: { args: Record<string, never>; result: UpdateInfo | null };
   install_update: { args: Record<string, never>; result: void };
