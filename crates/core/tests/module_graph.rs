@@ -15,8 +15,9 @@ const RANKS: &[&[&str]] = &[
     &["language", "text", "placeholders"],
     // The microphone and audio files.
     &["audio"],
-    // What a transcript is, how speech is packed for the engine, what a profile is.
-    &["transcript", "packing", "coverage", "profiles"],
+    // What a transcript is, how speech is packed for the engine, how its text is checked
+    // (coverage, the vocabulary's recheck), what a profile is.
+    &["transcript", "packing", "coverage", "recheck", "profiles"],
     // The settings file; files transcribed.
     &["settings", "transcribe"],
     // The dictation service; meetings; exports (which read the settings' spelling).
