@@ -8,31 +8,25 @@
 
 #[path = "../../core/tests/common/mod.rs"]
 mod common;
+#[path = "support/meeting_events.rs"]
+mod meeting_events;
 #[path = "support/app_dirs.rs"]
 mod support;
 
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{unbounded, Receiver};
+use crossbeam_channel::unbounded;
+use meeting_events::wait_meeting;
 use support::app_dirs;
-use utter_app_core::meetings::{MeetingState, MeetingStatus};
-use utter_app_core::{App, AppEvent, AppState};
+use utter_app_core::meetings::MeetingState;
+use utter_app_core::{App, AppState};
 use utter_core::platform::MainThread;
 use utter_core::settings::Settings;
 use utter_test_support::desktop::{Display, SoundServer};
 
-fn wait_meeting(rx: &Receiver<AppEvent>, until: impl Fn(&MeetingStatus) -> bool) -> MeetingStatus {
-    let deadline = Instant::now() + Duration::from_secs(120);
-    loop {
-        let left = deadline.saturating_duration_since(Instant::now());
-        match rx.recv_timeout(left) {
-            Ok(AppEvent::Meeting(s)) if until(&s) => return s,
-            Ok(_) => {}
-            Err(e) => panic!("no such meeting event: {e}"),
-        }
-    }
-}
+/// How long a meeting event may take here.
+const WITHIN: Duration = Duration::from_secs(120);
 
 fn key(display: &Display, keys: &str) {
     let ok = Command::new("xdotool")
@@ -73,7 +67,7 @@ fn the_meeting_shortcut_starts_and_stops_a_meeting_from_any_app() {
     assert_eq!(app.meeting_status().state, MeetingState::Idle);
 
     key(&display, "ctrl+alt+m");
-    let status = wait_meeting(&rx, |s| s.state == MeetingState::Recording);
+    let status = wait_meeting(&rx, WITHIN, |s| s.state == MeetingState::Recording);
     assert!(
         status
             .system_audio
@@ -88,8 +82,8 @@ fn the_meeting_shortcut_starts_and_stops_a_meeting_from_any_app() {
     assert!(mic.wait().unwrap().success() && speakers.wait().unwrap().success());
 
     key(&display, "ctrl+alt+m");
-    wait_meeting(&rx, |s| s.state == MeetingState::Transcribing);
-    wait_meeting(&rx, |s| s.state == MeetingState::Idle);
+    wait_meeting(&rx, WITHIN, |s| s.state == MeetingState::Transcribing);
+    wait_meeting(&rx, WITHIN, |s| s.state == MeetingState::Idle);
     let meetings = app.meetings();
     assert_eq!(meetings.len(), 1, "{meetings:?}");
     assert!(!meetings[0].unfinished, "{meetings:?}");

@@ -8,31 +8,25 @@
 
 #[path = "../../core/tests/common/mod.rs"]
 mod common;
+#[path = "support/meeting_events.rs"]
+mod meeting_events;
 #[path = "support/app_dirs.rs"]
 mod support;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use crossbeam_channel::{unbounded, Receiver};
+use crossbeam_channel::unbounded;
+use meeting_events::wait_meeting;
 use support::app_dirs;
-use utter_app_core::meetings::{MeetingState, MeetingStatus};
+use utter_app_core::meetings::MeetingState;
 use utter_app_core::{App, AppEvent};
 use utter_core::export::Format;
 use utter_core::platform::MainThread;
 use utter_test_support::call::{two_sided_call, words};
 use utter_test_support::desktop::SoundServer;
 
-fn wait_meeting(rx: &Receiver<AppEvent>, until: impl Fn(&MeetingStatus) -> bool) -> MeetingStatus {
-    let deadline = Instant::now() + Duration::from_secs(180);
-    loop {
-        let left = deadline.saturating_duration_since(Instant::now());
-        match rx.recv_timeout(left) {
-            Ok(AppEvent::Meeting(s)) if until(&s) => return s,
-            Ok(_) => {}
-            Err(e) => panic!("no such meeting event: {e}"),
-        }
-    }
-}
+/// How long a meeting event may take here.
+const WITHIN: Duration = Duration::from_secs(180);
 
 #[test]
 fn a_meeting_started_and_stopped_from_the_page_is_listed_with_who_said_what_and_renamed() {
@@ -85,7 +79,7 @@ fn a_meeting_started_and_stopped_from_the_page_is_listed_with_who_said_what_and_
         app.stop_meeting().unwrap().state,
         MeetingState::Transcribing
     );
-    let done = wait_meeting(&rx, |s| s.state == MeetingState::Idle);
+    let done = wait_meeting(&rx, WITHIN, |s| s.state == MeetingState::Idle);
     assert_eq!(done.notice, None, "{done:?}");
 
     let meetings = app.meetings();

@@ -65,17 +65,15 @@ impl Recheck {
 
     /// `text` as the recheck settles it, once its reply is in.
     pub fn try_finish(&self, text: &str) -> Option<String> {
-        self.run.try_result().map(|r| self.settle(text, r))
+        self.run
+            .try_result()
+            .map(|reply| settle(text, &self.doubts, reply))
     }
 
     /// Waits for the reply; `text` as the recheck settles it.
     pub fn finish(self, text: &str) -> String {
         let Self { run, doubts } = self;
         settle(text, &doubts, run.wait())
-    }
-
-    fn settle(&self, text: &str, reply: Result<Vec<Utterance>, EngineError>) -> String {
-        settle(text, &self.doubts, reply)
     }
 
     /// Stops the recheck (a cancelled dictation).

@@ -3,16 +3,11 @@
 //! end-of-text after a sentence). Real engine, real models, real speech.
 
 mod common;
-
-use std::time::{Duration, Instant};
+#[path = "support/live.rs"]
+mod live;
 
 use utter_core::dictation::events::DictationEvent;
-use utter_core::dictation::plan::{plan, PlanDefaults};
-use utter_core::dictation::recording::{Dictation, DictationConfig};
-use utter_core::dictation::strategy::LiveStrategy;
-use utter_core::engine::{Engine, EngineConfig};
-use utter_core::platform::output::OutputConfig;
-use utter_core::postprocess::TextRules;
+use utter_core::engine::Engine;
 use utter_core::text::word_error_rate;
 use utter_core::vad::SpeechDetector;
 
@@ -38,56 +33,19 @@ struct Dictated {
     warning: Option<String>,
 }
 
-/// Plays `pcm` into a dictation as a microphone would (10 ms chunks,
-/// `speed` times real time: the eager runs overlap the speech as they do
-/// live), then releases the key and waits for the text.
+/// A dictation of `pcm` with the default settings, played at `speed` times
+/// real time (see `live::play_and_release`).
 fn dictate(engine: &Engine, vad: &mut SpeechDetector, pcm: &[f32], speed: f64) -> Dictated {
     let dir = tempfile::tempdir().unwrap();
-    let strategy = LiveStrategy::resolve(None, engine.info()).unwrap();
-    let dictation = DictationConfig::defaults();
-    let defaults = PlanDefaults {
-        dictation: &dictation,
-        text_rules: &TextRules::default(),
-        output: &OutputConfig::default(),
-        rewrite_mode: None,
-    };
-    let mut d = Dictation::start(
-        1,
-        &dir.path().join("d.wav"),
-        None,
-        plan(&defaults, None, engine.info()),
-        strategy,
-        vad,
-        engine,
-    );
+    let mut d = live::start(engine, vad, dir.path(), &[]);
     let mut events = Vec::new();
     let mut emit = |e: DictationEvent| events.push(e);
-    let start = Instant::now();
-    for (i, chunk) in pcm.chunks(RATE / 100).enumerate() {
-        let due = Duration::from_secs_f64(i as f64 * 0.01 / speed);
-        if let Some(wait) = due.checked_sub(start.elapsed()) {
-            std::thread::sleep(wait);
-        }
-        d.push_audio(chunk, vad, engine, &mut emit);
-        d.poll(engine, &mut emit);
-    }
-    d.finish_audio(vad, engine, &mut emit);
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !d.poll(engine, &mut emit) {
-        assert!(Instant::now() < deadline, "the dictation never finished");
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    live::play_and_release(&mut d, engine, vad, pcm, speed, &mut emit);
     Dictated {
         text: d.text(),
         warning: d.coverage_warning(),
         events,
     }
-}
-
-fn models() -> (Engine, SpeechDetector) {
-    let engine = Engine::start(EngineConfig::new(common::speech_model())).unwrap();
-    let vad = SpeechDetector::load(&common::vad_model()).unwrap();
-    (engine, vad)
 }
 
 /// Two passages read one after the other, the key released 0.3 s after the
@@ -103,7 +61,7 @@ fn pair(a: &str, b: &str, gap_ms: usize) -> (Vec<f32>, String) {
 /// as in the issue), played at twice real time: every sentence arrives.
 #[test]
 fn dictations_of_pairs_of_passages_deliver_every_sentence() {
-    let (engine, mut vad) = models();
+    let (engine, mut vad) = live::models();
     for (a, b) in [("0880", "0890"), ("0920", "0930"), ("0870", "0920")] {
         let (pcm, truth) = pair(a, b, 600);
         let out = dictate(&engine, &mut vad, &pcm, 2.0);
@@ -134,7 +92,7 @@ fn dictations_of_pairs_of_passages_deliver_every_sentence() {
 fn a_run_that_ends_early_is_followed_by_a_run_over_the_rest() {
     use utter_core::coverage::{self, Coverage, TextEnd};
     use utter_core::engine::RunParams;
-    let (engine, _) = models();
+    let (engine, _) = live::models();
     let (first, _) = clip("0870");
     let (second, t2) = clip("0920");
     let gap = silence(700);

@@ -5,16 +5,14 @@
 //! model), real speech: pocketsphinx's card recording and an Asterisk prompt.
 
 mod common;
+#[path = "support/live.rs"]
+mod live;
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use utter_core::dictation::events::DictationEvent;
-use utter_core::dictation::plan::{plan, PlanDefaults};
-use utter_core::dictation::recording::{Dictation, DictationConfig};
-use utter_core::dictation::strategy::LiveStrategy;
-use utter_core::engine::{Engine, EngineConfig};
-use utter_core::platform::output::OutputConfig;
+use utter_core::engine::Engine;
 use utter_core::postprocess::TextRules;
 use utter_core::transcribe::{transcribe_file, FileOptions, Segmentation};
 use utter_core::vad::SpeechDetector;
@@ -30,19 +28,14 @@ fn close_parenthesis(dir: &Path) -> PathBuf {
     wav
 }
 
-fn models() -> (Engine, SpeechDetector) {
-    let engine = Engine::start(EngineConfig::new(common::speech_model())).unwrap();
-    let vad = SpeechDetector::load(&common::vad_model()).unwrap();
-    (engine, vad)
-}
-
 fn words(text: &str) -> Vec<String> {
     utter_core::text::normalize_words(text)
 }
 
 /// A dictation of `pcm` (played at twice real time, the key released after
-/// it) with `vocabulary` as the user's words: its text, and how long after
-/// the release it came (a recheck is one more decode).
+/// it, 300 ms of silence around it) with `vocabulary` as the user's words:
+/// its text, and how long after the release it came (a recheck is one more
+/// decode).
 fn dictate(
     engine: &Engine,
     vad: &mut SpeechDetector,
@@ -51,26 +44,7 @@ fn dictate(
 ) -> (String, Duration) {
     let dir = tempfile::tempdir().unwrap();
     let vocabulary: Vec<String> = vocabulary.iter().map(|s| s.to_string()).collect();
-    let dictation = DictationConfig {
-        vocabulary: vocabulary.clone(),
-        ..DictationConfig::defaults()
-    };
-    let rules = TextRules::default().with_vocabulary(&vocabulary);
-    let defaults = PlanDefaults {
-        dictation: &dictation,
-        text_rules: &rules,
-        output: &OutputConfig::default(),
-        rewrite_mode: None,
-    };
-    let mut d = Dictation::start(
-        1,
-        &dir.path().join("d.wav"),
-        None,
-        plan(&defaults, None, engine.info()),
-        LiveStrategy::resolve(None, engine.info()).unwrap(),
-        vad,
-        engine,
-    );
+    let mut d = live::start(engine, vad, dir.path(), &vocabulary);
     let mut errors = Vec::new();
     let mut emit = |e: DictationEvent| {
         if let DictationEvent::Error { message } = e {
@@ -78,23 +52,7 @@ fn dictate(
         }
     };
     let padded = [vec![0.0; 4_800], pcm.to_vec(), vec![0.0; 4_800]].concat();
-    let start = Instant::now();
-    for (i, chunk) in padded.chunks(160).enumerate() {
-        let due = Duration::from_secs_f64(i as f64 * 0.005);
-        if let Some(wait) = due.checked_sub(start.elapsed()) {
-            std::thread::sleep(wait);
-        }
-        d.push_audio(chunk, vad, engine, &mut emit);
-        d.poll(engine, &mut emit);
-    }
-    let released = Instant::now();
-    d.finish_audio(vad, engine, &mut emit);
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !d.poll(engine, &mut emit) {
-        assert!(Instant::now() < deadline, "the dictation never finished");
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    let waited = released.elapsed();
+    let waited = live::play_and_release(&mut d, engine, vad, &padded, 2.0, &mut emit);
     assert!(errors.is_empty(), "{errors:?}");
     (d.text(), waited)
 }
@@ -127,7 +85,7 @@ fn transcribe(
 
 #[test]
 fn a_listed_word_heard_as_a_common_word_is_fixed_where_the_engine_doubted_it() {
-    let (engine, mut vad) = models();
+    let (engine, mut vad) = live::models();
     let cards = common::load_pcm(Path::new(CARDS));
 
     // Without the vocabulary the engine writes an ordinary word for "clubs"
@@ -157,7 +115,7 @@ fn a_listed_word_heard_as_a_common_word_is_fixed_where_the_engine_doubted_it() {
 
 #[test]
 fn a_common_word_the_engine_heard_clearly_is_not_replaced() {
-    let (engine, mut vad) = models();
+    let (engine, mut vad) = live::models();
     let dir = tempfile::tempdir().unwrap();
     let wav = close_parenthesis(dir.path());
     let pcm = common::load_pcm(&wav);

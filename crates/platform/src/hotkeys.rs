@@ -127,9 +127,7 @@ impl Bindings {
         let held = |k: HotKey| HotKey::new(Some(k.mods | main.mods), k.key);
         let latch = parse(latch)?;
         let cancel = parse(cancel)?;
-        let paste_last = paste_last
-            .map(|name| Ok::<_, HotkeyError>((parse(name)?, name.to_string())))
-            .transpose()?;
+        let paste_last = optional_key(paste_last)?;
         Ok(Self {
             main: (main, hotkey.to_string()),
             paste_last,
@@ -143,27 +141,13 @@ impl Bindings {
 
     /// Also binds AI command mode's key (held to speak an instruction).
     pub fn with_command(mut self, key: Option<&str>) -> Result<Self, HotkeyError> {
-        self.command = key
-            .map(|name| {
-                Ok::<_, HotkeyError>((
-                    parse_hotkey(name).map_err(HotkeyError::Parse)?,
-                    name.to_string(),
-                ))
-            })
-            .transpose()?;
+        self.command = optional_key(key)?;
         Ok(self)
     }
 
     /// Also binds the meeting shortcut (starts or stops a meeting).
     pub fn with_meeting(mut self, key: Option<&str>) -> Result<Self, HotkeyError> {
-        self.meeting = key
-            .map(|name| {
-                Ok::<_, HotkeyError>((
-                    parse_hotkey(name).map_err(HotkeyError::Parse)?,
-                    name.to_string(),
-                ))
-            })
-            .transpose()?;
+        self.meeting = optional_key(key)?;
         Ok(self)
     }
 
@@ -204,6 +188,15 @@ impl Bindings {
         keys.dedup();
         keys
     }
+}
+
+/// An optional key, parsed and kept with the name it was given as.
+fn optional_key(name: Option<&str>) -> Result<Option<(HotKey, String)>, HotkeyError> {
+    name.map(|name| {
+        let key = parse_hotkey(name).map_err(HotkeyError::Parse)?;
+        Ok((key, name.to_string()))
+    })
+    .transpose()
 }
 
 /// Grabs and releases the keys that only matter while recording. The

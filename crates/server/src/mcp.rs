@@ -293,11 +293,10 @@ impl Session {
     /// The model `args` names (or the default) and the voice detector,
     /// loaded once and kept for the next call.
     fn load(&mut self, args: &Value) -> Result<&mut Loaded, ToolError> {
-        let model = match args["model"].as_str().filter(|m| !m.is_empty()) {
-            Some(name) => self.catalog.resolve(name),
-            None => self.catalog.default_model(),
-        }
-        .map_err(ToolError::Model)?;
+        let model = self
+            .catalog
+            .named_or_default(args["model"].as_str())
+            .map_err(ToolError::Model)?;
         if self.loaded.as_ref().is_none_or(|l| l.name != model.name) {
             self.loaded = None; // one model at a time
             let engine =
@@ -374,7 +373,7 @@ pub struct FileCall {
     pub format: Format,
     /// `None`: detected.
     pub language: Option<String>,
-    /// `None`: the default files model.
+    /// `None` (or empty): the default files model.
     pub model: Option<String>,
 }
 
@@ -399,10 +398,7 @@ impl FileCall {
             path,
             format,
             language: language_arg(args),
-            model: args["model"]
-                .as_str()
-                .filter(|m| !m.is_empty())
-                .map(str::to_string),
+            model: args["model"].as_str().map(str::to_string),
         })
     }
 }

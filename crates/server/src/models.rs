@@ -72,6 +72,15 @@ impl Catalog {
         }
     }
 
+    /// The model a request names, or the default when it names none (no
+    /// field, or an empty one).
+    pub fn named_or_default(&self, id: Option<&str>) -> Result<Resolved, ApiError> {
+        match id.filter(|id| !id.is_empty()) {
+            Some(id) => self.resolve(id),
+            None => self.default_model(),
+        }
+    }
+
     pub fn resolve(&self, id: &str) -> Result<Resolved, ApiError> {
         if is_openai_name(id) {
             return self.default_model();

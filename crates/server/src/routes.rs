@@ -74,10 +74,7 @@ async fn mcp_transcribe(
     id: serde_json::Value,
     call: crate::mcp::FileCall,
 ) -> serde_json::Value {
-    let model = match call.model.as_deref() {
-        Some(name) => state.catalog.resolve(name),
-        None => state.catalog.default_model(),
-    };
+    let model = state.catalog.named_or_default(call.model.as_deref());
     let result = async {
         let model = model?;
         let admission = state.jobs.admit()?;
@@ -296,14 +293,9 @@ const NO_WORD_TIMES: &str =
 
 impl Request {
     fn from_upload(state: &AppState, upload: &Upload, task: Task) -> Result<Self, ApiError> {
-        let model = match upload
-            .text("model")
-            .map(str::trim)
-            .filter(|m| !m.is_empty())
-        {
-            Some(id) => state.catalog.resolve(id)?,
-            None => state.catalog.default_model()?,
-        };
+        let model = state
+            .catalog
+            .named_or_default(upload.text("model").map(str::trim))?;
         if task == Task::Translate {
             let translators = state.catalog.translators()?;
             if !translators.contains(&model.name) {

@@ -238,10 +238,7 @@ async fn transcribe(
     language: Option<String>,
     wav: WavFile,
 ) -> Result<(), WyomingError> {
-    let resolved = match model.as_deref().filter(|m| !m.is_empty()) {
-        Some(name) => state.catalog.resolve(name),
-        None => state.catalog.default_model(),
-    };
+    let resolved = state.catalog.named_or_default(model.as_deref());
     let (resolved, temp) = match (resolved, wav.finish()) {
         (Ok(r), Ok(temp)) => (r, temp),
         (Err(e), _) => return Ok(write_error(out, &e.message).await?),

@@ -137,6 +137,21 @@ export async function waitForCall(page: Page, cmd: string, count = 1): Promise<C
   return calls(page, cmd);
 }
 
+/** The audio player `testid` shows, plays a blob the page made from the
+ *  shell's bytes, and the browser read it without an error. */
+export async function expectPlayable(page: Page, testid: string): Promise<void> {
+  const player = page.getByTestId(testid);
+  await player.waitFor();
+  const src = await player.getAttribute('src');
+  if (!src?.startsWith('blob:')) throw new Error(`${testid} plays ${src}, not a blob`);
+  await page.waitForFunction((id) => {
+    const a = document.querySelector(`[data-testid=${id}]`) as HTMLAudioElement | null;
+    return !!a && (a.readyState >= 1 || a.error != null);
+  }, testid);
+  const error = await player.evaluate((a) => (a as HTMLAudioElement).error?.message ?? null);
+  if (error !== null) throw new Error(`${testid}: ${error}`);
+}
+
 export async function shot(page: Page, name: string): Promise<void> {
   await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: false });
 }

@@ -1,6 +1,6 @@
 // The History page: search, paging and per-entry actions.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { calls, emit, open, shot, start, waitForCall, type Harness } from './harness';
+import { calls, emit, expectPlayable, open, shot, start, waitForCall, type Harness } from './harness';
 import { baseFixture, historyEntry } from './fixture';
 
 let h: Harness;
@@ -49,14 +49,7 @@ describe('history', () => {
 
     await first.getByTestId('history-play').click();
     expect((await waitForCall(page, 'history_audio'))[0].args).toEqual({ id: 1 });
-    const player = first.getByTestId('history-audio-player');
-    await player.waitFor();
-    expect(await player.getAttribute('src')).toMatch(/^blob:/);
-    await page.waitForFunction(() => {
-      const a = document.querySelector('[data-testid=history-audio-player]') as HTMLAudioElement | null;
-      return !!a && (a.readyState >= 1 || a.error != null);
-    });
-    expect(await player.evaluate((a) => (a as HTMLAudioElement).error)).toBeNull();
+    await expectPlayable(page, 'history-audio-player');
 
     await first.getByTestId('history-retry-model').selectOption('whisper-small-en');
     await first.getByTestId('history-retry').click();

@@ -1,7 +1,7 @@
 // The Meetings page: the consent line, start → live turns → pause → stop →
 // the transcript in the list, a meeting cut off offered to finish, export.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { emit, open, shot, start, waitForCall, type Harness } from './harness';
+import { emit, expectPlayable, open, shot, start, waitForCall, type Harness } from './harness';
 import { baseFixture } from './fixture';
 import type { MeetingSummary } from '../../src/lib/types';
 
@@ -99,14 +99,7 @@ describe('meetings', () => {
     // The recording plays in the page (both sides mixed by the core).
     await page.getByTestId('meeting-play').click();
     expect((await waitForCall(page, 'meeting_audio'))[0].args).toEqual({ dir: DIR });
-    const player = page.getByTestId('meeting-audio-player');
-    await player.waitFor();
-    expect(await player.getAttribute('src')).toMatch(/^blob:/);
-    await page.waitForFunction(() => {
-      const a = document.querySelector('[data-testid=meeting-audio-player]') as HTMLAudioElement | null;
-      return !!a && (a.readyState >= 1 || a.error != null);
-    });
-    expect(await player.evaluate((a) => (a as HTMLAudioElement).error)).toBeNull();
+    await expectPlayable(page, 'meeting-audio-player');
 
     await page.getByTestId('meeting-export-srt').click();
     const [dialog] = await waitForCall(page, 'plugin:dialog|save');

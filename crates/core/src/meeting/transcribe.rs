@@ -252,6 +252,7 @@ impl Samples for WavChannel {
     }
 }
 
+#[cfg(test)]
 impl Samples for Vec<f32> {
     fn len(&self) -> usize {
         self.as_slice().len()
