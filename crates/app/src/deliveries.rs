@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
 use utter_core::platform::output::{
-    open_sink, Delivery, Outcome, OutputConfig, OutputEnv, OutputError, TextSink,
+    open_sink, Delivery, DesktopError, Outcome, OutputConfig, OutputEnv, OutputError, TextSink,
 };
 
 /// What the thread is asked.
@@ -30,7 +30,7 @@ enum Request {
         how: Delivery,
         config: OutputConfig,
         env: OutputEnv,
-        reply: mpsc::Sender<Result<Delivered, OutputError>>,
+        reply: mpsc::Sender<Result<Delivered, DesktopError>>,
     },
 }
 
@@ -63,7 +63,7 @@ impl Deliveries {
         how: Delivery,
         config: &OutputConfig,
         env: &OutputEnv,
-    ) -> Result<Option<String>, OutputError> {
+    ) -> Result<Option<String>, DesktopError> {
         let d = self.deliver_through(text, how, config, env)?;
         Ok(d.opened_notice.or(d.outcome.notice))
     }
@@ -82,7 +82,9 @@ impl Deliveries {
             env: env.clone(),
             reply,
         });
-        let notice = answer.recv().unwrap_or(Err(stopped()))?;
+        let notice = answer
+            .recv()
+            .unwrap_or(Err(OutputError::ClipboardOwner(STOPPED)))?;
         let handle = SharedSink {
             deliveries: self.clone(),
             config: config.clone(),
@@ -97,7 +99,7 @@ impl Deliveries {
         how: Delivery,
         config: &OutputConfig,
         env: &OutputEnv,
-    ) -> Result<Delivered, OutputError> {
+    ) -> Result<Delivered, DesktopError> {
         let (reply, answer) = mpsc::channel();
         self.send(Request::Deliver {
             text: text.to_string(),
@@ -106,7 +108,9 @@ impl Deliveries {
             env: env.clone(),
             reply,
         });
-        answer.recv().unwrap_or(Err(stopped()))
+        answer
+            .recv()
+            .unwrap_or(Err(DesktopError::Clipboard(STOPPED.into())))
     }
 
     fn send(&self, request: Request) {
@@ -123,9 +127,7 @@ impl Deliveries {
     }
 }
 
-fn stopped() -> OutputError {
-    OutputError::ClipboardOwner("the delivery thread stopped before answering")
-}
+const STOPPED: &str = "the delivery thread stopped before answering";
 
 impl Drop for Deliveries {
     fn drop(&mut self) {
@@ -146,7 +148,7 @@ struct SharedSink {
 }
 
 impl TextSink for SharedSink {
-    fn deliver(&mut self, text: &str, how: &Delivery) -> Result<Outcome, OutputError> {
+    fn deliver(&mut self, text: &str, how: &Delivery) -> Result<Outcome, DesktopError> {
         self.deliveries
             .deliver_through(text, *how, &self.config, &self.env)
             .map(|d| d.outcome)
@@ -209,13 +211,15 @@ fn serve(requests: mpsc::Receiver<Request>) {
                 env,
                 reply,
             } => {
-                let result = kept_for(&mut kept, &config, &env).and_then(|k| {
-                    let outcome = k.sink.deliver(&text, &how)?;
-                    Ok(Delivered {
-                        outcome,
-                        opened_notice: k.notice.clone(),
-                    })
-                });
+                let result = kept_for(&mut kept, &config, &env)
+                    .map_err(DesktopError::from)
+                    .and_then(|k| {
+                        let outcome = k.sink.deliver(&text, &how)?;
+                        Ok(Delivered {
+                            outcome,
+                            opened_notice: k.notice.clone(),
+                        })
+                    });
                 let _ = reply.send(result);
             }
         }

@@ -213,6 +213,8 @@ pub enum AppError {
     #[error(transparent)]
     Output(#[from] utter_core::platform::output::OutputError),
     #[error(transparent)]
+    Delivery(#[from] utter_core::platform::output::DesktopError),
+    #[error(transparent)]
     Dictation(#[from] service_host::NotRunning),
     #[error("`{0}` is not in the model catalog")]
     NotInCatalog(String),

@@ -9,8 +9,11 @@
 //! converts and resolves the model files the engine loads. [`dictation`] runs
 //! live dictation, driven by [`control`] messages and started by [`setup`]
 //! (one setup for the CLI and the app); [`platform`] holds everything that
-//! differs between desktops (hotkeys, text output, session detection)
-//! behind small traits.
+//! differs between desktops (hotkeys, text output, session detection).
+//! The dictation service talks to the desktop and the microphone only
+//! through utter-ports' traits (`ServiceIo`), which setup fills with the
+//! platform's implementations and [`audio::capture`]'s microphone; the
+//! `module_graph` test keeps `dictation` from naming either directly.
 
 pub mod audio;
 pub mod coverage;

@@ -11,10 +11,11 @@ use std::path::PathBuf;
 
 use crossbeam_channel::{Receiver, Sender};
 
+use crate::audio::capture::CpalMicrophone;
 use crate::control::Control;
 use crate::dictation::events::DictationEvent;
 use crate::dictation::rewrite_step::RewriteStep;
-use crate::dictation::service::{self, CpalMicrophone, ServiceConfig, ServiceIo};
+use crate::dictation::service::{self, ServiceConfig, ServiceIo};
 use crate::engine::UnsupportedLanguage;
 use crate::models::load::{load_models, EngineOptions, LoadError, LoadedModels};
 use crate::models::{ModelStore, ModelUse};

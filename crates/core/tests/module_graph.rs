@@ -168,3 +168,46 @@ fn each_module_imports_only_lower_ranks() {
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
+
+/// What the dictation service may not name: the desktop (utter-platform, at
+/// any of its paths) and the microphone's implementation. It talks to both
+/// through utter-ports' traits, which setup fills in; its tests use fakes.
+const OS_FACING: &[&str] = &[
+    "crate::platform",
+    "crate::control",
+    "utter_platform",
+    "crate::audio::capture",
+    "cpal::",
+];
+
+#[test]
+fn the_dictation_service_names_no_os_facing_code() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/dictation");
+    let mut stack = vec![dir.clone()];
+    let mut seen = 0;
+    let mut wrong = Vec::new();
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                if path.file_name().is_some_and(|n| n != "tests") {
+                    stack.push(path);
+                }
+                continue;
+            }
+            let name = path.to_string_lossy();
+            if !name.ends_with(".rs") || name.ends_with("tests.rs") {
+                continue;
+            }
+            seen += 1;
+            let code = code_of(&std::fs::read_to_string(&path).unwrap());
+            for banned in OS_FACING {
+                if code.contains(banned) {
+                    wrong.push(format!("{name} names {banned}: use utter_ports"));
+                }
+            }
+        }
+    }
+    assert!(seen > 8, "the scan sees the dictation's files ({seen})");
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}

@@ -25,6 +25,7 @@ use std::cell::RefCell;
 use std::str::FromStr;
 use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
+pub use utter_ports::keys::{NoRecordingKeys, RecordingKeys};
 
 use crossbeam_channel::Sender;
 use global_hotkey::hotkey::HotKey;
@@ -197,19 +198,6 @@ fn optional_key(name: Option<&str>) -> Result<Option<(HotKey, String)>, HotkeyEr
         Ok((key, name.to_string()))
     })
     .transpose()
-}
-
-/// Grabs and releases the keys that only matter while recording. The
-/// dictation service calls this; it never touches the OS itself.
-pub trait RecordingKeys: Send {
-    fn set_recording(&mut self, on: bool);
-}
-
-/// No keys to grab (hotkeys unavailable, or driven by `utter ptt`).
-pub struct NoRecordingKeys;
-
-impl RecordingKeys for NoRecordingKeys {
-    fn set_recording(&mut self, _on: bool) {}
 }
 
 /// Where global-hotkey events go: the bound service's keys and channel.

@@ -4,7 +4,10 @@
 //! cannot: utter-core depends on it, not the other way round).
 //!
 //! - [`control`]: the messages that drive a dictation (press, release,
-//!   toggle, cancel…), which hotkeys, the ptt socket and portals send.
+//!   toggle, cancel…), which hotkeys, the ptt socket and portals send —
+//!   utter-ports', re-exported. So are the traits this crate implements for
+//!   the dictation service (the text sink, recording keys, focus, selection),
+//!   at their old paths in [`output`], [`hotkeys`] and [`focus`].
 //! - [`paths`]: where Utter keeps its files (the OS's conventions).
 //! - [`threads`]: joining a thread with a bound.
 //! - [`panics`]: a third-party parser's panic contained as an error.
@@ -26,7 +29,6 @@
 //! The X11/Wayland code (Linux and the other Unix desktops) is selected with
 //! `cfg(desktop_linux)`, which build.rs sets: the condition is written once.
 
-pub mod control;
 pub mod desktop;
 pub mod doctor;
 pub mod focus;
@@ -42,6 +44,10 @@ pub mod ptt;
 pub mod remote_desktop;
 pub mod session_watch;
 pub mod threads;
+
+/// The messages that drive a dictation: utter-ports' (the service and the
+/// hotkeys both speak them), here at their old path.
+pub use utter_ports::control;
 
 use std::sync::Arc;
 

@@ -12,7 +12,9 @@ use std::time::{Duration, Instant};
 
 use cpal::traits::{DeviceTrait, HostTrait, StreamTrait};
 use cpal::{FromSample, SampleFormat, SizedSample};
-use crossbeam_channel::{bounded, unbounded, Receiver, RecvTimeoutError, Sender};
+use crossbeam_channel::{bounded, never, unbounded, Receiver, RecvTimeoutError, Sender};
+
+pub use utter_ports::microphone::{CaptureError, CaptureEvent, Microphone};
 
 use super::host;
 use super::resample::{downmix, StreamResampler};
@@ -38,30 +40,6 @@ const CLOSE_WITHIN: Duration = Duration::from_secs(1);
 /// Opening takes well under a second even for a Bluetooth headset (whose
 /// profile switch shows as a late first sample, not a slow open).
 const OPEN_WITHIN: Duration = Duration::from_secs(10);
-
-/// Why the microphone could not be used. Worded for the user.
-#[derive(Debug, Clone, thiserror::Error)]
-pub enum CaptureError {
-    #[error("no input device found (is a microphone connected and allowed?)")]
-    NoDevice,
-    #[error("input device `{wanted}` not found (available: {})", if available.is_empty() { "none".into() } else { available.join(", ") })]
-    DeviceNotFound {
-        wanted: String,
-        available: Vec<String>,
-    },
-    #[error("cannot open input device `{device}`: {message}")]
-    Open { device: String, message: String },
-    #[error("input device `{device}` stopped: {message}")]
-    Lost { device: String, message: String },
-    #[error("no system-audio device `{wanted}` (available: {})", if available.is_empty() { "none".into() } else { available.join(", ") })]
-    SystemDeviceNotFound {
-        wanted: String,
-        available: Vec<String>,
-    },
-    /// What the computer plays cannot be recorded through this sound system.
-    #[error("system audio cannot be recorded here: {0}")]
-    NoSystemAudio(String),
-}
 
 /// What to record.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -94,15 +72,6 @@ pub struct CaptureInfo {
     pub sample_rate: u32,
     pub channels: u16,
     pub sample_format: String,
-}
-
-/// Messages from the capture thread.
-#[derive(Debug)]
-pub enum CaptureEvent {
-    /// 16 kHz mono audio, in order.
-    Audio(Vec<f32>),
-    /// The device failed (e.g. unplugged); no more audio will come.
-    Lost(CaptureError),
 }
 
 /// A microphone the user can choose.
@@ -688,4 +657,59 @@ fn run(
     drain(&mut consumer, &mut resampler, &mut held);
     release(&mut held, true);
     level.store(0f32.to_bits(), Ordering::Relaxed);
+}
+
+/// The real microphone, through cpal.
+pub struct CpalMicrophone {
+    device: Option<String>,
+    capture: Option<Capture>,
+}
+
+impl CpalMicrophone {
+    pub fn new(device: Option<String>) -> Self {
+        Self {
+            device,
+            capture: None,
+        }
+    }
+}
+
+impl Microphone for CpalMicrophone {
+    fn open(&mut self) -> Result<(), CaptureError> {
+        self.capture = Some(Capture::open(self.device.as_deref())?);
+        Ok(())
+    }
+
+    fn events(&self) -> Receiver<CaptureEvent> {
+        self.capture
+            .as_ref()
+            .map(|c| c.events.clone())
+            .unwrap_or_else(never)
+    }
+
+    fn close(&mut self) -> Vec<Vec<f32>> {
+        let Some(capture) = self.capture.take() else {
+            return Vec::new();
+        };
+        let rx = capture.events.clone();
+        capture.close(); // delivers what was still buffered
+        rx.try_iter()
+            .filter_map(|ev| match ev {
+                CaptureEvent::Audio(pcm) => Some(pcm),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn is_open(&self) -> bool {
+        self.capture.is_some()
+    }
+
+    fn level(&self) -> f32 {
+        self.capture.as_ref().map_or(0.0, |c| c.level())
+    }
+
+    fn name(&self) -> Option<String> {
+        self.capture.as_ref().map(|c| c.info.device.clone())
+    }
 }

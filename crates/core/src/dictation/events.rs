@@ -7,7 +7,7 @@ use std::time::Instant;
 use serde::Serialize;
 
 use super::rewrite_step::RewriteReport;
-use crate::platform::output::Delivered;
+use utter_ports::output::Delivered;
 
 /// Milliseconds since the process started (monotonic).
 pub fn now_ms() -> f64 {

@@ -6,8 +6,8 @@
 use utter_postprocess::TextRules;
 
 use crate::engine::ModelInfo;
-use crate::platform::output::{Delivery, OutputConfig};
 use crate::profiles::Profile;
+use utter_ports::output::{Delivery, OutputConfig};
 
 use super::recording::DictationConfig;
 
@@ -113,7 +113,7 @@ fn rewrite_mode(settings: Option<&str>, profile: Option<&str>) -> Option<String>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::platform::output::OutputMethod;
+    use utter_ports::output::OutputMethod;
 
     struct Settings {
         dictation: DictationConfig,

@@ -12,13 +12,13 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{never, Receiver, Select, TryRecvError};
 
-use crate::audio::capture::CaptureEvent;
 use crate::audio::wav::WavRecorder;
-use crate::control::Control;
 use crate::engine::{Engine, EngineNotice};
-use crate::platform::focus::FocusError;
 use crate::profiles::Profile;
 use crate::vad::SpeechDetector;
+use utter_ports::control::Control;
+use utter_ports::focus::FocusError;
+use utter_ports::microphone::CaptureEvent;
 
 use super::events::{CommandStarted, DictationEvent};
 use super::plan::{self, Plan, PlanDefaults};
@@ -33,7 +33,8 @@ mod finishing;
 mod ports;
 
 pub use config::ServiceConfig;
-pub use ports::{CpalMicrophone, Microphone, ServiceIo};
+pub use ports::ServiceIo;
+pub use utter_ports::microphone::Microphone;
 
 /// With the mic ready ([`MicMode::Ready`]), the moments before the press are kept as pre-roll.
 const PREROLL_SAMPLES: usize = crate::audio::ms_to_samples(300) as usize;

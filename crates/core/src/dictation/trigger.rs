@@ -2,7 +2,7 @@
 //! intents, per trigger mode. Pure: the service feeds each message with its
 //! current [`Stage`], and acts on the intent.
 
-use crate::control::{Control, TriggerKey, TriggerMode};
+use utter_ports::control::{Control, TriggerKey, TriggerMode};
 
 /// What the service is doing, as far as the trigger is concerned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -18,165 +18,14 @@ mod x11_clipboard;
 #[cfg(desktop_linux)]
 mod x11_layout;
 
-use std::time::Duration;
-
-use serde::{Deserialize, Serialize};
-
 pub use sinks::{ClipboardSink, PasteSink, StdoutSink, TypeSink};
+pub use utter_ports::output::{
+    Delivered, Delivery, Outcome, OutputConfig, OutputMethod, PasteFallback, PasteKeys, TextSink,
+};
+pub use utter_ports::DesktopError;
 
 use super::desktop::DesktopSession;
 use super::{MainThread, MainThreadError};
-
-/// How dictated text reaches the user. Spelled as in the settings file,
-/// which the CLI's `--output` takes too.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
-#[serde(rename_all = "snake_case")]
-#[ts(export)]
-pub enum OutputMethod {
-    Paste,
-    Type,
-    Clipboard,
-    /// Printed: the command line only.
-    Stdout,
-}
-
-/// The keystroke that pastes in the target app.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
-#[ts(export)]
-pub enum PasteKeys {
-    /// Ctrl+V (Cmd+V on macOS).
-    #[serde(rename = "ctrl+v")]
-    Standard,
-    /// Shift+Insert: X11 terminals. Not on macOS (Mac keyboards have no Insert key).
-    #[serde(rename = "shift+insert")]
-    ShiftInsert,
-    /// Ctrl+Shift+V: most Linux terminal emulators.
-    #[serde(rename = "ctrl+shift+v")]
-    CtrlShiftV,
-}
-
-/// What to do when the focused app never reads a paste (it ignores the
-/// paste keys, or nothing that takes text has focus). Spelled as in the
-/// settings file; the CLI's `--paste-fallback` takes the same words.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, ts_rs::TS)]
-#[serde(rename_all = "snake_case")]
-#[ts(export)]
-pub enum PasteFallback {
-    /// Leave the text on the clipboard and say "press Ctrl+V": nothing is
-    /// typed into a window that may take key presses as commands.
-    #[default]
-    Clipboard,
-    /// Type the text instead (apps that block paste).
-    Type,
-}
-
-/// What became of a delivered text, as far as this desktop can tell. Utter
-/// reports `pasted` only where the app was seen reading the text.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
-#[serde(rename_all = "snake_case")]
-#[ts(export)]
-pub enum Delivered {
-    /// The focused app read the pasted text (X11; Wayland with data-control).
-    Pasted,
-    /// The paste keys were sent, but this desktop gives no sign of the app
-    /// reading the clipboard (macOS, Windows, GNOME on Wayland).
-    PasteUnconfirmed,
-    /// The app never read the paste: the text was typed instead.
-    TypedAfterUnreadPaste,
-    /// The app never read the paste: the text is left on the clipboard.
-    LeftOnClipboard,
-    Typed,
-    OnClipboard,
-    Printed,
-}
-
-impl Delivered {
-    /// The method that actually delivered the text (a paste the app never
-    /// read was typed, or left on the clipboard).
-    pub fn method(self) -> OutputMethod {
-        match self {
-            Self::Pasted | Self::PasteUnconfirmed => OutputMethod::Paste,
-            Self::TypedAfterUnreadPaste | Self::Typed => OutputMethod::Type,
-            Self::LeftOnClipboard | Self::OnClipboard => OutputMethod::Clipboard,
-            Self::Printed => OutputMethod::Stdout,
-        }
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Pasted => "pasted",
-            Self::PasteUnconfirmed => "paste sent, unconfirmed",
-            Self::TypedAfterUnreadPaste => "typed (the paste was not read)",
-            Self::LeftOnClipboard => "left on the clipboard (the paste was not read)",
-            Self::Typed => "typed",
-            Self::OnClipboard => "on the clipboard",
-            Self::Printed => "printed",
-        }
-    }
-}
-
-/// A delivery's outcome, and what the user should be told about it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Outcome {
-    pub delivered: Delivered,
-    /// Something the user must know (the paste was not read; part of their
-    /// clipboard could not be kept).
-    pub notice: Option<String>,
-}
-
-impl From<Delivered> for Outcome {
-    fn from(delivered: Delivered) -> Self {
-        Self {
-            delivered,
-            notice: None,
-        }
-    }
-}
-
-/// How one text is delivered: the output settings, with the focused app's
-/// profile applied (the core's `profiles` module).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Delivery {
-    pub method: OutputMethod,
-    pub paste_keys: PasteKeys,
-    pub trailing_space: bool,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct OutputConfig {
-    pub method: OutputMethod,
-    pub paste_keys: PasteKeys,
-    pub restore_clipboard: bool,
-    pub trailing_space: bool,
-    /// Longest wait for the target app to read the clipboard before restoring it.
-    pub paste_timeout: Duration,
-    /// What happens when the app does not read the paste within `paste_timeout`.
-    pub paste_fallback: PasteFallback,
-}
-
-impl Default for OutputConfig {
-    fn default() -> Self {
-        Self {
-            method: OutputMethod::Paste,
-            paste_keys: PasteKeys::Standard,
-            restore_clipboard: true,
-            trailing_space: false,
-            paste_timeout: Duration::from_secs(2),
-            paste_fallback: PasteFallback::default(),
-        }
-    }
-}
-
-impl OutputConfig {
-    /// Delivery as configured, before any profile.
-    pub fn delivery(&self) -> Delivery {
-        Delivery {
-            method: self.method,
-            paste_keys: self.paste_keys,
-            trailing_space: self.trailing_space,
-        }
-    }
-}
 
 /// What to do when key presses are refused: only macOS asks for a permission.
 #[cfg(target_os = "macos")]
@@ -203,6 +52,18 @@ impl OutputError {
         match self {
             OutputError::Input(e) => e.to_string(),
             other => other.to_string(),
+        }
+    }
+}
+
+/// The port's plain error: the same words, no OS types.
+impl From<OutputError> for DesktopError {
+    fn from(e: OutputError) -> Self {
+        let message = e.to_string();
+        match e {
+            OutputError::Clipboard(_) | OutputError::ClipboardOwner(_) => Self::Clipboard(message),
+            OutputError::Input(_) => Self::Keys(message),
+            OutputError::Unavailable(_) => Self::Unavailable(message),
         }
     }
 }
@@ -253,14 +114,6 @@ pub enum OutputUnavailable {
          choose ctrl+v, which pastes with Cmd+V there"
     )]
     NoInsertKey,
-}
-
-/// Where dictated text goes. The dictation service only ever calls this.
-pub trait TextSink {
-    /// Delivers `text` (never empty) to the user as `how` says: the paste
-    /// keys and trailing space always; a [`SinkSet`] also switches method.
-    /// The outcome's [`Delivered::method`] is the method actually used.
-    fn deliver(&mut self, text: &str, how: &Delivery) -> Result<Outcome, OutputError>;
 }
 
 /// What the platform offers a sink.
@@ -452,19 +305,8 @@ impl SinkSet {
 }
 
 impl TextSink for SinkSet {
-    fn deliver(&mut self, text: &str, how: &Delivery) -> Result<Outcome, OutputError> {
+    fn deliver(&mut self, text: &str, how: &Delivery) -> Result<Outcome, DesktopError> {
         self.sink_for(how.method)?.deliver(text, how)
-    }
-}
-
-impl OutputMethod {
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Paste => "paste",
-            Self::Type => "type",
-            Self::Clipboard => "clipboard",
-            Self::Stdout => "stdout",
-        }
     }
 }
 
@@ -516,7 +358,7 @@ mod sink_set_tests {
     struct FellBackToClipboard;
 
     impl TextSink for FellBackToClipboard {
-        fn deliver(&mut self, _text: &str, _how: &Delivery) -> Result<Outcome, OutputError> {
+        fn deliver(&mut self, _text: &str, _how: &Delivery) -> Result<Outcome, DesktopError> {
             Ok(Delivered::OnClipboard.into())
         }
     }
@@ -528,6 +370,26 @@ mod sink_set_tests {
         OPENED.fetch_add(1, Ordering::SeqCst);
         let notice = format!("{} output: no keys here", config.method.name());
         Ok((Box::new(FellBackToClipboard), Some(notice)))
+    }
+
+    #[test]
+    fn the_ports_error_keeps_the_platforms_words_and_kind() {
+        let refused = OutputError::Input(InputError::NoWaylandKeyboard {
+            virtual_keyboard: "not offered".into(),
+            libei: "no portal".into(),
+        });
+        let words = refused.to_string();
+        assert_eq!(DesktopError::from(refused), DesktopError::Keys(words));
+        let gone = OutputError::ClipboardOwner("the clipboard thread has ended");
+        assert_eq!(
+            DesktopError::from(gone).to_string(),
+            "clipboard unavailable: the clipboard thread has ended"
+        );
+        let headless = OutputError::from(OutputUnavailable::NoDisplay);
+        assert!(matches!(
+            DesktopError::from(headless),
+            DesktopError::Unavailable(m) if m.contains("no display")
+        ));
     }
 
     #[test]

@@ -14,22 +14,9 @@
 
 use std::time::Duration;
 
-use super::{OutputEnv, OutputError};
+pub use utter_ports::selection::{NoSelection, SelectionReader};
 
-/// Reads the focused app's selected text.
-pub trait SelectionReader {
-    /// `None` when nothing is selected.
-    fn selected_text(&mut self) -> Result<Option<String>, OutputError>;
-}
-
-/// No selection can be read (no display; scripts with `--output stdout`).
-pub struct NoSelection;
-
-impl SelectionReader for NoSelection {
-    fn selected_text(&mut self) -> Result<Option<String>, OutputError> {
-        Ok(None)
-    }
-}
+use super::{DesktopError, OutputEnv, OutputError};
 
 /// The desktop's selection, as the module says.
 pub struct SystemSelection {
@@ -53,7 +40,7 @@ impl SystemSelection {
 
 impl SelectionReader for SystemSelection {
     #[cfg(desktop_linux)]
-    fn selected_text(&mut self) -> Result<Option<String>, OutputError> {
+    fn selected_text(&mut self) -> Result<Option<String>, DesktopError> {
         use arboard::{GetExtLinux, LinuxClipboardKind};
         let read = self
             .clipboard
@@ -63,12 +50,12 @@ impl SelectionReader for SystemSelection {
         match read {
             Ok(text) if !text.trim().is_empty() => Ok(Some(text)),
             Ok(_) | Err(arboard::Error::ContentNotAvailable) => Ok(None),
-            Err(e) => Err(OutputError::Clipboard(e)),
+            Err(e) => Err(OutputError::Clipboard(e).into()),
         }
     }
 
     #[cfg(not(desktop_linux))]
-    fn selected_text(&mut self) -> Result<Option<String>, OutputError> {
+    fn selected_text(&mut self) -> Result<Option<String>, DesktopError> {
         use std::time::Instant;
         let previous = self.clipboard.get_text().ok();
         let marker = format!(

@@ -5,8 +5,8 @@ use enigo::{Direction, Enigo, Key, Keyboard, Settings};
 
 use super::paste_watch::{PasteWatch, Selection, Selections};
 use super::{
-    finish, Delivered, Delivery, Outcome, OutputConfig, OutputEnv, OutputError, PasteFallback,
-    PasteKeys, TextSink,
+    finish, Delivered, Delivery, DesktopError, Outcome, OutputConfig, OutputEnv, OutputError,
+    PasteFallback, PasteKeys, TextSink,
 };
 use crate::desktop::DesktopSession;
 
@@ -77,7 +77,7 @@ fn set_paste_text(
 pub struct StdoutSink;
 
 impl TextSink for StdoutSink {
-    fn deliver(&mut self, text: &str, how: &Delivery) -> Result<Outcome, OutputError> {
+    fn deliver(&mut self, text: &str, how: &Delivery) -> Result<Outcome, DesktopError> {
         use std::io::Write;
         let mut out = std::io::stdout().lock();
         let _ = writeln!(out, "{}", finish(text, how.trailing_space));
@@ -100,7 +100,7 @@ impl ClipboardSink {
 }
 
 impl TextSink for ClipboardSink {
-    fn deliver(&mut self, text: &str, how: &Delivery) -> Result<Outcome, OutputError> {
+    fn deliver(&mut self, text: &str, how: &Delivery) -> Result<Outcome, DesktopError> {
         set_text(&mut self.clipboard, &finish(text, how.trailing_space))?;
         Ok(Delivered::OnClipboard.into())
     }
@@ -120,7 +120,7 @@ impl TypeSink {
 }
 
 impl TextSink for TypeSink {
-    fn deliver(&mut self, text: &str, how: &Delivery) -> Result<Outcome, OutputError> {
+    fn deliver(&mut self, text: &str, how: &Delivery) -> Result<Outcome, DesktopError> {
         self.keyboard.type_text(&finish(text, how.trailing_space))?;
         Ok(Delivered::Typed.into())
     }
@@ -640,7 +640,7 @@ fn press(enigo: &mut Enigo, keys: PasteKeys, wayland: bool) -> Result<(), Output
 }
 
 impl TextSink for PasteSink {
-    fn deliver(&mut self, text: &str, how: &Delivery) -> Result<Outcome, OutputError> {
+    fn deliver(&mut self, text: &str, how: &Delivery) -> Result<Outcome, DesktopError> {
         let text = finish(text, how.trailing_space);
         #[cfg(desktop_linux)]
         if self.env.session == DesktopSession::X11 {
@@ -648,7 +648,7 @@ impl TextSink for PasteSink {
                 return Ok(outcome);
             }
         }
-        self.deliver_through_arboard(&text, how)
+        Ok(self.deliver_through_arboard(&text, how)?)
     }
 }
 

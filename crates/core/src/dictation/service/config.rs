@@ -7,10 +7,10 @@ use std::time::Duration;
 
 use utter_postprocess::TextRules;
 
-use crate::control::TriggerMode;
-use crate::platform::output::OutputConfig;
 use crate::profiles::ProfileSet;
 use crate::settings::{defaults, MicMode};
+use utter_ports::control::TriggerMode;
+use utter_ports::output::OutputConfig;
 
 use super::super::recording::DictationConfig;
 use super::super::rewrite_step::RewriteStep;

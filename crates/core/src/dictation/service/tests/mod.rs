@@ -16,18 +16,19 @@ use crossbeam_channel::{never, unbounded, Receiver, Sender};
 use utter_postprocess::TextRules;
 
 use super::*;
-use crate::audio::capture::CaptureError;
-use crate::control::{TriggerKey, TriggerMode};
 use crate::dictation::rewrite_step::{RewriteReport, RewriteStep};
 use crate::engine::EngineError;
-use crate::platform::focus::{FocusProbe, FocusedApp};
-use crate::platform::hotkeys::RecordingKeys;
-use crate::platform::output::selection::SelectionReader;
-use crate::platform::output::{Delivered, Delivery, Outcome, OutputConfig, TextSink};
-use crate::platform::output::{OutputError, OutputMethod, PasteKeys};
 use crate::profiles::ProfileSet;
 use crate::settings::MicMode;
 use rig::*;
+use utter_ports::control::{TriggerKey, TriggerMode};
+use utter_ports::focus::{FocusProbe, FocusedApp};
+use utter_ports::keys::RecordingKeys;
+use utter_ports::microphone::CaptureError;
+use utter_ports::output::{Delivered, Delivery, Outcome, OutputConfig, TextSink};
+use utter_ports::output::{OutputMethod, PasteKeys};
+use utter_ports::selection::SelectionReader;
+use utter_ports::DesktopError;
 
 mod faults;
 mod keys;

@@ -26,10 +26,10 @@ struct FakeSink {
 }
 
 impl TextSink for FakeSink {
-    fn deliver(&mut self, text: &str, how: &Delivery) -> Result<Outcome, OutputError> {
+    fn deliver(&mut self, text: &str, how: &Delivery) -> Result<Outcome, DesktopError> {
         if self.fail {
-            return Err(OutputError::Input(
-                enigo::InputError::Simulate("the target app went away").into(),
+            return Err(DesktopError::Keys(
+                "cannot simulate key presses: the target app went away".into(),
             ));
         }
         self.delivered.lock().unwrap().push(text.to_string());
@@ -57,7 +57,7 @@ impl FocusProbe for FakeFocus {
 struct FakeSelection(Arc<Mutex<Option<String>>>);
 
 impl SelectionReader for FakeSelection {
-    fn selected_text(&mut self) -> Result<Option<String>, OutputError> {
+    fn selected_text(&mut self) -> Result<Option<String>, DesktopError> {
         Ok(self.0.lock().unwrap().clone())
     }
 }
