@@ -383,16 +383,26 @@ pub(super) fn stop(shared: &Arc<Shared>) -> Result<MeetingStatus, AppError> {
         dir,
         "The meeting was recorded but not transcribed",
         move || {
-            let (stopped, last) = session.stop().map_err(|e| e.to_string())?;
+            let (stopped, last) = session.stop()?;
             for line in &last {
                 worker.emit(AppEvent::MeetingLine(live_turn(line)));
             }
-            stopped
-                .transcribe(YOU, DiarizeOptions::default(), &[], &mut |_| {})
-                .map_err(|e| e.to_string())
+            Ok(stopped.transcribe(YOU, DiarizeOptions::default(), &[], &mut |_| {})?)
         },
     )?;
     Ok(shared.meetings.status())
+}
+
+/// Why a meeting's transcript was not made (its audio is kept either way).
+#[derive(Debug, thiserror::Error)]
+enum TranscriptFailed {
+    #[error(transparent)]
+    Meeting(#[from] meeting::MeetingError),
+    /// The models it needs (boxed: the app's error is large).
+    #[error(transparent)]
+    Models(#[from] Box<AppError>),
+    #[error("the transcript could not be written: {0}")]
+    Keep(#[from] std::io::Error),
 }
 
 /// Makes the transcript of the meeting in `dir` on a thread (`work`), keeps
@@ -402,13 +412,13 @@ fn transcribe_in_background(
     shared: &Arc<Shared>,
     dir: PathBuf,
     failed: &'static str,
-    work: impl FnOnce() -> Result<FileTranscript, String> + Send + 'static,
+    work: impl FnOnce() -> Result<FileTranscript, TranscriptFailed> + Send + 'static,
 ) -> Result<(), AppError> {
     let worker = shared.clone();
     std::thread::Builder::new()
         .name("utter-meeting-transcript".into())
         .spawn(move || {
-            let done = work().and_then(|t| keep_transcript(&dir, &t).map_err(|e| e.to_string()));
+            let done = work().and_then(|t| Ok(keep_transcript(&dir, &t)?));
             if let Err(e) = done {
                 tracing::warn!("meeting {}: {e}", dir.display());
                 worker.meetings.set_notice(Some(format!(
@@ -522,16 +532,15 @@ pub(super) fn finish(shared: &Arc<Shared>, dir: &str) -> Result<MeetingStatus, A
         dir,
         "The meeting could not be transcribed",
         move || {
-            let models = models(&worker).map_err(|e| e.to_string())?;
-            meeting::finish_meeting(
+            let models = models(&worker).map_err(Box::new)?;
+            Ok(meeting::finish_meeting(
                 &meeting,
                 models,
                 YOU,
                 DiarizeOptions::default(),
                 &[],
                 &mut |_| {},
-            )
-            .map_err(|e| e.to_string())
+            )?)
         },
     )?;
     Ok(shared.meetings.status())

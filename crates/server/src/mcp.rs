@@ -423,11 +423,18 @@ pub fn as_file_call(message: &Value) -> Option<(Value, Result<FileCall, Value>)>
 pub fn file_call_reply(
     id: Value,
     format: Format,
-    result: Result<utter_core::transcript::FileTranscript, String>,
+    result: Result<utter_core::transcript::FileTranscript, crate::error::ApiError>,
 ) -> Value {
     let result = match result {
         Ok(transcript) => tool_text(render(&transcript, format), false),
-        Err(message) => tool_text(message, true),
+        // No header reaches an agent: a full queue's wait goes in the words.
+        Err(e) => match e.retry_after {
+            Some(seconds) => tool_text(
+                format!("Every engine worker is busy and the queue is full: retry in {seconds} s."),
+                true,
+            ),
+            None => tool_text(e.message, true),
+        },
     };
     json!({"jsonrpc": "2.0", "id": id, "result": result})
 }

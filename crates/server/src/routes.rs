@@ -90,14 +90,7 @@ async fn mcp_transcribe(
         };
         state.jobs.run(admission, job).await
     }
-    .await
-    .map_err(|e: ApiError| match e.retry_after {
-        // No header reaches an agent: the wait goes in the words.
-        Some(seconds) => {
-            format!("Every engine worker is busy and the queue is full: retry in {seconds} s.")
-        }
-        None => e.message,
-    });
+    .await;
     crate::mcp::file_call_reply(id, call.format, result)
 }
 
