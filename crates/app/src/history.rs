@@ -1,5 +1,6 @@
-//! What was said, kept in SQLite: every dictation and file transcription with
-//! its text, time, length, model, language and audio. WAL journal (a crash
+//! What was said, kept in SQLite: every dictation, file transcription and
+//! meeting with its text, time, length, model, language and audio (a
+//! meeting's is its folder, which stays the Meetings page's). WAL journal (a crash
 //! after a commit loses nothing), a schema version in `PRAGMA user_version`
 //! and forward-only migrations.
 
@@ -66,6 +67,9 @@ pub enum HistoryError {
 pub enum EntryKind {
     Dictation,
     File,
+    /// A meeting's transcript, each line `Speaker: words`; its audio path is
+    /// the meeting's folder.
+    Meeting,
 }
 
 impl EntryKind {
@@ -73,6 +77,15 @@ impl EntryKind {
         match self {
             Self::Dictation => "dictation",
             Self::File => "file",
+            Self::Meeting => "meeting",
+        }
+    }
+
+    fn from_column(kind: &str) -> Self {
+        match kind {
+            "file" => Self::File,
+            "meeting" => Self::Meeting,
+            _ => Self::Dictation,
         }
     }
 }
@@ -135,11 +148,7 @@ fn entry(row: &Row) -> rusqlite::Result<Entry> {
     Ok(Entry {
         id: row.get(0)?,
         record: EntryRecord {
-            kind: if kind == "file" {
-                EntryKind::File
-            } else {
-                EntryKind::Dictation
-            },
+            kind: EntryKind::from_column(&kind),
             text: row.get(2)?,
             created_ms: row.get(3)?,
             duration_ms: row.get(4)?,
@@ -347,6 +356,53 @@ impl History {
             .optional()?)
     }
 
+    /// The meeting kept from this folder, if History has it.
+    pub fn meeting_in(&self, dir: &Path) -> Result<Option<Entry>, HistoryError> {
+        Ok(self
+            .conn
+            .query_row(
+                &format!(
+                    "SELECT {COLUMNS} FROM entries WHERE kind = 'meeting' AND audio_path = ?1
+                     ORDER BY id DESC LIMIT 1"
+                ),
+                [dir.display().to_string()],
+                entry,
+            )
+            .optional()?)
+    }
+
+    /// Keeps a meeting's transcript: a new entry, or the one already kept
+    /// from the same folder brought up to date (transcribed again, a speaker
+    /// renamed). Its time stays when the meeting was held.
+    pub fn keep_meeting(
+        &self,
+        new: &EntryRecord,
+        segments: &[Segment],
+    ) -> Result<Entry, HistoryError> {
+        let dir = new.audio_path.as_deref().expect("a meeting's folder");
+        let Some(kept) = self.meeting_in(dir)? else {
+            return self.add(new, segments);
+        };
+        let segments =
+            (!segments.is_empty()).then(|| serde_json::to_string(segments).expect("serialise"));
+        self.conn.execute(
+            "UPDATE entries SET text = ?2, duration_ms = ?3, model = ?4, language = ?5,
+                 source_name = ?6, segments_json = ?7, warning = ?8, error = NULL
+             WHERE id = ?1",
+            params![
+                kept.id,
+                new.text,
+                new.duration_ms,
+                new.model,
+                new.language,
+                new.source_name,
+                segments,
+                new.warning
+            ],
+        )?;
+        Ok(self.get(kept.id)?.expect("the entry just updated"))
+    }
+
     /// Deletes an entry and its audio file.
     pub fn delete(&self, id: i64) -> Result<Option<Entry>, HistoryError> {
         let Some(found) = self.get(id)? else {
@@ -354,7 +410,8 @@ impl History {
         };
         self.conn
             .execute("DELETE FROM entries WHERE id = ?1", [id])?;
-        // A dictation's audio is ours; a transcribed file is the user's.
+        // A dictation's audio is ours; a transcribed file is the user's; a
+        // meeting's folder stays the Meetings page's.
         if let (EntryKind::Dictation, Some(audio)) = (found.record.kind, &found.record.audio_path) {
             remove_audio(audio);
         }
@@ -421,6 +478,41 @@ mod tests {
             rewrite: None,
             warning: None,
         }
+    }
+
+    #[test]
+    fn a_meeting_is_one_entry_brought_up_to_date_and_deleting_it_keeps_its_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        let h = History::open(&dir.path().join("h.sqlite3")).unwrap();
+        let folder = dir.path().join("meeting-1");
+        std::fs::create_dir(&folder).unwrap();
+        let meeting = |text: &str| EntryRecord {
+            kind: EntryKind::Meeting,
+            duration_ms: 60_000,
+            ..dictation(text, 5000, Some(folder.clone()))
+        };
+        let said = [Segment {
+            start_ms: 0,
+            end_ms: 900,
+            text: "You: hello".into(),
+        }];
+        let first = h
+            .keep_meeting(&meeting("You: hello\nSpeaker 1: hi"), &said)
+            .unwrap();
+        let again = h
+            .keep_meeting(&meeting("You: hello\nAnn: hi"), &said)
+            .unwrap();
+        assert_eq!(again.id, first.id, "the same meeting, not a second entry");
+        assert_eq!(again.record.kind, EntryKind::Meeting);
+        assert_eq!(again.record.text, "You: hello\nAnn: hi");
+        assert_eq!(again.record.created_ms, 5000, "when it was held");
+        assert_eq!(h.list(Some("Ann"), 10, 0).unwrap().len(), 1);
+        assert_eq!(h.segments(first.id).unwrap(), said);
+        // A dictation's audio at the same path is another entry's business.
+        assert!(h.dictation_with_audio(&folder).unwrap().is_none());
+        h.delete(first.id).unwrap();
+        assert!(h.meeting_in(&folder).unwrap().is_none());
+        assert!(folder.is_dir(), "the Meetings page's folder stays");
     }
 
     #[test]

@@ -232,6 +232,8 @@ pub enum AppError {
     AudioDeleted,
     #[error("the audio of this entry was deleted (retention), so it cannot be retried")]
     NothingToRetry,
+    #[error("a meeting is transcribed again on the Meetings page")]
+    MeetingRetriedOnItsPage,
     #[error("file job {0} has no finished transcript")]
     NoTranscript(u64),
     #[error("cannot read {}: {source}", path.display())]
@@ -467,6 +469,7 @@ impl App {
         });
         let app = Self { shared };
         app.apply_retention();
+        meetings::keep_all_in_history(&app.shared);
         service_host::restart(&app.shared);
         app.apply_server();
         Ok(app)
@@ -809,6 +812,9 @@ impl App {
     /// Transcribes an entry's saved audio again (with `model`, or the current one).
     pub fn retry_history(&self, id: i64, model: Option<&str>) -> Result<Entry, AppError> {
         let entry = self.history_entry(id)?;
+        if entry.record.kind == history::EntryKind::Meeting {
+            return Err(AppError::MeetingRetriedOnItsPage);
+        }
         let audio = entry.record.audio_path.ok_or(AppError::NothingToRetry)?;
         let settings = self.settings();
         let model = model.map(str::to_owned).or(settings.model.clone());
@@ -820,7 +826,9 @@ impl App {
                 let p = utter_core::dictation::recovered(&audio, &transcript, &rules);
                 (p.text, p.raw)
             }
-            history::EntryKind::File => (transcript.text(), transcript.raw_text()),
+            history::EntryKind::File | history::EntryKind::Meeting => {
+                (transcript.text(), transcript.raw_text())
+            }
         };
         let updated = lock(&self.shared.history)
             .update_text(id, &text, raw.as_deref(), &transcript.model, &segments)?
@@ -833,6 +841,10 @@ impl App {
     pub fn history_audio(&self, id: i64) -> Result<Vec<u8>, AppError> {
         let entry = self.history_entry(id)?;
         let path = entry.record.audio_path.ok_or(AppError::AudioDeleted)?;
+        if entry.record.kind == history::EntryKind::Meeting {
+            // Both sides mixed, as the Meetings page plays it.
+            return meetings::audio(&self.shared, &path.display().to_string());
+        }
         std::fs::read(&path).map_err(AppError::read(&path))
     }
 

@@ -17,6 +17,7 @@ use utter_core::models::diarize::DiarizeOptions;
 use utter_core::models::ModelUse;
 use utter_core::transcript::FileTranscript;
 
+use super::history::{EntryKind, EntryRecord, Segment};
 use super::{lock, AppError, AppEvent, Shared};
 
 /// The microphone's speaker in the app's transcripts.
@@ -418,7 +419,11 @@ fn transcribe_in_background(
     std::thread::Builder::new()
         .name("utter-meeting-transcript".into())
         .spawn(move || {
-            let done = work().and_then(|t| Ok(keep_transcript(&dir, &t)?));
+            let done = work().and_then(|t| {
+                keep_transcript(&dir, &t)?;
+                keep_in_history(&worker, &dir, &t);
+                Ok(())
+            });
             if let Err(e) = done {
                 tracing::warn!("meeting {}: {e}", dir.display());
                 worker.meetings.set_notice(Some(format!(
@@ -451,6 +456,87 @@ fn keep_transcript(
     let tmp = dir.join(format!("{TRANSCRIPT_JSON}.tmp"));
     std::fs::write(&tmp, export::render(transcript, Format::Json))?;
     std::fs::rename(tmp, dir.join(TRANSCRIPT_JSON))
+}
+
+/// A meeting's transcript in History too, where it is searched with
+/// everything else said: one entry per meeting (its folder), each line
+/// `Speaker: words`, brought up to date when it is transcribed again or a
+/// speaker is renamed. History failing never loses the transcript (it is
+/// kept beside the audio first); it is said in the app's status.
+fn keep_in_history(shared: &Shared, dir: &Path, transcript: &FileTranscript) {
+    let Ok(record) = MeetingRecord::read(dir) else {
+        return;
+    };
+    let who = |i: usize| {
+        transcript
+            .speakers
+            .as_ref()
+            .and_then(|s| s.of_segment.get(i).copied().flatten().map(|n| &s.names[n]))
+            .map_or("", String::as_str)
+    };
+    let mut segments = Vec::new();
+    let mut lines: Vec<(String, String)> = Vec::new();
+    for (i, s) in transcript.segments.iter().enumerate() {
+        let (speaker, text) = (who(i), s.text.trim());
+        if text.is_empty() {
+            continue;
+        }
+        segments.push(Segment {
+            start_ms: s.start_ms,
+            end_ms: s.end_ms,
+            text: format!("{speaker}: {text}"),
+        });
+        match lines.last_mut() {
+            Some((last, said)) if last == speaker => {
+                said.push(' ');
+                said.push_str(text);
+            }
+            _ => lines.push((speaker.to_string(), text.to_string())),
+        }
+    }
+    let entry = EntryRecord {
+        kind: EntryKind::Meeting,
+        text: lines
+            .iter()
+            .map(|(speaker, said)| format!("{speaker}: {said}"))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        created_ms: record.started_unix_ms as i64,
+        duration_ms: record.you_ms.max(record.others_ms) as i64,
+        model: transcript.model.clone(),
+        language: transcript.language.clone(),
+        audio_path: Some(dir.to_path_buf()),
+        source_name: None,
+        error: None,
+        raw_text: None,
+        rewrite: None,
+        warning: (!transcript.warnings.is_empty()).then(|| transcript.warnings.join("; ")),
+    };
+    let kept = lock(&shared.history).keep_meeting(&entry, &segments);
+    match kept {
+        Ok(_) => shared.emit(AppEvent::HistoryChanged),
+        Err(e) => {
+            tracing::error!("meeting {} not kept in History: {e}", dir.display());
+            shared.update_status(|s| s.error = Some(e.to_string()));
+        }
+    }
+}
+
+/// At start: every transcribed meeting that History does not list yet (held
+/// before History listed meetings, or History was started anew) is added.
+pub(super) fn keep_all_in_history(shared: &Shared) {
+    for meeting in list(shared).iter().filter(|m| !m.unfinished) {
+        let dir = PathBuf::from(&meeting.dir);
+        if matches!(lock(&shared.history).meeting_in(&dir), Ok(Some(_))) {
+            continue;
+        }
+        let transcript = std::fs::read(dir.join(TRANSCRIPT_JSON))
+            .ok()
+            .and_then(|bytes| transcript_from_json(&bytes));
+        if let Some(transcript) = transcript {
+            keep_in_history(shared, &dir, &transcript);
+        }
+    }
 }
 
 /// The meetings folder's meetings, newest first.
@@ -602,6 +688,7 @@ pub(super) fn rename_speaker(
         _ => labels.names[renamed] = to.to_string(),
     }
     keep_transcript(&dir, &transcript).map_err(AppError::write(&kept))?;
+    keep_in_history(shared, &dir, &transcript);
     let record = MeetingRecord::read(&dir).map_err(|e| AppError::Meeting(e.to_string()))?;
     Ok(summary(&dir, &record))
 }

@@ -104,6 +104,35 @@ fn a_meeting_started_and_stopped_from_the_page_is_listed_with_who_said_what_and_
         m.turns
     );
 
+    // Listed in History too, with who said what, and found by its words;
+    // played there as on the Meetings page.
+    let find = |word: &str| {
+        app.history(Some(word), 10, 0)
+            .unwrap()
+            .into_iter()
+            .filter(|e| e.record.kind == utter_app_core::history::EntryKind::Meeting)
+            .collect::<Vec<_>>()
+    };
+    // The longest word heard from the others: a search for it finds the meeting.
+    let heard_word = theirs.iter().max_by_key(|w| w.len()).unwrap().clone();
+    let listed = find(&heard_word);
+    assert_eq!(listed.len(), 1, "{listed:?}");
+    let entry = &listed[0];
+    assert!(
+        entry.record.text.contains("You: ") && entry.record.text.contains("Speaker 1: "),
+        "{}",
+        entry.record.text
+    );
+    assert_eq!(entry.record.duration_ms, m.duration_ms as i64);
+    assert_eq!(
+        app.history_audio(entry.id).unwrap(),
+        app.meeting_audio(&m.dir).unwrap()
+    );
+    assert!(
+        app.retry_history(entry.id, None).is_err(),
+        "retried on its page"
+    );
+
     // Exported with its speakers, as the page's buttons do.
     let vtt = dir.path().join("call.vtt");
     app.export_meeting(&m.dir, Format::Vtt, &vtt).unwrap();
@@ -151,6 +180,11 @@ fn a_meeting_started_and_stopped_from_the_page_is_listed_with_who_said_what_and_
         text.contains("**Ann**") && !text.contains("Speaker 1"),
         "{text}"
     );
+    let in_history = app.history_entry(entry.id).unwrap().record.text;
+    assert!(
+        in_history.contains("Ann: ") && !in_history.contains("Speaker 1"),
+        "History says the new name: {in_history}"
+    );
     assert!(app.rename_meeting_speaker(&m.dir, "Nobody", "X").is_err());
     assert!(app.rename_meeting_speaker(&m.dir, "Ann", "  ").is_err());
     // Two names made one: everything Ann said is now the user's.
@@ -159,5 +193,15 @@ fn a_meeting_started_and_stopped_from_the_page_is_listed_with_who_said_what_and_
         merged.turns.iter().all(|t| t.speaker == "You"),
         "{merged:?}"
     );
+    assert_eq!(find(&heard_word).len(), 1, "still one entry");
+
+    // Deleted from History, the meeting stays on its page; a restart (the
+    // History of an older Utter, which never listed meetings) lists it again.
+    app.delete_history(entry.id).unwrap();
+    assert!(find(&heard_word).is_empty());
+    assert_eq!(app.meetings().len(), 1);
+    app.shutdown();
+    let app = App::start(paths.clone(), MainThread::dedicated(), |_| {}).unwrap();
+    assert_eq!(find(&heard_word).len(), 1, "listed again at start");
     app.shutdown();
 }

@@ -74,6 +74,36 @@ describe('history', () => {
     await close();
   });
 
+  it('lists a meeting with who said what, plays it and sends a retry to the Meetings page', async () => {
+    const f = baseFixture();
+    f.history = [
+      historyEntry(7, {
+        kind: 'meeting',
+        text: 'You: shall we start?\nSpeaker 1: yes, the budget first.',
+        audioPath: '/data/meetings/2026-12-05-0900',
+        durationMs: 1_500_000,
+        model: 'whisper-base',
+      }),
+    ];
+    const { page, problems, close } = await open(h, f, { hash: 'history' });
+    const item = page.getByTestId('history-item').first();
+    await item.waitFor();
+    expect(await item.getByTestId('history-source').textContent()).toBe('Meeting');
+    // One line per speaker, as stored.
+    const text = await item.getByTestId('history-text').evaluate((el) => (el as HTMLElement).innerText);
+    expect(text.split('\n')).toEqual(['You: shall we start?', 'Speaker 1: yes, the budget first.']);
+    expect(await item.getByTestId('history-retry').count()).toBe(0);
+    expect(await item.getByTestId('history-meeting-note').textContent()).toContain('Meetings page');
+    await item.getByTestId('history-play').click();
+    expect((await waitForCall(page, 'history_audio'))[0].args).toEqual({ id: 7 });
+    await expectPlayable(page, 'history-audio-player');
+    await page.getByTestId('history-search').fill('budget');
+    expect((await waitForCall(page, 'history_list', 2))[1].args).toEqual({ query: 'budget', limit: 50, offset: 0 });
+    await item.waitFor();
+    expect(problems).toEqual([]);
+    await close();
+  });
+
   it('shows a failed dictation with its reason, and a retry that clears it', async () => {
     const f = baseFixture();
     f.history = [
