@@ -113,13 +113,45 @@ pub struct SpeakerTurn {
     pub speaker: usize,
 }
 
+/// 16 kHz mono audio the pipeline reads a window at a time, in order: a recording of
+/// hours need not be held (a file read where asked), only each ten-second window.
+pub trait AudioSource {
+    /// Samples in all.
+    fn len(&self) -> usize;
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// `n` samples from `start` (never past `len`).
+    fn read(&mut self, start: usize, n: usize) -> Vec<f32>;
+}
+
+impl AudioSource for &[f32] {
+    fn len(&self) -> usize {
+        <[f32]>::len(self)
+    }
+
+    fn read(&mut self, start: usize, n: usize) -> Vec<f32> {
+        self[start..start + n].to_vec()
+    }
+}
+
 /// Diarizes `pcm_16k_mono`; turns are sorted by start.
 pub fn diarize(
     models: &SpeakerModels,
     pcm_16k_mono: &[f32],
     opts: &DiarizeOptions,
 ) -> Result<Vec<SpeakerTurn>, DiarizeError> {
-    pipeline::run(models, pcm_16k_mono, opts, &mut |_| true)
+    pipeline::run(models, &mut { pcm_16k_mono }, opts, &mut |_| true)
+}
+
+/// [`diarize`] reading its audio from `source` a window at a time (a meeting's channel
+/// on disk): memory stays that of the windows and their results, not the recording.
+pub fn diarize_source(
+    models: &SpeakerModels,
+    source: &mut dyn AudioSource,
+    opts: &DiarizeOptions,
+) -> Result<Vec<SpeakerTurn>, DiarizeError> {
+    pipeline::run(models, source, opts, &mut |_| true)
 }
 
 /// [`diarize`] with a progress hook: called with the fraction of windows done (0–1);
@@ -130,5 +162,5 @@ pub fn diarize_with_progress(
     opts: &DiarizeOptions,
     progress: &mut dyn FnMut(f32) -> bool,
 ) -> Result<Vec<SpeakerTurn>, DiarizeError> {
-    pipeline::run(models, pcm_16k_mono, opts, progress)
+    pipeline::run(models, &mut { pcm_16k_mono }, opts, progress)
 }

@@ -2,15 +2,16 @@
 //! (segmentation) → one embedding per local speaker → clustering across the recording →
 //! per-frame global speakers → turns.
 //!
-//! Memory: a window's audio is read from the caller's slice and dropped after use; what
-//! is kept per window is its 589 activity bytes and up to three 192-d embeddings, and per
-//! 16.9 ms frame one score per speaker — about 30 MB for two hours.
+//! Memory: a window's audio is read from the caller's [`AudioSource`] (a slice, or a file
+//! read where asked) and dropped after use; what is kept per window is its 589 activity
+//! bytes and up to three 192-d embeddings, and per 16.9 ms frame one score per speaker —
+//! about 30 MB for two hours, whatever the recording's length.
 
 use crate::campplus::DIM;
 use crate::cluster;
 use crate::fbank::{Fbank, FRAME, HOP, MEL_BINS};
 use crate::segmentation::{FRAMES, FRAME_CENTER0, FRAME_STEP, LOCAL_SPEAKERS, WINDOW_SAMPLES};
-use crate::{DiarizeError, DiarizeOptions, SpeakerModels, SpeakerTurn};
+use crate::{AudioSource, DiarizeError, DiarizeOptions, SpeakerModels, SpeakerTurn};
 
 const SAMPLE_RATE: f64 = 16_000.0;
 /// Filterbank frames an embedding needs at least (0.2 s).
@@ -46,27 +47,39 @@ struct Window {
 
 pub(crate) fn run(
     models: &SpeakerModels,
-    pcm: &[f32],
+    audio: &mut dyn AudioSource,
     opts: &DiarizeOptions,
     progress: &mut dyn FnMut(f32) -> bool,
 ) -> Result<Vec<SpeakerTurn>, DiarizeError> {
     opts.validate()?;
-    if pcm.is_empty() {
+    if audio.is_empty() {
         return Ok(Vec::new());
     }
+    let len = audio.len();
     let step = ((opts.step_s as f64 * SAMPLE_RATE) as usize).max(FRAME_STEP);
     let mut starts = vec![0usize];
-    while starts.last().unwrap() + WINDOW_SAMPLES < pcm.len() {
+    while starts.last().unwrap() + WINDOW_SAMPLES < len {
         starts.push(starts.last().unwrap() + step);
     }
     let threads = opts.threads.max(1).min(starts.len());
     let mut windows = Vec::with_capacity(starts.len());
     let mut runs = Vec::new();
     for (batch_no, batch) in starts.chunks(threads).enumerate() {
+        // The batch's windows are read here, one after the other (a file is read in
+        // order), and analysed in parallel.
+        let clips: Vec<(Vec<f32>, usize)> = batch
+            .iter()
+            .map(|&start| {
+                let real = WINDOW_SAMPLES.min(len - start);
+                let mut clip = audio.read(start, real);
+                clip.resize(WINDOW_SAMPLES, 0.0);
+                (clip, real)
+            })
+            .collect();
         let results: Vec<(Vec<u8>, Vec<Run>)> = std::thread::scope(|s| {
-            let handles: Vec<_> = batch
-                .iter()
-                .map(|&start| s.spawn(move || analyse_window(models, pcm, start)))
+            let handles: Vec<_> = clips
+                .into_iter()
+                .map(|(clip, real)| s.spawn(move || analyse_window(models, clip, real)))
                 .collect();
             handles
                 .into_iter()
@@ -91,21 +104,19 @@ pub(crate) fn run(
         "windows analysed"
     );
     let assignment = assign(&runs, opts);
-    Ok(turns(&windows, &runs, &assignment, pcm.len(), opts))
+    Ok(turns(&windows, &runs, &assignment, len, opts))
 }
 
-/// Segmentation and embeddings of the window starting at `start`: its activity bytes and
-/// its runs (window index left 0 for the caller to fill).
-fn analyse_window(models: &SpeakerModels, pcm: &[f32], start: usize) -> (Vec<u8>, Vec<Run>) {
-    let end = (start + WINDOW_SAMPLES).min(pcm.len());
-    let mut audio = pcm[start..end].to_vec();
-    audio.resize(WINDOW_SAMPLES, 0.0);
+/// Segmentation and embeddings of one window (`audio`, a whole window of which the first
+/// `real` samples are the recording's, the rest padding): its activity bytes and its runs
+/// (window index left 0 for the caller to fill).
+fn analyse_window(models: &SpeakerModels, audio: Vec<f32>, real: usize) -> (Vec<u8>, Vec<Run>) {
     let mut activity = models.segmentation.run(&audio);
     // Frames past the end of the recording are padding: nobody speaks there.
-    let real_frames = frames_within(end - start);
+    let real_frames = frames_within(real);
     activity[real_frames..].iter_mut().for_each(|a| *a = 0);
 
-    let feats = Fbank::new().compute(&audio[..end - start]);
+    let feats = Fbank::new().compute(&audio[..real]);
     let n = feats.len() / MEL_BINS;
     // The segmentation frame each filterbank frame falls in.
     let seg_of: Vec<usize> = (0..n)

@@ -8,7 +8,8 @@ use std::path::Path;
 
 use utter_diarize::der::{der, Segment};
 use utter_diarize::{
-    diarize, diarize_with_progress, DiarizeError, DiarizeOptions, SpeakerModels, SpeakerTurn,
+    diarize, diarize_source, diarize_with_progress, AudioSource, DiarizeError, DiarizeOptions,
+    SpeakerModels, SpeakerTurn,
 };
 
 /// Speakers in the turns.
@@ -49,6 +50,49 @@ fn found_overlap(turns: &[SpeakerTurn], (start, end): (f64, f64)) -> f64 {
         t += step;
     }
     total
+}
+
+/// A recording read a stretch at a time, as a meeting's channel on disk is: it notes
+/// the longest stretch asked for and whether reads went forward.
+struct Reads<'a> {
+    pcm: &'a [f32],
+    longest: usize,
+    last_start: usize,
+    backwards: bool,
+}
+
+impl AudioSource for Reads<'_> {
+    fn len(&self) -> usize {
+        self.pcm.len()
+    }
+
+    fn read(&mut self, start: usize, n: usize) -> Vec<f32> {
+        self.longest = self.longest.max(n);
+        self.backwards |= start < self.last_start;
+        self.last_start = start;
+        self.pcm[start..start + n].to_vec()
+    }
+}
+
+#[test]
+fn a_recording_read_a_window_at_a_time_gives_the_same_turns() {
+    let (pcm, _) = common::sample();
+    let whole = diarize(common::models(), &pcm, &DiarizeOptions::default()).unwrap();
+    let mut reads = Reads {
+        pcm: &pcm,
+        longest: 0,
+        last_start: 0,
+        backwards: false,
+    };
+    let streamed =
+        diarize_source(common::models(), &mut reads, &DiarizeOptions::default()).unwrap();
+    assert_eq!(streamed, whole);
+    assert!(
+        reads.longest <= 10 * 16_000,
+        "at most one 10 s window at a time, not the {} samples",
+        pcm.len()
+    );
+    assert!(!reads.backwards, "read in order, as a file is");
 }
 
 #[test]

@@ -146,10 +146,10 @@ fn transcribe_channels(
     let theirs = match speakers {
         Some(models) => {
             stage("who spoke when among the others");
-            // Diarization clusters voices across the whole meeting: the
-            // one place a channel is held whole (the others' only).
-            let others = read_channel(others_path)?;
-            let turns = utter_models::diarize::diarize(models, &others, &diarize)
+            // Diarization clusters voices across the whole meeting, but
+            // reads the channel from disk a ten-second window at a time.
+            let mut others = WavChannel::open(others_path)?;
+            let turns = utter_models::diarize::diarize_source(models, &mut others, &diarize)
                 .map_err(|e| MeetingError::Speakers(Box::new(e)))?;
             let spans = transcribe::speaker_spans(&turns);
             stage("the others");
@@ -186,6 +186,7 @@ fn transcribe_channels(
 
 /// A channel's 16 kHz samples. A WAV cut off by a crash reads up to its last
 /// flushed header.
+#[cfg(test)]
 fn read_channel(path: &Path) -> Result<Vec<f32>, MeetingError> {
     let mut channel = WavChannel::open(path)?;
     let n = channel.len();
@@ -249,6 +250,17 @@ impl Samples for WavChannel {
         }
         out.resize(n, 0.0);
         out
+    }
+}
+
+/// The diarization reads the others' channel where it asks.
+impl utter_models::diarize::AudioSource for WavChannel {
+    fn len(&self) -> usize {
+        Samples::len(self)
+    }
+
+    fn read(&mut self, start: usize, n: usize) -> Vec<f32> {
+        Samples::read(self, start, n)
     }
 }
 
