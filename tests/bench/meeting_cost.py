@@ -10,7 +10,10 @@ Reported, for docs/benchmarks.md: CPU per second of meeting of the whole
 process tree (utter, its engine and voice-detector workers) while recording
 with the live transcript and without it, the tree's memory (PSS) at the
 start, middle and end and its peak, how far each live line came after the end
-of its turn, and the final pass: its time, and the diarization's per minute.
+of its turn, the final pass: its time, and the diarization's per minute — and
+how accurate the live lines are against the final transcript: word error rate
+of each side (yours: the LibriVox reader's transcription; the others': the
+Asterisk prompts' script) in the live lines and in the final transcript.
 UTTER_BIN picks the binary (debug by default: the "optimized + debuginfo"
 profile).
 """
@@ -37,20 +40,62 @@ def prompt(tmp, name):
     return pcm(out)
 
 
+# What each voice says: the LibriVox clips' transcription (pocketsphinx
+# testdata) and the prompts' script (core-sounds-en.txt of asterisk-core-sounds-en).
+THEIR_SCRIPT = {
+    "vm-nobodyavail": "Nobody is available to take your call at the moment.",
+    "vm-intro": "Please leave your message after the tone. When done, hang up, or press the pound key.",
+    "conf-onlyperson": "You are currently the only person in this conference.",
+    "all-circuits-busy-now": "All circuits are busy now.",
+    "vm-theperson": "The person at extension",
+}
+THEIRS = list(THEIR_SCRIPT)
+
+
+def librivox_script():
+    out = {}
+    for line in open(os.path.join(LIBRIVOX, "transcription")):
+        m = re.match(r"<s> (.*) </s> \((.*)\)", line.strip())
+        if m:
+            out[m[2] + ".wav"] = m[1]
+    return out
+
+
+def words(text):
+    return re.sub(r"[^a-z0-9' ]", " ", text.lower().replace("-", " ")).split()
+
+
+def wer(hyp, ref):
+    """Word error rate of `hyp` against `ref` (lists of words), Levenshtein."""
+    prev = list(range(len(hyp) + 1))
+    for i, r in enumerate(ref, 1):
+        cur = [i] + [0] * len(hyp)
+        for j, h in enumerate(hyp, 1):
+            cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (r != h))
+        prev = cur
+    return prev[-1] / max(1, len(ref))
+
+
 def conversation(tmp, seconds):
     """Two tracks of `seconds` (16-bit mono bytes) and the turns: (start s, end s, who)."""
-    theirs = [prompt(tmp, n) for n in ["vm-nobodyavail", "vm-intro", "conf-onlyperson",
-                                        "all-circuits-busy-now", "vm-theperson"]]
-    mine = [pcm(os.path.join(LIBRIVOX, f)) for f in sorted(os.listdir(LIBRIVOX)) if f.endswith(".wav")]
+    theirs = [prompt(tmp, n) for n in THEIRS]
+    script = librivox_script()
+    mine_names = sorted(f for f in os.listdir(LIBRIVOX) if f.endswith(".wav"))
+    mine = [pcm(os.path.join(LIBRIVOX, f)) for f in mine_names]
     total = seconds * RATE * 2
     others, mic = bytearray(total), bytearray(total)
     turns, at, i = [], RATE, 0  # byte offsets; the first turn at 0.5 s
     while True:
-        clip, track, who = (theirs[i % len(theirs)], others, "others") if i % 2 == 0 else (mine[i // 2 % len(mine)], mic, "you")
+        if i % 2 == 0:
+            k = i // 2 % len(theirs)
+            clip, track, who, said = theirs[k], others, "others", THEIR_SCRIPT[THEIRS[k]]
+        else:
+            k = i // 2 % len(mine)
+            clip, track, who, said = mine[k], mic, "you", script[mine_names[k]]
         if at + len(clip) > total:
             break
         track[at:at + len(clip)] = clip
-        turns.append((at / 2 / RATE, (at + len(clip)) / 2 / RATE, who))
+        turns.append((at / 2 / RATE, (at + len(clip)) / 2 / RATE, who, said))
         at += len(clip) + RATE  # half a second between turns
         i += 1
     paths = []
@@ -88,7 +133,8 @@ def pss_mb(pid):
 
 def run(desk, tracks, turns, seconds, live):
     meetings = desk.path("meetings-live" if live else "meetings")
-    args = [UTTER, "meeting", "--meetings-dir", meetings, "-o", desk.path("out.md")] + ([] if live else ["--no-live"])
+    final_md = desk.path("live.md" if live else "no-live.md")
+    args = [UTTER, "meeting", "--meetings-dir", meetings, "-o", final_md] + ([] if live else ["--no-live"])
     p = desk.spawn(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     lines = []
 
@@ -131,6 +177,20 @@ def run(desk, tracks, turns, seconds, live):
         delays.append(t - (played + near[1]))
     out["delays"] = sorted(delays)
     out["lines"] = len(delays)
+    # Accuracy: each side's words in time order, live and final, against what was said.
+    said = {who: [w for tu in turns if tu[2] == who for w in words(tu[3])] for who in ("you", "others")}
+    live_words = {"you": [], "others": []}
+    for t, l in lines:
+        m = re.match(r"\[\d+:\d\d:\d\d\] (You|Others): (.*)", l)
+        if m and t <= stopped:
+            live_words["you" if m[1] == "You" else "others"] += words(m[2])
+    final_words = {"you": [], "others": []}
+    for l in open(final_md, encoding="utf-8"):
+        m = re.match(r"\*\*(.+?)\*\* \[[\d:]+\] (.*)", l.strip())
+        if m:
+            final_words["you" if m[1] == "You" else "others"] += words(m[2])
+    out["wer"] = {kind: {who: wer(got[who], said[who]) for who in said}
+                  for kind, got in [("live", live_words), ("final", final_words)]}
     return out
 
 
@@ -150,6 +210,12 @@ def main():
             per_min = f"{diar / (seconds / 60):.2f}" if diar else "–"
             print(f"| {name} | {r['cpu_per_s']:.3f} | {mem[0]:.0f} / {mem[len(mem)//2]:.0f} / {mem[-1]:.0f} / {max(mem):.0f} | "
                   f"{r['final_s']:.1f} | {per_min} |")
+        print("\n| words wrong (WER) | you | the others |")
+        print("|---|---|---|")
+        for name, r, kind in [("live lines", with_live, "live"), ("final transcript (live on)", with_live, "final"),
+                              ("final transcript (--no-live)", without, "final")]:
+            w = r["wer"][kind]
+            print(f"| {name} | {w['you'] * 100:.1f} % | {w['others'] * 100:.1f} % |")
         d = with_live["delays"]
         if d:
             print(f"\nLive lines: {with_live['lines']} of {len(turns)} turns; after the end of their turn: "

@@ -37,9 +37,10 @@ const OTHERS: &str = "Others";
 /// within what the measurement can tell.
 const MIN_DRIFT_PPM: f64 = 50.0;
 
-/// The prepared channels are made this many samples at a time (ten
-/// minutes): a meeting of hours is never held whole for that.
-const CHUNK: usize = 10 * 60 * ENGINE_RATE as usize;
+/// The prepared channels are made this many samples at a time (two
+/// minutes): a meeting of hours is never held whole for that. Ten minutes
+/// cost 12 MB more at the peak for the same transcript (docs/benchmarks.md).
+const CHUNK: usize = 2 * 60 * ENGINE_RATE as usize;
 
 /// Each chunk's loudspeaker search starts this much earlier, so that its
 /// first frames have the system audio's past (the echo comes later); what
