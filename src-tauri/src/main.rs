@@ -23,6 +23,8 @@ fn main() {
     if let Some(code) = utter_core::engine::worker::serve_if_worker() {
         std::process::exit(i32::from(code));
     }
+    #[cfg(target_os = "linux")]
+    lighter_webview();
     let started = std::time::Instant::now();
     tauri::Builder::default()
         // A second launch focuses the running app instead of fighting it for the hotkey.
@@ -146,4 +148,22 @@ fn main() {
             tauri::RunEvent::Exit => app.state::<App>().shutdown(),
             _ => {}
         });
+}
+
+/// WebKitGTK's accelerated compositing costs the web process about 90 MB of
+/// its ~194 MB PSS with the window open (GL buffers and Mesa's heap, measured
+/// on WebKitGTK 2.50, docs/benchmarks.md "The desktop app at rest"); a page
+/// of forms and lists renders the same without it. Set here, before any
+/// thread, so the web processes WebKit spawns inherit it — unless the user
+/// set either variable themselves (`=0` turns compositing back on).
+#[cfg(target_os = "linux")]
+fn lighter_webview() {
+    for name in [
+        "WEBKIT_DISABLE_COMPOSITING_MODE",
+        "WEBKIT_DISABLE_DMABUF_RENDERER",
+    ] {
+        if std::env::var_os(name).is_none() {
+            std::env::set_var(name, "1");
+        }
+    }
 }
