@@ -12,6 +12,7 @@ one run of the machine.
     cargo build -p utter-cli
     python3 tests/bench/meeting_finish_memory.py
     UTTER_BIN=/tmp/utter-before:/tmp/utter-after python3 tests/bench/meeting_finish_memory.py
+    SILENCE_S=1435 python3 tests/bench/meeting_finish_memory.py     # a 2-hour meeting
 """
 import glob, json, os, shutil, subprocess, sys, tempfile, time
 
@@ -19,7 +20,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from quantization import UTTER  # noqa: E402
 
 LIBRIVOX = "/usr/share/pocketsphinx/test/data/librivox"
-SILENCE_S = 290
+SILENCE_S = int(os.environ.get("SILENCE_S", "290"))
 
 
 def wav_seconds(path):

@@ -522,20 +522,33 @@ fn keep_in_history(shared: &Shared, dir: &Path, transcript: &FileTranscript) {
     }
 }
 
-/// At start: every transcribed meeting that History does not list yet (held
-/// before History listed meetings, or History was started anew) is added.
-pub(super) fn keep_all_in_history(shared: &Shared) {
-    for meeting in list(shared).iter().filter(|m| !m.unfinished) {
-        let dir = PathBuf::from(&meeting.dir);
-        if matches!(lock(&shared.history).meeting_in(&dir), Ok(Some(_))) {
-            continue;
-        }
-        let transcript = std::fs::read(dir.join(TRANSCRIPT_JSON))
-            .ok()
-            .and_then(|bytes| transcript_from_json(&bytes));
-        if let Some(transcript) = transcript {
-            keep_in_history(shared, &dir, &transcript);
-        }
+/// At start, on a thread of its own (start is not held up): every transcribed
+/// meeting that History does not list yet (held before History listed
+/// meetings, or History was started anew) is added.
+pub(super) fn keep_all_in_history(shared: &Arc<Shared>) {
+    let shared = shared.clone();
+    let spawned = std::thread::Builder::new()
+        .name("utter-meetings-history".into())
+        .spawn(move || {
+            let Ok(entries) = std::fs::read_dir(&shared.paths.meetings) else {
+                return;
+            };
+            for dir in entries.filter_map(|e| e.ok().map(|e| e.path())) {
+                let transcribed = MeetingRecord::read(&dir)
+                    .is_ok_and(|record| record.phase == MeetingPhase::Transcribed);
+                if !transcribed || matches!(lock(&shared.history).meeting_in(&dir), Ok(Some(_))) {
+                    continue;
+                }
+                let transcript = std::fs::read(dir.join(TRANSCRIPT_JSON))
+                    .ok()
+                    .and_then(|bytes| transcript_from_json(&bytes));
+                if let Some(transcript) = transcript {
+                    keep_in_history(&shared, &dir, &transcript);
+                }
+            }
+        });
+    if let Err(e) = spawned {
+        tracing::warn!("past meetings not added to History: {e}");
     }
 }
 

@@ -106,7 +106,7 @@ fn a_meeting_started_and_stopped_from_the_page_is_listed_with_who_said_what_and_
 
     // Listed in History too, with who said what, and found by its words;
     // played there as on the Meetings page.
-    let find = |word: &str| {
+    let find = |app: &App, word: &str| {
         app.history(Some(word), 10, 0)
             .unwrap()
             .into_iter()
@@ -115,7 +115,7 @@ fn a_meeting_started_and_stopped_from_the_page_is_listed_with_who_said_what_and_
     };
     // The longest word heard from the others: a search for it finds the meeting.
     let heard_word = theirs.iter().max_by_key(|w| w.len()).unwrap().clone();
-    let listed = find(&heard_word);
+    let listed = find(&app, &heard_word);
     assert_eq!(listed.len(), 1, "{listed:?}");
     let entry = &listed[0];
     assert!(
@@ -193,15 +193,20 @@ fn a_meeting_started_and_stopped_from_the_page_is_listed_with_who_said_what_and_
         merged.turns.iter().all(|t| t.speaker == "You"),
         "{merged:?}"
     );
-    assert_eq!(find(&heard_word).len(), 1, "still one entry");
+    assert_eq!(find(&app, &heard_word).len(), 1, "still one entry");
 
     // Deleted from History, the meeting stays on its page; a restart (the
     // History of an older Utter, which never listed meetings) lists it again.
     app.delete_history(entry.id).unwrap();
-    assert!(find(&heard_word).is_empty());
+    assert!(find(&app, &heard_word).is_empty());
     assert_eq!(app.meetings().len(), 1);
     app.shutdown();
     let app = App::start(paths.clone(), MainThread::dedicated(), |_| {}).unwrap();
-    assert_eq!(find(&heard_word).len(), 1, "listed again at start");
+    // Added on a thread of its own at start.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while find(&app, &heard_word).is_empty() && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(find(&app, &heard_word).len(), 1, "listed again at start");
     app.shutdown();
 }

@@ -179,9 +179,10 @@ impl WindowPacker {
         }
     }
 
-    /// Earliest source sample the open window still needs.
-    pub fn open_start(&self) -> Option<u64> {
-        self.current.first().map(|(s, _)| *s)
+    /// The spans of the open window, in order. Only the last can still
+    /// grow (a padded span that overlaps it is merged into it).
+    pub fn open_spans(&self) -> &[(u64, u64)] {
+        &self.current
     }
 
     /// Adds a span (`[start, end)` in source samples). Returns the spans of

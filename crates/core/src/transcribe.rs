@@ -270,6 +270,10 @@ struct WindowSource<'a> {
     /// Audio from `buffer_start` (absolute sample) on.
     buffer: Vec<f32>,
     buffer_start: u64,
+    /// The audio of the open window's finished spans, copied out of
+    /// `buffer`: a window may pack spans minutes apart (a meeting's
+    /// microphone), and the silence between them must not be held.
+    kept_spans: Vec<((u64, u64), Vec<f32>)>,
     total: u64,
     ready: Vec<Window>,
 }
@@ -280,12 +284,16 @@ impl<'a> WindowSource<'a> {
             splitter,
             buffer: Vec::new(),
             buffer_start: 0,
+            kept_spans: Vec::new(),
             total: 0,
             ready: Vec::new(),
         }
     }
 
     fn read(&self, start: u64, end: u64) -> Vec<f32> {
+        if let Some((_, pcm)) = self.kept_spans.iter().find(|(s, _)| *s == (start, end)) {
+            return pcm.clone();
+        }
         let from = (start.max(self.buffer_start) - self.buffer_start) as usize;
         let to = (end.min(self.total) - self.buffer_start) as usize;
         self.buffer[from.min(to)..to].to_vec()
@@ -319,15 +327,24 @@ impl<'a> WindowSource<'a> {
                 for span in segmenter.push_all(detector.feed(pcm)?) {
                     done.extend(packer.push(span.start, span.end));
                 }
-                let keep = [packer.open_start(), segmenter.open_start()]
-                    .into_iter()
-                    .flatten()
-                    .min()
-                    // Silence: keep the padding a span starting now would reach back to.
+                let open = packer.open_spans().to_vec();
+                // The buffer keeps the segment in progress (or, in silence,
+                // the padding a span starting now would reach back to) and
+                // any span of the open window that ends after that: it may
+                // still grow. The window's other spans are final (a later
+                // span starts after them) and are copied out below.
+                let next_span_from = segmenter
+                    .open_start()
                     .unwrap_or(self.total.saturating_sub(16_000));
+                let keep = open
+                    .iter()
+                    .filter(|s| s.1 > next_span_from)
+                    .map(|s| s.0)
+                    .fold(next_span_from, u64::min);
                 for spans in done {
                     self.emit(spans);
                 }
+                self.keep_spans_before(&open, keep);
                 self.trim(keep);
             }
             Splitter::Turns { spans, next } => {
@@ -384,6 +401,19 @@ impl<'a> WindowSource<'a> {
             }
         }
         Ok(())
+    }
+
+    /// Copies out the audio of the open window's spans that end before
+    /// `keep` (and forgets that of spans no longer open: emitted).
+    fn keep_spans_before(&mut self, open: &[(u64, u64)], keep: u64) {
+        self.kept_spans.retain(|(span, _)| open.contains(span));
+        for &span in open {
+            let kept = self.kept_spans.iter().any(|(s, _)| *s == span);
+            if span.1 <= keep && !kept {
+                let pcm = self.read(span.0, span.1);
+                self.kept_spans.push((span, pcm));
+            }
+        }
     }
 
     /// Drops audio before absolute sample `keep`.
@@ -920,5 +950,71 @@ mod speaker_tests {
         assert_eq!(windows[3].1, (72.0 * rate) as u64);
         assert!(windows.iter().all(|w| w.1 - w.0 <= max));
         assert!(windows[1..].windows(2).all(|p| p[0].1 == p[1].0));
+    }
+}
+
+#[cfg(test)]
+mod streaming_tests {
+    use super::*;
+
+    /// The VAD model the tests install (`npm test` provisions it).
+    fn detector() -> SpeechDetector {
+        let store = crate::models::ModelStore::new(crate::paths::models_dir());
+        let vad = store
+            .vad()
+            .unwrap()
+            .expect("the VAD model is installed: run `npm test`'s setup");
+        SpeechDetector::load(&store.path_of(&vad)).unwrap()
+    }
+
+    fn clip(name: &str) -> Vec<f32> {
+        let path = format!("/usr/share/pocketsphinx/test/data/librivox/{name}.wav");
+        let mut pcm = Vec::new();
+        audio::decode_file(Path::new(&path), |p| pcm.extend_from_slice(p)).unwrap();
+        pcm
+    }
+
+    /// A window may pack speech minutes apart (a meeting's microphone: a
+    /// sentence, then minutes of listening): the silence between must not be
+    /// held until the window is full. It was: a 2-hour meeting's microphone
+    /// grew the finish to 527 MB.
+    #[test]
+    fn spans_packed_from_minutes_apart_hold_their_speech_not_the_silence() {
+        let mut detector = detector();
+        let (a, b) = (
+            clip("sense_and_sensibility_01_austen_64kb-0880"),
+            clip("sense_and_sensibility_01_austen_64kb-0930"),
+        );
+        let mut source = WindowSource::new(Splitter::Vad {
+            detector: &mut detector,
+            segmenter: Segmenter::new(SegmenterConfig::for_files()),
+            // Whisper's 30 s window, filled: both sentences fit one.
+            packer: WindowPacker::new(30 * 16_000, Packing::Fill),
+        });
+        let second = 16_000usize;
+        let stream: Vec<f32> = [&a[..], &vec![0.0; 300 * second], &b[..], &vec![0.0; 2 * second]]
+            .concat();
+        let mut longest_buffer = 0;
+        for chunk in stream.chunks(second) {
+            source.push(chunk).unwrap();
+            longest_buffer = longest_buffer.max(source.buffer.len());
+        }
+        source.finish().unwrap();
+        assert!(
+            longest_buffer < 30 * second,
+            "held {} s of audio at once",
+            longest_buffer / second
+        );
+        assert_eq!(source.ready.len(), 1, "both sentences in one window");
+        let window = &source.ready[0];
+        assert_eq!(window.pieces.len(), 2, "{:?}", window.pieces);
+        // Each piece is the audio from where it was said.
+        for p in &window.pieces {
+            let (from, len) = (p.source_start as usize, p.len as usize);
+            let got = &window.pcm[p.window_start as usize..p.window_start as usize + len];
+            assert_eq!(got, &stream[from..from + len]);
+            assert!(got.iter().any(|s| s.abs() > 0.1), "speech in {p:?}");
+        }
+        assert!(window.pieces[1].source_start >= (a.len() + 299 * second) as u64);
     }
 }
