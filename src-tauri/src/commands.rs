@@ -337,9 +337,19 @@ pub async fn paste_text(app: AppHandle, text: String) -> Result<()> {
     .await
 }
 
+/// `speakers`: label who speaks each segment (the Files page's toggle;
+/// absent is off).
 #[tauri::command]
-pub fn transcribe_files(core: State<App>, paths: Vec<PathBuf>) -> Vec<FileJob> {
-    core.transcribe_files(&paths)
+pub fn transcribe_files(
+    core: State<App>,
+    paths: Vec<PathBuf>,
+    speakers: Option<bool>,
+) -> Vec<FileJob> {
+    if speakers.unwrap_or(false) {
+        core.transcribe_files_with_speakers(&paths)
+    } else {
+        core.transcribe_files(&paths)
+    }
 }
 
 #[tauri::command]

@@ -122,6 +122,7 @@ export function queuedJob(id: number, path: string, over: Partial<FileJob> = {})
     durationMs: null,
     segments: [],
     historyId: null,
+    speakers: false,
     ...over,
   };
 }

@@ -11,9 +11,12 @@ use serde::Serialize;
 use super::{lock, AppError, AppEvent, Shared};
 use crate::history::{EntryKind, EntryRecord, Segment};
 use utter_core::engine::{Engine, EngineNotice};
+use utter_core::models::diarize::DiarizeOptions;
 use utter_core::models::load::{load_models, EngineOptions, LoadError, LoadedModels};
 use utter_core::models::ModelUse;
-use utter_core::transcribe::{transcribe_file, FileError, FileOptions, Segmentation};
+use utter_core::transcribe::{
+    diarize_file, speaker_spans, transcribe_file, FileOptions, Segmentation,
+};
 use utter_core::transcript::FileTranscript;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ts_rs::TS)]
@@ -40,6 +43,9 @@ pub struct FileJob {
     pub duration_ms: Option<i64>,
     pub segments: Vec<Segment>,
     pub history_id: Option<i64>,
+    /// Who speaks each segment is told apart (the speaker models): the
+    /// segments then carry their speaker.
+    pub speakers: bool,
 }
 
 struct Slot {
@@ -119,7 +125,7 @@ impl FileQueue {
     }
 }
 
-pub(super) fn enqueue(shared: &Arc<Shared>, paths: &[PathBuf]) -> Vec<FileJob> {
+pub(super) fn enqueue(shared: &Arc<Shared>, paths: &[PathBuf], speakers: bool) -> Vec<FileJob> {
     let (jobs, start_worker) = {
         let mut inner = lock(&shared.files.inner);
         let mut jobs = vec![];
@@ -138,6 +144,7 @@ pub(super) fn enqueue(shared: &Arc<Shared>, paths: &[PathBuf]) -> Vec<FileJob> {
                 duration_ms: None,
                 segments: vec![],
                 history_id: None,
+                speakers,
             };
             inner.slots.push(Slot {
                 job: job.clone(),
@@ -256,7 +263,7 @@ fn worker(shared: &Arc<Shared>) {
         );
         lock(&shared.files.inner).engine = None;
         tell_engine_notices(shared, engine);
-        finish(shared, job.id, result.map_err(AppError::from));
+        finish(shared, job.id, result);
     }
     shared.update_status(|_| {});
 }
@@ -278,14 +285,42 @@ fn run_job(
     vad: &mut utter_core::vad::SpeechDetector,
     model_name: &str,
     options: FileOptions,
-) -> Result<FileTranscript, FileError> {
+) -> Result<FileTranscript, AppError> {
     let path = Path::new(&job.path);
     let duration_ms =
         utter_core::audio::decode::probe_duration_secs(path).map(|s| (s * 1000.0) as i64);
+    let report = |fraction: f32| {
+        if let Some(job) = shared.files.update(job.id, |s| {
+            s.job.fraction = fraction;
+            s.job.duration_ms = duration_ms;
+        }) {
+            shared.emit(AppEvent::FileJob(job));
+        }
+    };
+    // With speakers: who spoke when first (the first half of the progress
+    // bar), then each speaker's spans transcribed on their own.
+    let spans = if job.speakers {
+        let models = utter_core::models::speakers::load(&shared.store)?;
+        let mut last_report = Instant::now();
+        let turns = diarize_file(&models, path, &DiarizeOptions::default(), &mut |done| {
+            if last_report.elapsed() >= Duration::from_millis(100) {
+                last_report = Instant::now();
+                report(done * 0.5);
+            }
+            !shared.files.is_cancelled(job.id)
+        })?;
+        Some(speaker_spans(&turns))
+    } else {
+        None
+    };
+    let (segmentation, share) = match &spans {
+        Some(spans) => (Segmentation::Turns(spans), (0.5, 0.5)),
+        None => (Segmentation::Vad(vad), (0.0, 1.0)),
+    };
     let mut last_report = Instant::now();
     let result = transcribe_file(
         std::slice::from_ref(engine.as_ref()),
-        Segmentation::Vad(vad),
+        segmentation,
         path,
         model_name,
         &options,
@@ -298,19 +333,18 @@ fn run_job(
                 return;
             }
             last_report = Instant::now();
-            let fraction = duration_ms.filter(|d| *d > 0).map_or(0.0, |d| {
+            let done = duration_ms.filter(|d| *d > 0).map_or(0.0, |d| {
                 (p.transcribed_ms as f32 / d as f32).clamp(0.0, 0.99)
             });
-            if let Some(job) = shared.files.update(job.id, |s| {
-                s.job.fraction = fraction;
-                s.job.duration_ms = duration_ms;
-            }) {
-                shared.emit(AppEvent::FileJob(job));
-            }
+            report(share.0 + done * share.1);
         },
     );
     // A file cut off part-way is a transcript with a warning, not an error.
-    result
+    let mut transcript = result?;
+    if let Some(spans) = &spans {
+        transcript.label_speakers(spans);
+    }
+    Ok(transcript)
 }
 
 fn finish(shared: &Shared, id: u64, result: Result<FileTranscript, AppError>) {
@@ -323,7 +357,8 @@ fn finish(shared: &Shared, id: u64, result: Result<FileTranscript, AppError>) {
             let segments = segments_of(&t);
             let record = EntryRecord {
                 kind: EntryKind::File,
-                text: t.text(),
+                // A line per speaker turn, where the speakers were told apart.
+                text: t.text_by_speaker(),
                 created_ms: utter_core::dictation::record_log::unix_ms() as i64,
                 duration_ms: t.duration_ms,
                 model: t.model.clone(),
@@ -361,10 +396,12 @@ fn finish(shared: &Shared, id: u64, result: Result<FileTranscript, AppError>) {
 pub(super) fn segments_of(t: &FileTranscript) -> Vec<Segment> {
     t.segments
         .iter()
-        .map(|s| Segment {
+        .enumerate()
+        .map(|(i, s)| Segment {
             start_ms: s.start_ms,
             end_ms: s.end_ms,
             text: s.text.trim().to_string(),
+            speaker: t.speaker_of(i).map(str::to_string),
         })
         .collect()
 }

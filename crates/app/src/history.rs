@@ -98,6 +98,11 @@ pub struct Segment {
     pub start_ms: i64,
     pub end_ms: i64,
     pub text: String,
+    /// Who speaks it, where the speakers were told apart (a meeting, a file
+    /// transcribed with speakers). Absent from entries kept before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub speaker: Option<String>,
 }
 
 /// What an entry records: what [`History::add`] writes and every read
@@ -494,7 +499,8 @@ mod tests {
         let said = [Segment {
             start_ms: 0,
             end_ms: 900,
-            text: "You: hello".into(),
+            text: "hello".into(),
+            speaker: Some("You".into()),
         }];
         let first = h
             .keep_meeting(&meeting("You: hello\nSpeaker 1: hi"), &said)
@@ -615,6 +621,7 @@ mod tests {
                     start_ms: 0,
                     end_ms: 900,
                     text: "Agenda".into(),
+                    speaker: None,
                 }],
             )
             .unwrap();

@@ -211,6 +211,8 @@ pub enum AppError {
     #[error(transparent)]
     File(#[from] utter_core::transcribe::FileError),
     #[error(transparent)]
+    Speakers(#[from] utter_core::transcribe::DiarizeFileError),
+    #[error(transparent)]
     Output(#[from] utter_core::platform::output::OutputError),
     #[error(transparent)]
     Delivery(#[from] utter_core::platform::output::DesktopError),
@@ -905,7 +907,13 @@ impl App {
     // ---- files ----
 
     pub fn transcribe_files(&self, paths: &[PathBuf]) -> Vec<FileJob> {
-        files::enqueue(&self.shared, paths)
+        files::enqueue(&self.shared, paths, false)
+    }
+
+    /// [`transcribe_files`](Self::transcribe_files), each segment labelled
+    /// with who speaks it (needs the speaker models; a job says so if not).
+    pub fn transcribe_files_with_speakers(&self, paths: &[PathBuf]) -> Vec<FileJob> {
+        files::enqueue(&self.shared, paths, true)
     }
 
     pub fn file_jobs(&self) -> Vec<FileJob> {

@@ -17,7 +17,7 @@ use utter_core::models::diarize::DiarizeOptions;
 use utter_core::models::ModelUse;
 use utter_core::transcript::FileTranscript;
 
-use super::history::{EntryKind, EntryRecord, Segment};
+use super::history::{EntryKind, EntryRecord};
 use super::{lock, AppError, AppEvent, Shared};
 
 /// The microphone's speaker in the app's transcripts.
@@ -467,40 +467,10 @@ fn keep_in_history(shared: &Shared, dir: &Path, transcript: &FileTranscript) {
     let Ok(record) = MeetingRecord::read(dir) else {
         return;
     };
-    let who = |i: usize| {
-        transcript
-            .speakers
-            .as_ref()
-            .and_then(|s| s.of_segment.get(i).copied().flatten().map(|n| &s.names[n]))
-            .map_or("", String::as_str)
-    };
-    let mut segments = Vec::new();
-    let mut lines: Vec<(String, String)> = Vec::new();
-    for (i, s) in transcript.segments.iter().enumerate() {
-        let (speaker, text) = (who(i), s.text.trim());
-        if text.is_empty() {
-            continue;
-        }
-        segments.push(Segment {
-            start_ms: s.start_ms,
-            end_ms: s.end_ms,
-            text: format!("{speaker}: {text}"),
-        });
-        match lines.last_mut() {
-            Some((last, said)) if last == speaker => {
-                said.push(' ');
-                said.push_str(text);
-            }
-            _ => lines.push((speaker.to_string(), text.to_string())),
-        }
-    }
+    let segments = super::files::segments_of(transcript);
     let entry = EntryRecord {
         kind: EntryKind::Meeting,
-        text: lines
-            .iter()
-            .map(|(speaker, said)| format!("{speaker}: {said}"))
-            .collect::<Vec<_>>()
-            .join("\n"),
+        text: transcript.text_by_speaker(),
         created_ms: record.started_unix_ms as i64,
         duration_ms: record.you_ms.max(record.others_ms) as i64,
         model: transcript.model.clone(),

@@ -62,6 +62,57 @@ fn wait_job(rx: &Receiver<AppEvent>, id: u64, until: impl Fn(&FileJob) -> bool) 
 }
 
 #[test]
+fn a_file_transcribed_with_speakers_says_who_said_what_in_the_job_history_and_exports() {
+    let f = fixture();
+    let (app, rx) = start(&f.paths);
+    wait_loaded(&app);
+    // Two voices in one recording: the call's microphone hearing the other
+    // side at full level (Asterisk's Allison and the LibriVox reader, taking turns).
+    let dir = tempfile::tempdir().unwrap();
+    let call = utter_test_support::call::two_sided_call(dir.path(), Some(0.0));
+    let jobs = app.transcribe_files_with_speakers(std::slice::from_ref(&call.mic));
+    assert!(jobs[0].speakers);
+    let done = wait_job(&rx, jobs[0].id, |j| {
+        matches!(j.state, JobState::Done | JobState::Failed)
+    });
+    assert_eq!(done.state, JobState::Done, "{:?}", done.error);
+    let speaker_saying = |word: &str| {
+        done.segments
+            .iter()
+            .find(|s| s.text.to_lowercase().contains(word))
+            .and_then(|s| s.speaker.clone())
+            .unwrap_or_else(|| panic!("no labelled segment says {word}: {:?}", done.segments))
+    };
+    // Each voice's sentences under one label, the two labels different.
+    let theirs = speaker_saying("conference");
+    assert_eq!(speaker_saying("nobody"), theirs);
+    assert_eq!(speaker_saying("message"), theirs);
+    let yours = speaker_saying("amiable");
+    assert_eq!(speaker_saying("young man"), yours);
+    assert_ne!(
+        theirs, yours,
+        "two voices, two speakers: {:?}",
+        done.segments
+    );
+    assert!(theirs.starts_with("Speaker ") && yours.starts_with("Speaker "));
+
+    // History keeps a line per turn; the exports name the speakers.
+    let entry = app.history_entry(done.history_id.unwrap()).unwrap();
+    assert!(
+        entry.record.text.contains(&format!("{theirs}: "))
+            && entry.record.text.contains(&format!("{yours}: ")),
+        "{}",
+        entry.record.text
+    );
+    let vtt = f.paths.cache.join("call.vtt");
+    std::fs::create_dir_all(&f.paths.cache).unwrap();
+    app.export_transcript(done.id, Format::Vtt, &vtt).unwrap();
+    let text = std::fs::read_to_string(&vtt).unwrap();
+    assert!(text.contains(&format!("<v {theirs}>")), "{text}");
+    app.shutdown();
+}
+
+#[test]
 fn dropped_file_is_transcribed_with_progress_kept_in_history_and_exported() {
     let f = fixture();
     let (app, rx) = start(&f.paths);

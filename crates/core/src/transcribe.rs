@@ -992,8 +992,13 @@ mod streaming_tests {
             packer: WindowPacker::new(30 * 16_000, Packing::Fill),
         });
         let second = 16_000usize;
-        let stream: Vec<f32> = [&a[..], &vec![0.0; 300 * second], &b[..], &vec![0.0; 2 * second]]
-            .concat();
+        let stream: Vec<f32> = [
+            &a[..],
+            &vec![0.0; 300 * second],
+            &b[..],
+            &vec![0.0; 2 * second],
+        ]
+        .concat();
         let mut longest_buffer = 0;
         for chunk in stream.chunks(second) {
             source.push(chunk).unwrap();

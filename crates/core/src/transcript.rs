@@ -112,6 +112,43 @@ impl FileTranscript {
         crate::text::join_segments(self.segments.iter().map(|s| s.text.as_str()))
     }
 
+    /// Who speaks segment `i`, when the speakers were told apart.
+    pub fn speaker_of(&self, i: usize) -> Option<&str> {
+        self.speakers.as_ref()?.name_of(i)
+    }
+
+    /// The text as a line per turn, `Speaker: words` (consecutive segments
+    /// of one speaker joined); the plain [`text`](Self::text) when nobody's
+    /// speakers were told apart.
+    pub fn text_by_speaker(&self) -> String {
+        if self.speakers.is_none() {
+            return self.text();
+        }
+        let mut lines: Vec<(&str, Vec<&str>)> = Vec::new();
+        for (i, s) in self.segments.iter().enumerate() {
+            let (who, text) = (self.speaker_of(i).unwrap_or(""), s.text.trim());
+            if text.is_empty() {
+                continue;
+            }
+            match lines.last_mut() {
+                Some((last, said)) if *last == who => said.push(text),
+                _ => lines.push((who, vec![text])),
+            }
+        }
+        lines
+            .into_iter()
+            .map(|(who, said)| {
+                let said = crate::text::join_segments(said);
+                if who.is_empty() {
+                    said
+                } else {
+                    format!("{who}: {said}")
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
     /// The engine's whole text, where the text rules changed it.
     pub fn raw_text(&self) -> Option<String> {
         let raw = crate::text::join_segments(self.raw_segments.iter().map(String::as_str));
@@ -226,6 +263,32 @@ mod tests {
         let labels = t.speakers.unwrap();
         assert_eq!(labels.names, ["Speaker 1"]);
         assert_eq!(labels.of_segment, [Some(0), Some(0)]);
+    }
+
+    #[test]
+    fn text_by_speaker_is_a_line_per_turn() {
+        let mut t = FileTranscript::default();
+        for (i, text) in ["Hello there.", "How are you?", "Fine.", "Good."]
+            .iter()
+            .enumerate()
+        {
+            t.segments.push(crate::engine::TimedText {
+                start_ms: i as i64 * 1000,
+                end_ms: i as i64 * 1000 + 900,
+                text: format!(" {text}"),
+            });
+        }
+        assert_eq!(t.text_by_speaker(), t.text(), "no speakers: the plain text");
+        t.speakers = Some(SpeakerLabels {
+            names: vec!["You".into(), "Speaker 1".into()],
+            of_segment: vec![Some(0), Some(0), Some(1), None],
+        });
+        assert_eq!(
+            t.text_by_speaker(),
+            "You: Hello there. How are you?\nSpeaker 1: Fine.\nGood."
+        );
+        assert_eq!(t.speaker_of(2), Some("Speaker 1"));
+        assert_eq!(t.speaker_of(3), None);
     }
 
     #[test]

@@ -112,7 +112,7 @@ export const api = {
   copyText: (text: string) => call('copy_text', { text }),
   pasteText: (text: string) => call('paste_text', { text }),
 
-  transcribeFiles: (paths: string[]) => call('transcribe_files', { paths }),
+  transcribeFiles: (paths: string[], speakers = false) => call('transcribe_files', { paths, speakers }),
   listFileJobs: () => call('list_file_jobs'),
   cancelFileJob: (id: number) => call('cancel_file_job', { id }),
   clearFileJobs: () => call('clear_file_jobs'),

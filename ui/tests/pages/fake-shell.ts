@@ -195,7 +195,7 @@ function handle(cmd: string, args: Record<string, unknown>): unknown {
     case 'history_audio':
       return wav();
     case 'transcribe_files':
-      return (args.paths as string[]).map((p) => queuedJob(nextJobId++, p));
+      return (args.paths as string[]).map((p) => queuedJob(nextJobId++, p, { speakers: args.speakers === true }));
     case 'list_file_jobs':
       return state.fileJobs;
     case 'render_transcript':

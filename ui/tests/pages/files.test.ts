@@ -80,17 +80,37 @@ describe('files', () => {
     await page.getByTestId('choose-files').click();
     const [openCall] = await waitForCall(page, 'plugin:dialog|open');
     expect((openCall.args.options as { multiple: boolean }).multiple).toBe(true);
-    expect((await waitForCall(page, 'transcribe_files'))[0].args).toEqual({ paths: ['/home/user/a.mp3', '/home/user/b.mkv'] });
+    expect((await waitForCall(page, 'transcribe_files'))[0].args).toEqual({ paths: ['/home/user/a.mp3', '/home/user/b.mkv'], speakers: false });
     await page.waitForFunction(() => document.querySelectorAll('[data-testid=file-job]').length === 3);
 
     await emit(page, 'tauri://drag-drop', { paths: ['/tmp/dropped.wav'], position: { x: 10, y: 10 } });
-    expect((await waitForCall(page, 'transcribe_files', 2))[1].args).toEqual({ paths: ['/tmp/dropped.wav'] });
+    expect((await waitForCall(page, 'transcribe_files', 2))[1].args).toEqual({ paths: ['/tmp/dropped.wav'], speakers: false });
     await page.waitForFunction(() => document.querySelectorAll('[data-testid=file-job]').length === 4);
 
     await page.getByTestId('clear-finished').click();
     await waitForCall(page, 'clear_file_jobs');
     await page.waitForFunction(() => document.querySelectorAll('[data-testid=file-job]').length === 3);
     expect(await calls(page, 'transcribe_files')).toHaveLength(2);
+    await close();
+  });
+
+  it('asks for speakers when the toggle is on, and shows and copies who said what', async () => {
+    const f = baseFixture();
+    const { page, problems, close } = await open(h, f, { hash: 'files' });
+    await page.getByTestId('files-speakers').check();
+    await emit(page, 'tauri://drag-drop', { paths: ['/tmp/call.wav'], position: { x: 10, y: 10 } });
+    expect((await waitForCall(page, 'transcribe_files'))[0].args).toEqual({ paths: ['/tmp/call.wav'], speakers: true });
+    const said = [
+      { startMs: 0, endMs: 2000, text: ' Shall we start?', speaker: 'Speaker 1' },
+      { startMs: 2500, endMs: 4000, text: ' Yes, the budget.', speaker: 'Speaker 2' },
+    ];
+    await emit(page, 'file-job', fileJob(9, { state: 'done', fraction: 1, durationMs: 4000, segments: said, speakers: true }));
+    await page.getByTestId('file-job').last().click();
+    await page.getByTestId('segment-speaker').first().waitFor();
+    expect(await page.getByTestId('segment-speaker').allTextContents()).toEqual(['Speaker 1', 'Speaker 2']);
+    await page.getByTestId('copy-all').click();
+    expect((await waitForCall(page, 'copy_text'))[0].args).toEqual({ text: 'Speaker 1: Shall we start?\nSpeaker 2: Yes, the budget.' });
+    expect(problems).toEqual([]);
     await close();
   });
 });

@@ -2,4 +2,9 @@
 import type { JobState } from "./JobState";
 import type { Segment } from "./Segment";
 
-export type FileJob = { id: number, path: string, name: string, state: JobState, fraction: number, error: string | null, durationMs: number | null, segments: Array<Segment>, historyId: number | null, };
+export type FileJob = { id: number, path: string, name: string, state: JobState, fraction: number, error: string | null, durationMs: number | null, segments: Array<Segment>, historyId: number | null, 
+/**
+ * Who speaks each segment is told apart (the speaker models): the
+ * segments then carry their speaker.
+ */
+speakers: boolean, };

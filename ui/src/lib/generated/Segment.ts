@@ -3,4 +3,9 @@
 /**
  * A piece of a transcript with its times in the source audio.
  */
-export type Segment = { startMs: number, endMs: number, text: string, };
+export type Segment = { startMs: number, endMs: number, text: string, 
+/**
+ * Who speaks it, where the speakers were told apart (a meeting, a file
+ * transcribed with speakers). Absent from entries kept before.
+ */
+speaker?: string, };

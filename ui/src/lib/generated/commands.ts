@@ -64,7 +64,7 @@ export interface Commands {
   history_audio: { args: { id: number }; result: ArrayBuffer };
   copy_text: { args: { text: string }; result: void };
   paste_text: { args: { text: string }; result: void };
-  transcribe_files: { args: { paths: string[] }; result: FileJob[] };
+  transcribe_files: { args: { paths: string[]; speakers: boolean | null }; result: FileJob[] };
   list_file_jobs: { args: Record<string, never>; result: FileJob[] };
   cancel_file_job: { args: { id: number }; result: void };
   clear_file_jobs: { args: Record<string, never>; result: void };
