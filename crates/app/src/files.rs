@@ -11,7 +11,7 @@ use serde::Serialize;
 use super::{lock, AppError, AppEvent, Shared};
 use crate::history::{EntryKind, EntryRecord, Segment};
 use utter_core::engine::{Engine, EngineNotice};
-use utter_core::models::diarize::DiarizeOptions;
+use utter_core::models::diarize::{DiarizeOptions, SpeakerTurn};
 use utter_core::models::load::{load_models, EngineOptions, LoadError, LoadedModels};
 use utter_core::models::ModelUse;
 use utter_core::transcribe::{
@@ -300,16 +300,14 @@ fn run_job(
     // With speakers: who spoke when first (the first half of the progress
     // bar), then each speaker's spans transcribed on their own.
     let spans = if job.speakers {
-        let models = utter_core::models::speakers::load(&shared.store)?;
         let mut last_report = Instant::now();
-        let turns = diarize_file(&models, path, &DiarizeOptions::default(), &mut |done| {
+        Some(speakers_of(shared, path, &mut |done| {
             if last_report.elapsed() >= Duration::from_millis(100) {
                 last_report = Instant::now();
                 report(done * 0.5);
             }
             !shared.files.is_cancelled(job.id)
-        })?;
-        Some(speaker_spans(&turns))
+        })?)
     } else {
         None
     };
@@ -345,6 +343,18 @@ fn run_job(
         transcript.label_speakers(spans);
     }
     Ok(transcript)
+}
+
+/// Who speaks when in `path`, as spans to transcribe one by one
+/// (`progress` is told the share done; `false` stops it).
+fn speakers_of(
+    shared: &Shared,
+    path: &Path,
+    progress: &mut dyn FnMut(f32) -> bool,
+) -> Result<Vec<SpeakerTurn>, AppError> {
+    let models = utter_core::models::speakers::load(&shared.store)?;
+    let turns = diarize_file(&models, path, &DiarizeOptions::default(), progress)?;
+    Ok(speaker_spans(&turns))
 }
 
 fn finish(shared: &Shared, id: u64, result: Result<FileTranscript, AppError>) {
@@ -429,11 +439,13 @@ fn load_file_models(shared: &Shared, model: Option<&str>) -> Result<LoadedModels
     )
 }
 
-/// One transcription outside the queue (history retry), with its own engine.
+/// One transcription outside the queue (history retry), with its own
+/// engine; with `speakers`, each segment labelled with who speaks it.
 pub(super) fn transcribe_once(
     shared: &Shared,
     path: &Path,
     model: Option<&str>,
+    speakers: bool,
 ) -> Result<FileTranscript, AppError> {
     let LoadedModels {
         model_name,
@@ -441,12 +453,25 @@ pub(super) fn transcribe_once(
         mut vad,
     } = load_file_models(shared, model)?;
     let options = file_options(&shared.settings());
-    Ok(transcribe_file(
+    let spans = if speakers {
+        Some(speakers_of(shared, path, &mut |_| true)?)
+    } else {
+        None
+    };
+    let segmentation = match &spans {
+        Some(spans) => Segmentation::Turns(spans),
+        None => Segmentation::Vad(&mut vad),
+    };
+    let mut transcript = transcribe_file(
         std::slice::from_ref(&engine),
-        Segmentation::Vad(&mut vad),
+        segmentation,
         path,
         &model_name,
         &options,
         |_| {},
-    )?)
+    )?;
+    if let Some(spans) = &spans {
+        transcript.label_speakers(spans);
+    }
+    Ok(transcript)
 }

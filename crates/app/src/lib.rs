@@ -820,7 +820,13 @@ impl App {
         let audio = entry.record.audio_path.ok_or(AppError::NothingToRetry)?;
         let settings = self.settings();
         let model = model.map(str::to_owned).or(settings.model.clone());
-        let transcript = files::transcribe_once(&self.shared, &audio, model.as_deref())?;
+        // A file transcribed with speakers is transcribed again with them.
+        let speakers = entry.record.kind == history::EntryKind::File
+            && lock(&self.shared.history)
+                .segments(id)?
+                .iter()
+                .any(|s| s.speaker.is_some());
+        let transcript = files::transcribe_once(&self.shared, &audio, model.as_deref(), speakers)?;
         let segments = files::segments_of(&transcript);
         let (text, raw) = match entry.record.kind {
             history::EntryKind::Dictation => {
@@ -829,7 +835,7 @@ impl App {
                 (p.text, p.raw)
             }
             history::EntryKind::File | history::EntryKind::Meeting => {
-                (transcript.text(), transcript.raw_text())
+                (transcript.text_by_speaker(), transcript.raw_text())
             }
         };
         let updated = lock(&self.shared.history)

@@ -104,6 +104,13 @@ fn a_file_transcribed_with_speakers_says_who_said_what_in_the_job_history_and_ex
         "{}",
         entry.record.text
     );
+    // Retried, it is told apart again.
+    let retried = app.retry_history(entry.id, None).unwrap();
+    assert!(
+        retried.record.text.contains(&format!("{theirs}: ")),
+        "{}",
+        retried.record.text
+    );
     let vtt = f.paths.cache.join("call.vtt");
     std::fs::create_dir_all(&f.paths.cache).unwrap();
     app.export_transcript(done.id, Format::Vtt, &vtt).unwrap();
