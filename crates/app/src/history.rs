@@ -39,6 +39,9 @@ const MIGRATIONS: &[&str] = &[
     // 5: speech the engine could not turn into text is listed with the
     // entry ("N s of speech could not be transcribed"), never dropped silently.
     "ALTER TABLE entries ADD COLUMN warning TEXT;",
+    // 6: meetings are listed (kind 'meeting', their folder as audio_path);
+    // one the user deleted from History is remembered, never added again.
+    "CREATE TABLE dismissed_meetings (folder TEXT PRIMARY KEY);",
 ];
 
 pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;
@@ -378,15 +381,19 @@ impl History {
 
     /// Keeps a meeting's transcript: a new entry, or the one already kept
     /// from the same folder brought up to date (transcribed again, a speaker
-    /// renamed). Its time stays when the meeting was held.
+    /// renamed). Its time stays when the meeting was held. `None`: the user
+    /// deleted this meeting from History, and it stays out.
     pub fn keep_meeting(
         &self,
         new: &EntryRecord,
         segments: &[Segment],
-    ) -> Result<Entry, HistoryError> {
+    ) -> Result<Option<Entry>, HistoryError> {
         let dir = new.audio_path.as_deref().expect("a meeting's folder");
+        if self.meeting_dismissed(dir)? {
+            return Ok(None);
+        }
         let Some(kept) = self.meeting_in(dir)? else {
-            return self.add(new, segments);
+            return self.add(new, segments).map(Some);
         };
         let segments =
             (!segments.is_empty()).then(|| serde_json::to_string(segments).expect("serialise"));
@@ -405,7 +412,20 @@ impl History {
                 new.warning
             ],
         )?;
-        Ok(self.get(kept.id)?.expect("the entry just updated"))
+        self.get(kept.id)
+    }
+
+    /// Whether the user deleted the meeting of this folder from History.
+    pub fn meeting_dismissed(&self, dir: &Path) -> Result<bool, HistoryError> {
+        Ok(self
+            .conn
+            .query_row(
+                "SELECT 1 FROM dismissed_meetings WHERE folder = ?1",
+                [dir.display().to_string()],
+                |_| Ok(()),
+            )
+            .optional()?
+            .is_some())
     }
 
     /// Deletes an entry and its audio file.
@@ -416,9 +436,17 @@ impl History {
         self.conn
             .execute("DELETE FROM entries WHERE id = ?1", [id])?;
         // A dictation's audio is ours; a transcribed file is the user's; a
-        // meeting's folder stays the Meetings page's.
-        if let (EntryKind::Dictation, Some(audio)) = (found.record.kind, &found.record.audio_path) {
-            remove_audio(audio);
+        // meeting's folder stays the Meetings page's, and the meeting stays
+        // out of History (nothing adds it back).
+        match (found.record.kind, &found.record.audio_path) {
+            (EntryKind::Dictation, Some(audio)) => remove_audio(audio),
+            (EntryKind::Meeting, Some(dir)) => {
+                self.conn.execute(
+                    "INSERT OR IGNORE INTO dismissed_meetings (folder) VALUES (?1)",
+                    [dir.display().to_string()],
+                )?;
+            }
+            _ => {}
         }
         Ok(Some(found))
     }
@@ -504,9 +532,11 @@ mod tests {
         }];
         let first = h
             .keep_meeting(&meeting("You: hello\nSpeaker 1: hi"), &said)
+            .unwrap()
             .unwrap();
         let again = h
             .keep_meeting(&meeting("You: hello\nAnn: hi"), &said)
+            .unwrap()
             .unwrap();
         assert_eq!(again.id, first.id, "the same meeting, not a second entry");
         assert_eq!(again.record.kind, EntryKind::Meeting);
@@ -519,6 +549,10 @@ mod tests {
         h.delete(first.id).unwrap();
         assert!(h.meeting_in(&folder).unwrap().is_none());
         assert!(folder.is_dir(), "the Meetings page's folder stays");
+        // Deleted, it stays out: transcribed again or renamed, it is not added back.
+        assert!(h.meeting_dismissed(&folder).unwrap());
+        assert_eq!(h.keep_meeting(&meeting("You: again"), &said).unwrap(), None);
+        assert!(h.list(Some("again"), 10, 0).unwrap().is_empty());
     }
 
     #[test]

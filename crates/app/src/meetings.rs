@@ -464,8 +464,15 @@ fn keep_transcript(
 /// speaker is renamed. History failing never loses the transcript (it is
 /// kept beside the audio first); it is said in the app's status.
 fn keep_in_history(shared: &Shared, dir: &Path, transcript: &FileTranscript) {
-    let Ok(record) = MeetingRecord::read(dir) else {
-        return;
+    let record = match MeetingRecord::read(dir) {
+        Ok(record) => record,
+        Err(e) => {
+            tracing::error!("meeting {} not kept in History: {e}", dir.display());
+            shared.update_status(|s| {
+                s.error = Some(format!("a meeting was not kept in History: {e}"))
+            });
+            return;
+        }
     };
     let segments = super::files::segments_of(transcript);
     let entry = EntryRecord {
@@ -484,7 +491,8 @@ fn keep_in_history(shared: &Shared, dir: &Path, transcript: &FileTranscript) {
     };
     let kept = lock(&shared.history).keep_meeting(&entry, &segments);
     match kept {
-        Ok(_) => shared.emit(AppEvent::HistoryChanged),
+        Ok(Some(_)) => shared.emit(AppEvent::HistoryChanged),
+        Ok(None) => {} // deleted from History by the user: it stays out
         Err(e) => {
             tracing::error!("meeting {} not kept in History: {e}", dir.display());
             shared.update_status(|s| s.error = Some(e.to_string()));
@@ -494,26 +502,41 @@ fn keep_in_history(shared: &Shared, dir: &Path, transcript: &FileTranscript) {
 
 /// At start, on a thread of its own (start is not held up): every transcribed
 /// meeting that History does not list yet (held before History listed
-/// meetings, or History was started anew) is added.
+/// meetings, or History was started anew) is added — not one the user
+/// deleted from History.
 pub(super) fn keep_all_in_history(shared: &Arc<Shared>) {
     let shared = shared.clone();
     let spawned = std::thread::Builder::new()
         .name("utter-meetings-history".into())
         .spawn(move || {
-            let Ok(entries) = std::fs::read_dir(&shared.paths.meetings) else {
-                return;
+            let entries = match std::fs::read_dir(&shared.paths.meetings) {
+                Ok(entries) => entries,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => return,
+                Err(e) => {
+                    tracing::warn!("past meetings not added to History: {e}");
+                    return;
+                }
             };
             for dir in entries.filter_map(|e| e.ok().map(|e| e.path())) {
                 let transcribed = MeetingRecord::read(&dir)
                     .is_ok_and(|record| record.phase == MeetingPhase::Transcribed);
-                if !transcribed || matches!(lock(&shared.history).meeting_in(&dir), Ok(Some(_))) {
+                let listed = {
+                    let history = lock(&shared.history);
+                    matches!(history.meeting_in(&dir), Ok(Some(_)))
+                        || history.meeting_dismissed(&dir).unwrap_or(true)
+                };
+                if !transcribed || listed {
                     continue;
                 }
                 let transcript = std::fs::read(dir.join(TRANSCRIPT_JSON))
                     .ok()
                     .and_then(|bytes| transcript_from_json(&bytes));
-                if let Some(transcript) = transcript {
-                    keep_in_history(&shared, &dir, &transcript);
+                match transcript {
+                    Some(transcript) => keep_in_history(&shared, &dir, &transcript),
+                    None => tracing::warn!(
+                        "meeting {}: its transcript cannot be read; not added to History",
+                        dir.display()
+                    ),
                 }
             }
         });

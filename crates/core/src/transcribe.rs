@@ -338,7 +338,9 @@ impl<'a> WindowSource<'a> {
                     .unwrap_or(self.total.saturating_sub(16_000));
                 let keep = open
                     .iter()
-                    .filter(|s| s.1 > next_span_from)
+                    // `>=`: a span ending where the next may start can still be
+                    // merged with it (the packer merges when start <= end).
+                    .filter(|s| s.1 >= next_span_from)
                     .map(|s| s.0)
                     .fold(next_span_from, u64::min);
                 for spans in done {
