@@ -82,24 +82,32 @@ pub enum DiarizeFileError {
     },
     #[error("{}: the diarization model failed: {source}", path.display())]
     Engine { path: PathBuf, source: EngineError },
+    /// The decoded audio could not be written to the temporary folder (full?).
+    #[error("cannot keep the decoded audio of {} in {}: {source}", path.display(), scratch.display())]
+    Scratch {
+        path: PathBuf,
+        scratch: PathBuf,
+        source: std::io::Error,
+    },
 }
 
 /// Who spoke when in `path` (any format [`audio::decode_file`] reads), with
 /// `progress` told the share of the analysis done (`false` stops it). The
-/// whole file is held as 16 kHz samples while it is analysed (230 MB an hour).
+/// file is decoded once to 16 kHz samples in the temporary folder (230 MB an
+/// hour, removed after) and analysed from there a window at a time: a
+/// recording of hours is never held in memory.
 pub fn diarize_file(
     models: &utter_models::diarize::SpeakerModels,
     path: &Path,
     options: &utter_models::diarize::DiarizeOptions,
     progress: &mut dyn FnMut(f32) -> bool,
 ) -> Result<Vec<SpeakerTurn>, DiarizeFileError> {
-    let pcm = decode_whole(path)?;
-    utter_models::diarize::diarize_with_progress(models, &pcm, options, progress).map_err(
-        |source| DiarizeFileError::Speakers {
+    let mut decoded = DecodedOnDisk::decode(path)?;
+    utter_models::diarize::diarize_source_with_progress(models, &mut decoded, options, progress)
+        .map_err(|source| DiarizeFileError::Speakers {
             path: path.to_path_buf(),
             source: Box::new(source),
-        },
-    )
+        })
 }
 
 /// Who spoke when in `path`, told by a diarization model of the engine's own
@@ -134,6 +142,92 @@ pub fn diarize_file_with_engine(
             }
         })
         .collect())
+}
+
+/// A recording decoded to 16 kHz samples (f32, native order) in a file of
+/// the temporary folder, read where asked; the file goes with the value.
+struct DecodedOnDisk {
+    scratch: PathBuf,
+    file: std::fs::File,
+    len: usize,
+}
+
+impl DecodedOnDisk {
+    fn decode(path: &Path) -> Result<Self, DiarizeFileError> {
+        use std::io::Write;
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let scratch =
+            std::env::temp_dir().join(format!("utter-decoded-{}-{n}.f32", std::process::id()));
+        let failed = |source: std::io::Error| DiarizeFileError::Scratch {
+            path: path.to_path_buf(),
+            scratch: scratch.clone(),
+            source,
+        };
+        let file = std::fs::File::options()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&scratch)
+            .map_err(failed)?;
+        // Made now, so the file is removed however this ends.
+        let mut decoded = Self {
+            scratch: scratch.clone(),
+            file,
+            len: 0,
+        };
+        let mut out = std::io::BufWriter::new(&decoded.file);
+        let mut written: std::io::Result<()> = Ok(());
+        audio::decode_file(path, |piece| {
+            if written.is_ok() {
+                let bytes: Vec<u8> = piece.iter().flat_map(|s| s.to_ne_bytes()).collect();
+                written = out.write_all(&bytes);
+                decoded.len += piece.len();
+            }
+        })
+        .map_err(|source| DiarizeFileError::Audio {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        written.and_then(|()| out.flush()).map_err(failed)?;
+        drop(out);
+        Ok(decoded)
+    }
+}
+
+impl utter_models::diarize::AudioSource for DecodedOnDisk {
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    fn read(&mut self, start: usize, n: usize) -> Vec<f32> {
+        use std::io::{Read, Seek, SeekFrom};
+        let mut bytes = vec![0u8; n * 4];
+        let read = self
+            .file
+            .seek(SeekFrom::Start(start as u64 * 4))
+            .and_then(|_| self.file.read_exact(&mut bytes));
+        if let Err(e) = read {
+            // The file was just written: a failing read is the disk's; the
+            // window is silence rather than a stopped diarization.
+            tracing::warn!(
+                "{}: cannot read back at {start}: {e}",
+                self.scratch.display()
+            );
+            return vec![0.0; n];
+        }
+        bytes
+            .chunks_exact(4)
+            .map(|b| f32::from_ne_bytes([b[0], b[1], b[2], b[3]]))
+            .collect()
+    }
+}
+
+impl Drop for DecodedOnDisk {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.scratch);
+    }
 }
 
 /// All of `path` as 16 kHz samples, for a diarization that looks at the whole.
@@ -974,6 +1068,33 @@ mod streaming_tests {
         let mut pcm = Vec::new();
         audio::decode_file(Path::new(&path), |p| pcm.extend_from_slice(p)).unwrap();
         pcm
+    }
+
+    /// The diarization's copy of a recording is on disk, not in memory: read
+    /// back where asked it is the decoded audio, and it is gone with its value.
+    #[test]
+    fn a_recording_decoded_to_disk_reads_back_and_is_removed() {
+        use utter_models::diarize::AudioSource;
+        let path = Path::new(
+            "/usr/share/pocketsphinx/test/data/librivox/sense_and_sensibility_01_austen_64kb-0880.wav",
+        );
+        let whole = decode_whole(path).unwrap();
+        let mut decoded = DecodedOnDisk::decode(path).unwrap();
+        assert_eq!(decoded.len(), whole.len());
+        assert_eq!(decoded.read(1000, 4000), whole[1000..5000]);
+        let tail = whole.len() - 16;
+        assert_eq!(decoded.read(tail, 16), whole[tail..]);
+        let scratch = decoded.scratch.clone();
+        assert!(scratch.is_file());
+        drop(decoded);
+        assert!(!scratch.exists(), "{} left behind", scratch.display());
+        let missing = DecodedOnDisk::decode(Path::new("/nonexistent.wav"))
+            .err()
+            .unwrap();
+        assert!(
+            matches!(missing, DiarizeFileError::Audio { .. }),
+            "{missing}"
+        );
     }
 
     /// A window may pack speech minutes apart (a meeting's microphone: a

@@ -154,6 +154,16 @@ pub fn diarize_source(
     pipeline::run(models, source, opts, &mut |_| true)
 }
 
+/// [`diarize_source`] with [`diarize_with_progress`]'s progress hook.
+pub fn diarize_source_with_progress(
+    models: &SpeakerModels,
+    source: &mut dyn AudioSource,
+    opts: &DiarizeOptions,
+    progress: &mut dyn FnMut(f32) -> bool,
+) -> Result<Vec<SpeakerTurn>, DiarizeError> {
+    pipeline::run(models, source, opts, progress)
+}
+
 /// [`diarize`] with a progress hook: called with the fraction of windows done (0–1);
 /// returning `false` stops with [`DiarizeError::Cancelled`].
 pub fn diarize_with_progress(
