@@ -351,29 +351,28 @@ impl History {
 
     /// The dictation recorded in this audio file, if History has it.
     pub fn dictation_with_audio(&self, audio: &Path) -> Result<Option<Entry>, HistoryError> {
-        Ok(self
-            .conn
-            .query_row(
-                &format!(
-                    "SELECT {COLUMNS} FROM entries WHERE kind = 'dictation' AND audio_path = ?1
-                     ORDER BY id DESC LIMIT 1"
-                ),
-                [audio.display().to_string()],
-                entry,
-            )
-            .optional()?)
+        self.latest_with_audio(EntryKind::Dictation, audio)
     }
 
     /// The meeting kept from this folder, if History has it.
     pub fn meeting_in(&self, dir: &Path) -> Result<Option<Entry>, HistoryError> {
+        self.latest_with_audio(EntryKind::Meeting, dir)
+    }
+
+    /// The newest entry of `kind` whose audio is `path`.
+    fn latest_with_audio(
+        &self,
+        kind: EntryKind,
+        path: &Path,
+    ) -> Result<Option<Entry>, HistoryError> {
         Ok(self
             .conn
             .query_row(
                 &format!(
-                    "SELECT {COLUMNS} FROM entries WHERE kind = 'meeting' AND audio_path = ?1
+                    "SELECT {COLUMNS} FROM entries WHERE kind = ?1 AND audio_path = ?2
                      ORDER BY id DESC LIMIT 1"
                 ),
-                [dir.display().to_string()],
+                [kind.as_str(), &path.display().to_string()],
                 entry,
             )
             .optional()?)
