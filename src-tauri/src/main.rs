@@ -12,6 +12,8 @@ mod main_window;
 mod overlay;
 mod tray;
 mod updates;
+#[cfg(target_os = "linux")]
+mod webkit_network;
 
 use tauri::Manager;
 use utter_app_core::{App, Paths};
@@ -71,6 +73,8 @@ fn main() {
             // Utter stays there (quit from the tray menu), without one it quits.
             if let tauri::WindowEvent::Destroyed = event {
                 let app = window.app_handle();
+                #[cfg(target_os = "linux")]
+                webkit_network::after_window_destroyed(app);
                 if window.label() == main_window::LABEL && !main_window::closes_to_tray(app) {
                     app.exit(0);
                 }

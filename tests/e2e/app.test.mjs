@@ -324,6 +324,7 @@ test('a speech file transcribed through the Files page, exported as SRT', async 
 });
 
 const webProcesses = (dirs) => appProcesses(dirs.config).filter((p) => p.comm.startsWith('WebKitWebProces'));
+const networkProcesses = (dirs) => appProcesses(dirs.config).filter((p) => p.comm.startsWith('WebKitNetworkPr'));
 
 /** The env of an app started without WebDriver (as a user starts it). */
 function directEnv(dirs, extra = {}) {
@@ -363,6 +364,21 @@ const mainWindow = () => {
   }
 };
 
+/** A PNG of an X window. */
+const screenshot = (window) => {
+  const file = join(d.root, `window-${Date.now()}.png`);
+  d.run('import', ['-window', window, file]);
+  return file;
+};
+
+/** The share of pixels that differ between two same-sized images (ImageMagick's compare, 5 % fuzz). */
+function differingPixels(a, b) {
+  const out = spawnSync('compare', ['-metric', 'AE', '-fuzz', '5%', a, b, 'null:'], { env: d.env, encoding: 'utf8' });
+  const count = Number.parseFloat(out.stderr);
+  const [w, h] = spawnSync('identify', ['-format', '%w %h', a], { encoding: 'utf8' }).stdout.split(' ').map(Number);
+  return Number.isFinite(count) ? count / (w * h) : 1;
+}
+
 /** A second launch hands over to the running app (single instance), which shows its window. */
 function launchAgain(env) {
   const second = spawnSync(APP_BIN, [], { env, timeout: 30000, encoding: 'utf8' });
@@ -370,20 +386,29 @@ function launchAgain(env) {
 }
 
 // Without WebDriver: its automation session keeps a closed page's web process alive.
-test('closed to the tray the app has no WebKit web process; a second launch brings the window back', async () => {
+test('closed to the tray the app has no WebKit process; a second launch brings the window back', async () => {
   const dirs = appDirs(d, 'tray');
   const env = directEnv(dirs, { DBUS_SESSION_BUS_ADDRESS: await sessionBus(d) });
   const { app, log } = await startDirect(env);
   try {
     await waitFor('the window', mainWindow);
     await waitFor('its web process', () => webProcesses(dirs).length === 1);
+    // What the window shows once the UI has loaded (it says when dictation is ready).
+    await sleep(3000);
+    const before = screenshot(mainWindow());
     closeWindow(d, mainWindow());
     await waitFor('the window to close', () => !mainWindow());
     await waitFor('no WebKit web process', () => webProcesses(dirs).length === 0, 15000);
+    // WebKitGTK keeps its network process after the last webview; the app ends it (issue 41).
+    await waitFor('no WebKit network process', () => networkProcesses(dirs).length === 0, 20000);
     assert.ok(appProcesses(dirs.config).some((p) => p.comm.startsWith('utter-app')), `the app lives on in the tray: ${log.slice(-2000)}`);
     launchAgain(env);
     await waitFor('the window again', mainWindow, 15000);
     await waitFor('one web process again', () => webProcesses(dirs).length === 1);
+    await waitFor('a network process again', () => networkProcesses(dirs).length === 1);
+    // The page works with the new network process: the window shows what it showed before
+    // (a page that failed to load is blank or WebKit's error page).
+    await waitFor('the reopened window to show the same page', () => differingPixels(before, screenshot(mainWindow())) < 0.02, 20000);
   } finally {
     await stopDirect(app, dirs);
   }
