@@ -3,8 +3,8 @@
 // WebKitWebDriver. Run by `npm test` (scripts/test.sh).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { cpSync, existsSync, readFileSync, readdirSync, writeFileSync, mkdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { cpSync, existsSync, readFileSync, readdirSync, readlinkSync, writeFileSync, mkdirSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import { spawn, spawnSync } from 'node:child_process';
 import {
   APP_BIN, LIBRIVOX, MODELS_DIR, appDirs, appProcesses, attrs, captureStreams, closeWindow, pasteTarget, sessionBus, stopAll, testModels, byTestId, desktop, invoke, launch, librivoxTruth, modelServer, sleep, waitFor, wordErrorRate,
@@ -447,6 +447,11 @@ test('started --hidden (autostart) it creates no webview, and dictation is ready
     const tree = appProcesses(dirs.config);
     assert.ok(tree.some((p) => p.comm.startsWith('utter-app')), `the app runs: ${log.slice(-2000)}`);
     assert.deepEqual(tree.filter((p) => p.comm.startsWith('WebKit')).map((p) => p.comm), [], 'no WebKit process at all');
+    // The workers run from the lean utter-worker beside the app, not from the app's own binary,
+    // which links WebKit and GTK (issue 41: ~12 MB more in each worker).
+    const workers = tree.filter((p) => ['utter-engine', 'utter-vad'].includes(p.comm));
+    assert.ok(workers.some((p) => p.comm === 'utter-engine'), `an engine worker runs: ${JSON.stringify(tree)}`);
+    for (const w of workers) assert.equal(basename(readlinkSync(`/proc/${w.pid}/exe`)), 'utter-worker', `${w.comm} runs from utter-worker`);
     assert.equal(mainWindow(), '', 'no window shown');
   } finally {
     await stopDirect(app, dirs);
