@@ -267,7 +267,8 @@ print("| state | PSS in all | " + " | ".join(roles) + " | idle CPU (% of a core)
 print("|---|---|" + "---|" * len(roles) + "---|---|")
 for name, m in rows:
     cells = [f"{m['by_role'][r]:.0f}" if r in m["by_role"] else "—" for r in roles]
-    others = {k: v for k, v in m["by_role"].items() if k not in roles}
+    # A process gone between the listing and the read (a worker unloading) counts 0: left out.
+    others = {k: v for k, v in m["by_role"].items() if k not in roles and v >= 0.5}
     extra = "".join(f" (+{k} {v:.0f})" for k, v in others.items())
     print(f"| {name} | **{m['pss']:.0f} MB**{extra} | " + " | ".join(cells)
           + f" | {m['cpu_pct']:.2f} | {m['wakeups_per_s']:.0f} |")
