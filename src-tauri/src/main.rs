@@ -46,7 +46,7 @@ fn main() {
             if !lean_workers {
                 tracing::info!(
                     "no utter-worker beside the app: its workers run from the app's own binary \
-                     (~12 MB more each)"
+                     (~20 MB more each)"
                 );
             }
             let handle = app.handle().clone();

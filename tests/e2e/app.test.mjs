@@ -448,7 +448,7 @@ test('started --hidden (autostart) it creates no webview, and dictation is ready
     assert.ok(tree.some((p) => p.comm.startsWith('utter-app')), `the app runs: ${log.slice(-2000)}`);
     assert.deepEqual(tree.filter((p) => p.comm.startsWith('WebKit')).map((p) => p.comm), [], 'no WebKit process at all');
     // The workers run from the lean utter-worker beside the app, not from the app's own binary,
-    // which links WebKit and GTK (issue 41: ~12 MB more in each worker).
+    // which links WebKit and GTK (issue 41: ~20 MB more in each worker).
     const workers = tree.filter((p) => ['utter-engine', 'utter-vad'].includes(p.comm));
     assert.ok(workers.some((p) => p.comm === 'utter-engine'), `an engine worker runs: ${JSON.stringify(tree)}`);
     for (const w of workers) assert.equal(basename(readlinkSync(`/proc/${w.pid}/exe`)), 'utter-worker', `${w.comm} runs from utter-worker`);

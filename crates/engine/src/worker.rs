@@ -99,7 +99,7 @@ pub fn worker_binary() -> Option<PathBuf> {
 /// Has workers started from `exe` (a binary whose `main` calls
 /// [`serve_if_worker`] first, built with this one) instead of this binary.
 /// For a program that links much its workers never use: each worker of the
-/// desktop app mapped WebKit, GTK and their voices (~12 MB PSS a worker) for
+/// desktop app mapped WebKit, GTK and their voices (~20 MB PSS a worker) for
 /// nothing. Returns `false`, changing nothing, where `exe` is not a file.
 pub fn start_workers_from(exe: PathBuf) -> bool {
     exe.is_file() && WORKER_BINARY.set(exe).is_ok()

@@ -1,6 +1,6 @@
 //! The desktop app's engine and voice detector workers, in a binary of their
 //! own. `utter-app` links WebKit and GTK, and a worker started from it mapped
-//! them for nothing (~12 MB PSS in each worker: relocated library pages,
+//! them for nothing (~20 MB PSS in each worker: relocated library pages,
 //! WebKit's speech voices); this one links the engine alone. The app starts
 //! its workers from this file when it lies beside it — Tauri bundles every
 //! binary of this package with the app — and from itself otherwise.
