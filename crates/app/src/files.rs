@@ -338,7 +338,11 @@ fn run_job(
         },
     );
     // A file cut off part-way is a transcript with a warning, not an error.
-    Ok(result?)
+    let mut transcript = result?;
+    if let Some(spans) = &spans {
+        transcript.label_speakers(spans);
+    }
+    Ok(transcript)
 }
 
 /// Who speaks when in `path`, as spans to transcribe one by one
@@ -458,12 +462,16 @@ pub(super) fn transcribe_once(
         Some(spans) => Segmentation::Turns(spans),
         None => Segmentation::Vad(&mut vad),
     };
-    Ok(transcribe_file(
+    let mut transcript = transcribe_file(
         std::slice::from_ref(&engine),
         segmentation,
         path,
         &model_name,
         &options,
         |_| {},
-    )?)
+    )?;
+    if let Some(spans) = &spans {
+        transcript.label_speakers(spans);
+    }
+    Ok(transcript)
 }
