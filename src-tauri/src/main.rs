@@ -12,6 +12,8 @@ mod main_window;
 mod overlay;
 mod tray;
 mod updates;
+#[cfg(target_os = "linux")]
+mod webkit_network;
 
 use tauri::Manager;
 use utter_app_core::{App, Paths};
@@ -23,6 +25,7 @@ fn main() {
     if let Some(code) = utter_core::engine::worker::serve_if_worker() {
         std::process::exit(i32::from(code));
     }
+    let lean_workers = start_workers_from_lean_binary();
     #[cfg(target_os = "linux")]
     lighter_webview();
     let started = std::time::Instant::now();
@@ -40,6 +43,12 @@ fn main() {
         .setup(move |app| {
             logging::init(app.path().app_log_dir().ok());
             utter_core::quiet_native_logs();
+            if !lean_workers {
+                tracing::info!(
+                    "no utter-worker beside the app: its workers run from the app's own binary \
+                     (~20 MB more each)"
+                );
+            }
             let handle = app.handle().clone();
             // Hotkeys live on this (the main) thread: Tauri's event loop pumps
             // the Win32 and macOS run loops global-hotkey needs there.
@@ -71,6 +80,8 @@ fn main() {
             // Utter stays there (quit from the tray menu), without one it quits.
             if let tauri::WindowEvent::Destroyed = event {
                 let app = window.app_handle();
+                #[cfg(target_os = "linux")]
+                webkit_network::after_window_destroyed(app);
                 if window.label() == main_window::LABEL && !main_window::closes_to_tray(app) {
                     app.exit(0);
                 }
@@ -148,6 +159,17 @@ fn main() {
             tauri::RunEvent::Exit => app.state::<App>().shutdown(),
             _ => {}
         });
+}
+
+/// Workers from `utter-worker` beside this binary (src/bin/utter-worker.rs)
+/// when it is there; `false` if not (they then run from this binary, as
+/// before: it can host them too).
+fn start_workers_from_lean_binary() -> bool {
+    let name = format!("utter-worker{}", std::env::consts::EXE_SUFFIX);
+    std::env::current_exe()
+        .ok()
+        .and_then(|exe| Some(exe.parent()?.join(name)))
+        .is_some_and(utter_core::engine::worker::start_workers_from)
 }
 
 /// WebKitGTK's accelerated compositing costs the web process about 90 MB of

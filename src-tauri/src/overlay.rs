@@ -82,8 +82,10 @@ fn apply(app: &AppHandle, wanted: bool) {
 fn destroy_later(app: &AppHandle) {
     let hidden_at = GENERATION.fetch_add(1, Ordering::SeqCst) + 1;
     let handle = app.clone();
-    std::thread::spawn(move || {
-        std::thread::sleep(LINGER);
+    // A timer on Tauri's async runtime, not a thread asleep per hide (a soak
+    // of dictations every 2 s kept 45 such threads).
+    tauri::async_runtime::spawn(async move {
+        tokio::time::sleep(LINGER).await;
         let app = handle.clone();
         let _ = handle.run_on_main_thread(move || {
             if GENERATION.load(Ordering::SeqCst) != hidden_at {

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Benchmark (not a test): what the desktop app costs at rest, the way users pay it.
 
-    flock -x /tmp/utter-cpu.lock python3 tests/bench/app_footprint.py [IDLE_SECONDS] [--no-unload] [--tray-only]
+    flock -x /tmp/utter-cpu.lock python3 tests/bench/app_footprint.py [IDLE_SECONDS] [--no-unload] [--tray-only] [--mappings]
 
 Starts the real `utter-app` (UTTER_APP_BIN, default the release build) with default
 settings on an Xvfb display, a PulseAudio virtual microphone and a private D-Bus
@@ -14,7 +14,12 @@ VAD workers — in each state a user leaves it in:
 3. reopened by launching Utter again (single instance: the running one shows its window);
 4. a fresh start with `--hidden` (how autostart starts it);
 5. the same after the engine worker unloaded the model (`engineIdleUnloadMinutes: 1`
-   here; the default is 10), which also says how long after the last use it goes.
+   here; the default is 10), which also says how long after the last use it goes;
+6. started normally, the window closed to the tray and the model unloaded: where a
+   user who opened the window once spends the rest of the day.
+
+`--mappings` prints, for each state, the app process's largest mappings by PSS (to
+stderr): what the app itself holds.
 
 For each: PSS per process and in all (shared pages split between the processes
 that map them, so the sum is what the tree really costs), CPU ticks and context
@@ -152,12 +157,29 @@ def measure(app):
     by_role = {}
     for p in pids:
         by_role[role(p)] = by_role.get(role(p), 0.0) + pss_mb(p)
+    if "--mappings" in sys.argv:
+        print_mappings(app.pid)
     return {
         "pss": sum(by_role.values()),
         "by_role": by_role,
         "cpu_pct": (t1 - t0) / TICK / elapsed * 100,
         "wakeups_per_s": (s1 - s0) / elapsed,
     }
+
+
+def print_mappings(pid, top=12):
+    """The process's PSS by mapped file (anonymous memory as [anon]), largest first."""
+    by_file, name = {}, None
+    for line in proc_field(pid, "smaps").decode(errors="replace").splitlines():
+        parts = line.split()
+        if parts and "-" in parts[0] and len(parts) >= 5 and ":" in parts[3]:
+            name = parts[5].rsplit("/", 1)[-1] if len(parts) > 5 else "[anon]"
+        elif parts and parts[0] == "Pss:":
+            by_file[name] = by_file.get(name, 0) + int(parts[1])
+    total = sum(by_file.values())
+    print(f"app {pid}: {total / 1024:.1f} MB PSS; largest mappings:", file=sys.stderr)
+    for name, kb in sorted(by_file.items(), key=lambda kv: -kv[1])[:top]:
+        print(f"  {kb / 1024:6.1f} MB  {name}", file=sys.stderr)
 
 
 def start(dirs, *args, settings=None):
@@ -220,6 +242,15 @@ try:
     unloaded_after = time.monotonic() - ready
     rows.append((f"`--hidden`, model unloaded ({unloaded_after:.0f} s after start, setting 1 min)", measure(app)))
     stop(app)
+    app, _ = start(os.path.join(tmp, "tray-unload"), settings={"version": 1, "engineIdleUnloadMinutes": 1})
+    ready = time.monotonic()
+    wait_until("the main window", lambda: main_window() is not None)
+    subprocess.run([sys.executable, CLOSE, main_window()], env=base_env, check=True)
+    wait_until("the window to close", lambda: main_window() is None)
+    workers = [p for p in tree(app.pid) if role(p) == "engine worker"]
+    wait_until("the engine worker to unload", lambda: not any(os.path.exists(f"/proc/{w}") for w in workers), 120)
+    rows.append(("window opened, closed to the tray, model unloaded", measure(app)))
+    stop(app)
 except StopIteration:
     pass
 finally:
@@ -236,7 +267,8 @@ print("| state | PSS in all | " + " | ".join(roles) + " | idle CPU (% of a core)
 print("|---|---|" + "---|" * len(roles) + "---|---|")
 for name, m in rows:
     cells = [f"{m['by_role'][r]:.0f}" if r in m["by_role"] else "—" for r in roles]
-    others = {k: v for k, v in m["by_role"].items() if k not in roles}
+    # A process gone between the listing and the read (a worker unloading) counts 0: left out.
+    others = {k: v for k, v in m["by_role"].items() if k not in roles and v >= 0.5}
     extra = "".join(f" (+{k} {v:.0f})" for k, v in others.items())
     print(f"| {name} | **{m['pss']:.0f} MB**{extra} | " + " | ".join(cells)
           + f" | {m['cpu_pct']:.2f} | {m['wakeups_per_s']:.0f} |")

@@ -338,11 +338,7 @@ fn run_job(
         },
     );
     // A file cut off part-way is a transcript with a warning, not an error.
-    let mut transcript = result?;
-    if let Some(spans) = &spans {
-        transcript.label_speakers(spans);
-    }
-    Ok(transcript)
+    Ok(result?)
 }
 
 /// Who speaks when in `path`, as spans to transcribe one by one
@@ -462,16 +458,12 @@ pub(super) fn transcribe_once(
         Some(spans) => Segmentation::Turns(spans),
         None => Segmentation::Vad(&mut vad),
     };
-    let mut transcript = transcribe_file(
+    Ok(transcribe_file(
         std::slice::from_ref(&engine),
         segmentation,
         path,
         &model_name,
         &options,
         |_| {},
-    )?;
-    if let Some(spans) = &spans {
-        transcript.label_speakers(spans);
-    }
-    Ok(transcript)
+    )?)
 }

@@ -36,18 +36,33 @@ fn a_paste_from_the_app_arrives_and_the_users_copied_image_stays_on_the_clipboar
 
     // The target: xterm, whose `cat` writes what it is given to a file.
     let typed = tmp.path().join("xterm.txt");
-    let _xterm = KilledOnDrop(
-        Command::new("xterm")
-            .args(["-title", "PasteTarget-XTerm", "-e", "sh", "-c"])
-            .arg(format!(
-                "stty -icanon -echo; exec cat > '{}'",
-                typed.display()
-            ))
-            .spawn()
-            .expect("xterm is installed"),
-    );
+    let start_xterm = || {
+        KilledOnDrop(
+            Command::new("xterm")
+                .args(["-title", "PasteTarget-XTerm", "-e", "sh", "-c"])
+                .arg(format!(
+                    "stty -icanon -echo; exec cat > '{}'",
+                    typed.display()
+                ))
+                .spawn()
+                .expect("xterm is installed"),
+        )
+    };
+    // Once (a cold CI machine's first run) xterm could not open the fresh
+    // display and exited at once; it is started again then, once, saying so.
+    let mut xterm = start_xterm();
     let mut window = String::new();
+    let mut restarted = false;
     wait_until("the xterm window", Duration::from_secs(30), || {
+        if let Ok(Some(status)) = xterm.0.try_wait() {
+            assert!(
+                !restarted,
+                "xterm exited again ({status}) before its window showed"
+            );
+            eprintln!("xterm exited ({status}) before its window showed: starting it again");
+            xterm = start_xterm();
+            restarted = true;
+        }
         window = xdotool(&["search", "--onlyvisible", "--name", "PasteTarget-XTerm"]);
         !window.is_empty() && typed.exists()
     });

@@ -257,9 +257,6 @@ pub fn run(store: &ModelStore, args: TranscribeArgs) -> Result<ExitCode> {
         bar.finish_and_clear();
         let transcript = match result {
             Ok(mut t) => {
-                if let Some(spans) = &spans {
-                    t.label_speakers(spans);
-                }
                 let unused = t
                     .speakers
                     .as_mut()

@@ -657,7 +657,9 @@ pub enum Segmentation<'a> {
     Fixed,
     /// At the speaker spans of [`speaker_spans`] (sorted, not overlapping):
     /// each span is transcribed on its own (cut into pieces a run can take),
-    /// so each segment has one speaker; audio outside them is not transcribed.
+    /// so each segment has one speaker, and the transcript's segments come
+    /// labelled with it ([`FileTranscript::label_speakers`]); audio outside
+    /// the spans is not transcribed.
     Turns(&'a [SpeakerTurn]),
 }
 
@@ -703,6 +705,10 @@ pub fn transcribe_file_streamed(
     assert!(!engines.is_empty(), "at least one engine");
     let model = engines[0].info();
     let (window, packing) = windows_for(model);
+    let speaker_turns = match &segmentation {
+        Segmentation::Turns(turns) => Some(*turns),
+        _ => None,
+    };
     let splitter = match segmentation {
         Segmentation::Vad(detector) => {
             detector.flush().ok(); // start from a clean stream
@@ -779,6 +785,9 @@ pub fn transcribe_file_streamed(
         on_segment(segment);
     }
     let mut transcript = pipeline.transcript;
+    if let Some(turns) = speaker_turns {
+        transcript.label_speakers(turns);
+    }
     // Where it ran at the end: a GPU failure mid-file moves the rest to the CPU.
     transcript.backend = engines[0].backend();
     transcript.device = engines[0].device();

@@ -98,7 +98,10 @@ impl Display {
                     .stderr(Stdio::null())
                     .status()
                     .is_ok_and(|s| s.success());
-                if up {
+                // Ours must still run: one that lost the number to a server
+                // started at the same instant exits, and xdpyinfo then
+                // answered for the other one, which goes with its test.
+                if up && matches!(xvfb.try_wait(), Ok(None)) {
                     let watchdog = kill_when_tests_end(&[xvfb.id()]);
                     return Self {
                         name,

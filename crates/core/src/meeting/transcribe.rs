@@ -154,16 +154,14 @@ fn transcribe_channels(
                 .map_err(|e| MeetingError::Speakers(Box::new(e)))?;
             let spans = transcribe::speaker_spans(&turns);
             stage("the others");
-            let mut t = transcribe::transcribe_file(
+            transcribe::transcribe_file(
                 engines,
                 Segmentation::Turns(&spans),
                 others_path,
                 model_name,
                 options,
                 |_| {},
-            )?;
-            t.label_speakers(&spans);
-            t
+            )?
         }
         None => {
             stage("the others");
