@@ -8,6 +8,7 @@
 pub mod ai;
 mod deliveries;
 mod downloads;
+mod event_order;
 mod files;
 pub mod history;
 pub mod meetings;
@@ -144,7 +145,8 @@ pub struct UpdateInfo {
     pub notes: Option<String>,
 }
 
-/// What the app reports; the shell forwards each to the UI.
+/// What the app reports; the shell forwards each to the UI. The callback
+/// given to [`App::start`] gets them on one thread, in the order they happened.
 #[derive(Debug, Clone)]
 pub enum AppEvent {
     Status(Status),
@@ -285,11 +287,10 @@ impl AppError {
     }
 }
 
-type Emit = Box<dyn Fn(AppEvent) + Send + Sync>;
-
 struct Shared {
     paths: Paths,
-    emit: Emit,
+    /// Events for the front end, delivered in order by one thread.
+    events: event_order::EventQueue,
     settings: Mutex<Settings>,
     status: Mutex<StatusCell>,
     history: Mutex<History>,
@@ -338,7 +339,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 impl Shared {
     fn emit(&self, event: AppEvent) {
-        (self.emit)(event);
+        self.events.send(event);
     }
 
     fn settings(&self) -> Settings {
@@ -366,18 +367,17 @@ impl Shared {
     }
 
     fn change_status(&self, dictation: Option<AppState>, change: impl FnOnce(&mut Status)) {
-        let snapshot = {
-            let mut cell = lock(&self.status);
-            let before = cell.shown.clone();
-            if let Some(state) = dictation {
-                cell.dictation = state;
-            }
-            change(&mut cell.shown);
-            cell.shown.state = AppState::shown(cell.dictation, self.files.busy());
-            (cell.shown != before).then(|| cell.shown.clone())
-        };
-        if let Some(s) = snapshot {
-            self.emit(AppEvent::Status(s));
+        let mut cell = lock(&self.status);
+        let before = cell.shown.clone();
+        if let Some(state) = dictation {
+            cell.dictation = state;
+        }
+        change(&mut cell.shown);
+        cell.shown.state = AppState::shown(cell.dictation, self.files.busy());
+        if cell.shown != before {
+            // Queued while the lock is held, so statuses reach the UI in the
+            // order they were set (queuing never blocks nor calls back).
+            self.emit(AppEvent::Status(cell.shown.clone()));
         }
     }
 
@@ -451,7 +451,7 @@ impl App {
         let shared = Arc::new(Shared {
             store: ModelStore::new(&paths.models),
             paths,
-            emit: Box::new(emit),
+            events: event_order::EventQueue::start(emit),
             settings: Mutex::new(loaded.settings),
             status: Mutex::new(StatusCell {
                 dictation: AppState::Loading,
