@@ -7,8 +7,12 @@
 mod commands;
 mod error;
 mod forward;
+#[cfg(target_os = "linux")]
+mod library_pages;
 mod logging;
 mod main_window;
+#[cfg(target_os = "linux")]
+mod no_webview_left;
 mod overlay;
 mod tray;
 mod updates;
@@ -81,7 +85,7 @@ fn main() {
             if let tauri::WindowEvent::Destroyed = event {
                 let app = window.app_handle();
                 #[cfg(target_os = "linux")]
-                webkit_network::after_window_destroyed(app);
+                no_webview_left::after_window_destroyed(app);
                 if window.label() == main_window::LABEL && !main_window::closes_to_tray(app) {
                     app.exit(0);
                 }

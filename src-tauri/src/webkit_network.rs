@@ -5,39 +5,13 @@
 //! the 4.1 API has no call to end it (tauri-apps/tauri#14626: Tauri therefore
 //! keeps the web context for the app's life, so that at least no second one is
 //! started). For a tray app that is ~25 MB all day for nothing. So once the main
-//! window and the overlay are both gone, Utter ends it; the next webview makes
+//! window and the overlay are both gone, Utter ends it (`no_webview_left`); the next webview makes
 //! WebKit start a new one, as it does after a network process crash (WebKit
 //! forgets a network process whose connection closed and launches one when a
 //! page next needs it).
 
-use std::time::Duration;
-
-use tauri::{AppHandle, Manager};
-
-/// How long after the last webview went the network process is ended: long
-/// enough for a window closed and opened again at once (a second launch) not
-/// to pay for a new process, and for WebKit to finish writing what the pages
-/// left (the UI keeps nothing in web storage, but WebKit's own caches).
-const GRACE: Duration = Duration::from_secs(5);
-
-/// Called when a window was destroyed: ends the network process after
-/// [`GRACE`] if no webview is left by then.
-pub fn after_window_destroyed(app: &AppHandle) {
-    let handle = app.clone();
-    tauri::async_runtime::spawn(async move {
-        tokio::time::sleep(GRACE).await;
-        let app = handle.clone();
-        // Checked and ended on the main thread, where webviews are made: none
-        // can appear between the look and the signal.
-        let _ = handle.run_on_main_thread(move || {
-            if app.webview_windows().is_empty() {
-                end_network_processes();
-            }
-        });
-    });
-}
-
-fn end_network_processes() {
+/// Ends this process's WebKit network processes (SIGTERM).
+pub fn end() {
     for pid in children_named(std::process::id(), "WebKitNetworkProcess") {
         // SAFETY: kill(2) has no memory effects; `pid` is our own child, read
         // from /proc just now (a child is not reaped, so its pid is not reused,

@@ -168,18 +168,22 @@ def measure(app):
 
 
 def print_mappings(pid, top=12):
-    """The process's PSS by mapped file (anonymous memory as [anon]), largest first."""
-    by_file, name = {}, None
+    """The process's PSS by mapped file (anonymous memory as [anon]), largest first, and how
+    much of each is the process's own modified pages (relocated data, heap: only swap can
+    take those) against clean file pages (which the kernel can drop and read back)."""
+    pss, dirty, name = {}, {}, None
     for line in proc_field(pid, "smaps").decode(errors="replace").splitlines():
         parts = line.split()
         if parts and "-" in parts[0] and len(parts) >= 5 and ":" in parts[3]:
             name = parts[5].rsplit("/", 1)[-1] if len(parts) > 5 else "[anon]"
         elif parts and parts[0] == "Pss:":
-            by_file[name] = by_file.get(name, 0) + int(parts[1])
-    total = sum(by_file.values())
-    print(f"app {pid}: {total / 1024:.1f} MB PSS; largest mappings:", file=sys.stderr)
-    for name, kb in sorted(by_file.items(), key=lambda kv: -kv[1])[:top]:
-        print(f"  {kb / 1024:6.1f} MB  {name}", file=sys.stderr)
+            pss[name] = pss.get(name, 0) + int(parts[1])
+        elif parts and parts[0] == "Private_Dirty:":
+            dirty[name] = dirty.get(name, 0) + int(parts[1])
+    total = sum(pss.values())
+    print(f"app {pid}: {total / 1024:.1f} MB PSS; largest mappings (PSS, of it modified):", file=sys.stderr)
+    for name, kb in sorted(pss.items(), key=lambda kv: -kv[1])[:top]:
+        print(f"  {kb / 1024:6.1f} MB  {dirty.get(name, 0) / 1024:5.1f} MB  {name}", file=sys.stderr)
 
 
 def start(dirs, *args, settings=None):

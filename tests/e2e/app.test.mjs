@@ -325,6 +325,16 @@ test('a speech file transcribed through the Files page, exported as SRT', async 
 
 const webProcesses = (dirs) => appProcesses(dirs.config).filter((p) => p.comm.startsWith('WebKitWebProces'));
 const networkProcesses = (dirs) => appProcesses(dirs.config).filter((p) => p.comm.startsWith('WebKitNetworkPr'));
+/** kB of `pid`'s memory resident in mappings of files named like `name` (from smaps). */
+const residentKb = (pid, name) => {
+  let inFile = false;
+  let kb = 0;
+  for (const line of readFileSync(`/proc/${pid}/smaps`, 'utf8').split('\n')) {
+    if (/^[0-9a-f]+-[0-9a-f]+ /.test(line)) inFile = name.test(line);
+    else if (inFile && line.startsWith('Rss:')) kb += Number(line.split(/\s+/)[1]);
+  }
+  return kb;
+};
 
 /** The env of an app started without WebDriver (as a user starts it). */
 function directEnv(dirs, extra = {}) {
@@ -396,12 +406,18 @@ test('closed to the tray the app has no WebKit process; a second launch brings t
     // What the window shows once the UI has loaded (it says when dictation is ready).
     await sleep(3000);
     const before = screenshot(mainWindow());
+    const appPid = appProcesses(dirs.config).find((p) => p.comm.startsWith('utter-app')).pid;
+    const webkitOpen = residentKb(appPid, /libwebkit2gtk/);
     closeWindow(d, mainWindow());
     await waitFor('the window to close', () => !mainWindow());
     await waitFor('no WebKit web process', () => webProcesses(dirs).length === 0, 15000);
     // WebKitGTK keeps its network process after the last webview; the app ends it (issue 41).
     await waitFor('no WebKit network process', () => networkProcesses(dirs).length === 0, 20000);
     assert.ok(appProcesses(dirs.config).some((p) => p.comm.startsWith('utter-app')), `the app lives on in the tray: ${log.slice(-2000)}`);
+    // …and gives back the pages of WebKit's library that only the window ran (MADV_PAGEOUT).
+    await waitFor('WebKit library pages given back', () => residentKb(appPid, /libwebkit2gtk/) < webkitOpen / 2, 10000).catch((e) => {
+      throw new Error(`${e.message}: ${residentKb(appPid, /libwebkit2gtk/)} kB resident in the tray, ${webkitOpen} kB with the window; ${log.slice(-1500)}`);
+    });
     launchAgain(env);
     await waitFor('the window again', mainWindow, 15000);
     await waitFor('one web process again', () => webProcesses(dirs).length === 1);
