@@ -144,10 +144,10 @@ pub fn diarize_file_with_engine(
         .collect())
 }
 
-/// A recording decoded to 16 kHz samples (f32, native order) in a file of
-/// the temporary folder, read where asked; the file goes with the value.
+/// A recording decoded to 16 kHz samples (f32, native order) in an unnamed
+/// file of the temporary folder, read where asked. Having no name, the file
+/// goes when its handle does, even if the process is killed.
 struct DecodedOnDisk {
-    scratch: PathBuf,
     file: std::fs::File,
     len: usize,
 }
@@ -155,26 +155,14 @@ struct DecodedOnDisk {
 impl DecodedOnDisk {
     fn decode(path: &Path) -> Result<Self, DiarizeFileError> {
         use std::io::Write;
-        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let scratch =
-            std::env::temp_dir().join(format!("utter-decoded-{}-{n}.f32", std::process::id()));
+        let folder = std::env::temp_dir();
         let failed = |source: std::io::Error| DiarizeFileError::Scratch {
             path: path.to_path_buf(),
-            scratch: scratch.clone(),
+            scratch: folder.clone(),
             source,
         };
-        let file = std::fs::File::options()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(&scratch)
-            .map_err(failed)?;
-        // Made now, so the file is removed however this ends.
         let mut decoded = Self {
-            scratch: scratch.clone(),
-            file,
+            file: tempfile::tempfile_in(&folder).map_err(failed)?,
             len: 0,
         };
         let mut out = std::io::BufWriter::new(&decoded.file);
@@ -211,22 +199,13 @@ impl utter_models::diarize::AudioSource for DecodedOnDisk {
         if let Err(e) = read {
             // The file was just written: a failing read is the disk's; the
             // window is silence rather than a stopped diarization.
-            tracing::warn!(
-                "{}: cannot read back at {start}: {e}",
-                self.scratch.display()
-            );
+            tracing::warn!("cannot read back the decoded recording at sample {start}: {e}");
             return vec![0.0; n];
         }
         bytes
             .chunks_exact(4)
             .map(|b| f32::from_ne_bytes([b[0], b[1], b[2], b[3]]))
             .collect()
-    }
-}
-
-impl Drop for DecodedOnDisk {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.scratch);
     }
 }
 
@@ -1080,9 +1059,10 @@ mod streaming_tests {
     }
 
     /// The diarization's copy of a recording is on disk, not in memory: read
-    /// back where asked it is the decoded audio, and it is gone with its value.
+    /// back where asked it is the decoded audio, and it has no name in the
+    /// folder (so nothing is left there, whatever ends the process).
     #[test]
-    fn a_recording_decoded_to_disk_reads_back_and_is_removed() {
+    fn a_recording_decoded_to_disk_reads_back_and_has_no_name() {
         use utter_models::diarize::AudioSource;
         let path = Path::new(
             "/usr/share/pocketsphinx/test/data/librivox/sense_and_sensibility_01_austen_64kb-0880.wav",
@@ -1093,10 +1073,17 @@ mod streaming_tests {
         assert_eq!(decoded.read(1000, 4000), whole[1000..5000]);
         let tail = whole.len() - 16;
         assert_eq!(decoded.read(tail, 16), whole[tail..]);
-        let scratch = decoded.scratch.clone();
-        assert!(scratch.is_file());
-        drop(decoded);
-        assert!(!scratch.exists(), "{} left behind", scratch.display());
+        #[cfg(target_os = "linux")]
+        {
+            use std::os::fd::AsRawFd;
+            let fd = decoded.file.as_raw_fd();
+            let name = std::fs::read_link(format!("/proc/self/fd/{fd}")).unwrap();
+            assert!(
+                name.to_string_lossy().ends_with("(deleted)"),
+                "the decoded recording has a name: {}",
+                name.display()
+            );
+        }
         let missing = DecodedOnDisk::decode(Path::new("/nonexistent.wav"))
             .err()
             .unwrap();
