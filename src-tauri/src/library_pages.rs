@@ -8,9 +8,10 @@
 //! alone (~55 MB in the tray against ~0 for a `--hidden` start that never
 //! loaded a page) and nothing here touches them until a window opens again.
 //! `MADV_PAGEOUT` asks the kernel to reclaim them now: it keeps what a mapping
-//! holds (unlike `MADV_DONTNEED`), clean file pages are dropped and read back
-//! from the file on the next touch, and pages another process maps are left
-//! alone. See madvise(2).
+//! holds (unlike `MADV_DONTNEED`): clean file pages are dropped and read back
+//! from the file on the next touch, modified ones (relocated data) go to swap
+//! where there is swap and stay otherwise, and pages another process maps are
+//! left alone. See madvise(2).
 
 /// Library file names (prefixes) that only a web view runs in this process.
 const WEBVIEW_ONLY: &[&str] = &[
@@ -62,9 +63,10 @@ fn page_out(libraries: &[&str]) -> usize {
 fn mapped_ranges(maps: &str, libraries: &[&str]) -> Vec<(usize, usize)> {
     maps.lines()
         .filter_map(|line| {
-            let mut fields = line.split_whitespace();
+            // address perms offset dev inode path (the path may hold spaces).
+            let mut fields = line.splitn(6, char::is_whitespace);
             let range = fields.next()?;
-            let path = fields.nth(4)?;
+            let path = fields.nth(4)?.trim();
             let name = path.rsplit('/').next()?;
             if !libraries.iter().any(|prefix| name.starts_with(prefix)) {
                 return None;
@@ -91,6 +93,7 @@ mod tests {
 7f0000300000-7f0000400000 rw-p 00000000 00:00 0 
 7f0000400000-7f0000500000 r-xp 00000000 fd:01 125 /usr/lib/x86_64-linux-gnu/dri/swrast_dri.so
 7ffd00000000-7ffd00021000 rw-p 00000000 00:00 0                          [stack]
+7f0000600000-7f0000700000 r-xp 00000000 fd:01 126                        /opt/my apps/libwebkit2gtk-4.1.so.0
 ";
         assert_eq!(
             mapped_ranges(maps, WEBVIEW_ONLY),
@@ -98,6 +101,7 @@ mod tests {
                 (0x7f00_0000_0000, 0x7f00_0010_0000),
                 (0x7f00_0010_0000, 0x7f00_0020_0000),
                 (0x7f00_0040_0000, 0x7f00_0050_0000),
+                (0x7f00_0060_0000, 0x7f00_0070_0000),
             ]
         );
     }

@@ -403,9 +403,15 @@ test('closed to the tray the app has no WebKit process; a second launch brings t
   try {
     await waitFor('the window', mainWindow);
     await waitFor('its web process', () => webProcesses(dirs).length === 1);
-    // What the window shows once the UI has loaded (it says when dictation is ready).
-    await sleep(3000);
-    const before = screenshot(mainWindow());
+    // What the window shows once the UI has loaded and settled (two shots a second apart agree).
+    let before = screenshot(mainWindow());
+    await waitFor('the page to settle', async () => {
+      await sleep(1000);
+      const next = screenshot(mainWindow());
+      const same = differingPixels(before, next) < 0.001;
+      before = next;
+      return same;
+    }, 30000, 0);
     const appPid = appProcesses(dirs.config).find((p) => p.comm.startsWith('utter-app')).pid;
     const webkitOpen = residentKb(appPid, /libwebkit2gtk/);
     closeWindow(d, mainWindow());
@@ -459,7 +465,10 @@ test('started --hidden (autostart) it creates no webview, and dictation is ready
   const dirs = appDirs(d, 'hidden');
   const { app, log } = await startDirect(directEnv(dirs), ['--hidden']);
   try {
-    await sleep(2000);
+    // The workers start in the background (and name themselves once running).
+    await waitFor('the engine worker', () => appProcesses(dirs.config).some((p) => p.comm === 'utter-engine'), 30000).catch((e) => {
+      throw new Error(`${e.message}: ${JSON.stringify(appProcesses(dirs.config))}; ${log.slice(-2000)}`);
+    });
     const tree = appProcesses(dirs.config);
     assert.ok(tree.some((p) => p.comm.startsWith('utter-app')), `the app runs: ${log.slice(-2000)}`);
     assert.deepEqual(tree.filter((p) => p.comm.startsWith('WebKit')).map((p) => p.comm), [], 'no WebKit process at all');

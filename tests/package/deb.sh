@@ -43,7 +43,8 @@ for dep in libwebkit2gtk-4.1-0 libgtk-3-0 libayatana-appindicator3-1 libasound2 
   grep -q "$dep" <<<"$depends" || fail "Depends lacks $dep: $depends"
 done
 files=$(dpkg-deb -c "$deb" | awk '{sub(/^\.\//, "", $6); print $6}')
-for f in usr/bin/utter-app usr/bin/utter usr/share/applications/Utter.desktop \
+# utter-worker: the engine's and voice detector's workers run from it (without it, from the app).
+for f in usr/bin/utter-app usr/bin/utter-worker usr/bin/utter usr/share/applications/Utter.desktop \
   usr/share/icons/hicolor/128x128/apps/utter-app.png; do
   grep -qx "$f" <<<"$files" || fail "$f missing from the package: $(tr '\n' ' ' <<<"$files")"
 done
@@ -74,9 +75,11 @@ for _ in $(seq 150); do
 done
 [[ -n "$window" ]] || fail "no Utter window appeared: $(tail -5 "$tmp/app.log")"
 kill "$app_pid"; wait "$app_pid" 2>/dev/null || true; app_pid=""
+grep -q "tray ready" "$tmp/app.log" || fail "the installed app logged no start: $(tail -5 "$tmp/app.log")"
+! grep -q "no utter-worker beside the app" "$tmp/app.log" || fail "the installed app found no utter-worker beside it"
 
 $SUDO dpkg -r "$package" >/dev/null
-for f in /usr/bin/utter-app /usr/bin/utter /usr/share/applications/Utter.desktop; do
+for f in /usr/bin/utter-app /usr/bin/utter-worker /usr/bin/utter /usr/share/applications/Utter.desktop; do
   [[ ! -e "$f" ]] || fail "$f left behind after dpkg -r"
 done
 echo "deb test: ok ($(basename "$deb"), $(du -h "$deb" | cut -f1); installed, ran, window shown, removed)"

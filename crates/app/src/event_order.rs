@@ -26,7 +26,13 @@ impl EventQueue {
             .name("utter-events".into())
             .spawn(move || {
                 for event in events {
-                    deliver(event);
+                    // A front end that panics on one event must not silence
+                    // every later one (the thread would be gone).
+                    let delivered =
+                        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| deliver(event)));
+                    if delivered.is_err() {
+                        tracing::error!("the UI's event handler panicked; later events still go");
+                    }
                 }
             });
         if let Err(e) = spawned {

@@ -231,9 +231,16 @@ fn settings_are_validated_persisted_and_survive_a_restart() {
         ..app.settings()
     };
     app.save_settings(good.clone()).unwrap();
-    assert!(rx
-        .try_iter()
-        .any(|e| matches!(e, AppEvent::SettingsChanged(ref s) if *s == good)));
+    // Events arrive on the app's event thread, soon after the call returns.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let mut told = false;
+    while let Ok(e) = rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+        if matches!(e, AppEvent::SettingsChanged(ref s) if *s == good) {
+            told = true;
+            break;
+        }
+    }
+    assert!(told, "the UI was told of the saved settings");
     assert_eq!(app.status().hotkey, "alt+shift+d");
     app.shutdown();
 
@@ -815,6 +822,12 @@ fn wait_dictation_model(app: &App, model: &str) {
 }
 
 /// Whether the dictation service restarted (went back to loading) within `within`.
+/// Drops the events already sent, waiting until none came for a moment (they
+/// arrive on the app's event thread, a little after what caused them).
+fn drain(rx: &Receiver<AppEvent>) {
+    while rx.recv_timeout(Duration::from_millis(300)).is_ok() {}
+}
+
 fn restarted(rx: &Receiver<AppEvent>, within: Duration) -> bool {
     let deadline = Instant::now() + within;
     while let Ok(event) = rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
@@ -848,7 +861,7 @@ fn dictation_restarts_when_its_model_changes_and_only_then() {
     wait_dictation_model(&app, &tiny.name);
 
     // Another model installed, the default unchanged: no restart.
-    while rx.try_recv().is_ok() {}
+    drain(&rx);
     let other = app
         .import_model(&installed.path_of(&moonshine), None)
         .unwrap();
@@ -862,7 +875,7 @@ fn dictation_restarts_when_its_model_changes_and_only_then() {
     wait_dictation_model(&app, &other.name);
 
     // Chosen for files only: dictation keeps its model.
-    while rx.try_recv().is_ok() {}
+    drain(&rx);
     app.use_model(&tiny.name, UseFor::Files).unwrap();
     assert!(!restarted(&rx, Duration::from_secs(2)));
     assert_eq!(app.status().model.as_deref(), Some(other.name.as_str()));

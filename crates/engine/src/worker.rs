@@ -102,7 +102,24 @@ pub fn worker_binary() -> Option<PathBuf> {
 /// desktop app mapped WebKit, GTK and their voices (~20 MB PSS a worker) for
 /// nothing. Returns `false`, changing nothing, where `exe` is not a file.
 pub fn start_workers_from(exe: PathBuf) -> bool {
-    exe.is_file() && WORKER_BINARY.set(exe).is_ok()
+    exe.is_file() && WORKER_BINARY.set(pinned(exe)).is_ok()
+}
+
+/// On Linux, `exe` opened now and named by its descriptor: a worker started
+/// after a package upgrade replaced the file on disk is still this build (as
+/// `/proc/self/exe` keeps it for this binary). execve opens the path before
+/// it closes the descriptors marked close-on-exec, so the child can run it.
+fn pinned(exe: PathBuf) -> PathBuf {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd;
+        static OPENED: OnceLock<std::fs::File> = OnceLock::new();
+        if let Ok(file) = std::fs::File::open(&exe) {
+            let fd = OPENED.get_or_init(|| file).as_raw_fd();
+            return PathBuf::from(format!("/proc/self/fd/{fd}"));
+        }
+    }
+    exe
 }
 
 /// This binary, when it can host workers (its `main` called [`serve_if_worker`]).
