@@ -50,10 +50,9 @@ enum Phase {
 }
 
 impl Recovery {
-    /// A window run finished: where its text ends. `timed`: the run had
-    /// segment timestamps (no prefix, and a model that gives them).
-    pub fn run_finished(&mut self, window: usize, u: &Utterance, timed: bool) {
-        self.set_end(window, TextEnd::of(u, timed));
+    /// A window run finished: where its text ends (from the window's start).
+    pub fn run_finished(&mut self, window: usize, end: TextEnd) {
+        self.set_end(window, end);
     }
 
     fn set_end(&mut self, window: usize, end: TextEnd) {

@@ -22,7 +22,8 @@ use crate::vad::SpeechSpan;
 
 use super::events::DictationEvent;
 use super::recovery::Recovery;
-use super::windows::SpeechWindows;
+use super::windows::{SpeechWindows, WindowRun};
+use crate::coverage::TextEnd;
 
 /// How the speech reaches the engine while the user speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -189,6 +190,12 @@ impl<'a> RunContext<'a> {
         self.engine
             .submit(vec![self.audio[start..end].to_vec()], params)
     }
+
+    /// Submits a window run: its pieces of the audio, one after the other.
+    fn submit_window(&self, run: &WindowRun, params: RunParams) -> Run {
+        let pcm = run.audio(self.audio).concat();
+        self.engine.submit(vec![pcm], params)
+    }
 }
 
 impl Runs {
@@ -262,11 +269,11 @@ impl Runs {
             return;
         };
         let params = RunParams {
-            prompt: run.prompt,
-            prefix: run.prefix,
+            prompt: run.prompt.clone(),
+            prefix: run.prefix.clone(),
             ..cx.params.clone()
         };
-        *reply = Some(cx.submit(run.start, run.end, params));
+        *reply = Some(cx.submit_window(&run, params));
     }
 
     /// All audio is in and every span closed (`spans`, in order).
@@ -413,14 +420,19 @@ impl Runs {
                 return;
             };
             *reply = None;
-            let (window, had_prefix) = windows
+            let run = windows
                 .in_flight()
-                .map(|run| (run.window, run.prefix.is_some()))
+                .cloned()
                 .expect("a reply belongs to the run in flight");
+            let (window, had_prefix) = (run.window, run.prefix.is_some());
             match result {
                 Ok(u) => {
                     tally.engine_ms += u.engine_ms;
-                    recovery.run_finished(window, &u, cx.timestamps && !had_prefix);
+                    let end = match TextEnd::of(&u, cx.timestamps && !had_prefix) {
+                        TextEnd::At(sample) => TextEnd::At(run.window_time(sample)),
+                        TextEnd::Unknown => TextEnd::Unknown,
+                    };
+                    recovery.run_finished(window, end);
                     windows.finished(Ok(&u.text));
                     emit(DictationEvent::SegmentTranscribed {
                         id,

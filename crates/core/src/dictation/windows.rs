@@ -46,6 +46,10 @@ pub struct WindowRun {
     pub window: usize,
     pub start: u64,
     pub end: u64,
+    /// The speech heard, as `(start, end)` pieces of `start..end` put one
+    /// after the other with the pauses between left out, as files are
+    /// transcribed ([`crate::packing`]); empty: all of `start..end`.
+    pub pieces: Vec<(u64, u64)>,
     /// The text of the windows before this one.
     pub prompt: Option<String>,
     /// The text already found for this window; the run returns what follows.
@@ -60,6 +64,9 @@ struct Window {
     span_start: u64,
     /// End of the last span in the window.
     end: u64,
+    /// The window's spans (merged where their pads overlap), for a run that
+    /// hears them without the pauses between.
+    spans: Vec<(u64, u64)>,
     text: String,
     /// The window's text before the last run: the words both agree on are
     /// settled.
@@ -88,6 +95,8 @@ pub struct SpeechWindows {
     /// The model forces a transcript prefix (Whisper); without it every run
     /// decodes its whole window (Moonshine, whose runs cost what their audio is).
     prefixes: bool,
+    /// Runs hear the window's spans without the pauses between them.
+    packed: bool,
 }
 
 impl Default for SpeechWindows {
@@ -103,6 +112,7 @@ impl SpeechWindows {
             in_flight: None,
             growth: Growth::UpTo(max_samples),
             prefixes: true,
+            packed: false,
         }
     }
 
@@ -125,12 +135,17 @@ impl SpeechWindows {
     }
 
     /// Windows that fit one run of `model` (its limit, less the margin for
-    /// the spans' pads), with prefixes where it takes them.
+    /// the spans' pads), with prefixes where it takes them. A model whose
+    /// runs are padded (Whisper) hears the spans without the pauses between
+    /// them, as a file's windows are packed: a pause cut into a sentence
+    /// heard whole made whisper tiny.en write "self-fish" for "selfish" and
+    /// "He was not. An old-sposed young man?", where the file had it right.
     pub fn for_model(model: &crate::engine::ModelInfo) -> Self {
         let margin_ms = 30_000 - WINDOW_MAX_MS as i64;
         let max_ms = (model.window_ms() - margin_ms).clamp(2_000, WINDOW_MAX_MS as i64);
         Self {
             prefixes: model.takes_prefix,
+            packed: matches!(model.run_cost, crate::engine::RunCost::Padded { .. }),
             ..Self::new(crate::audio::ms_to_samples(max_ms as u64))
         }
     }
@@ -143,7 +158,10 @@ impl SpeechWindows {
             Growth::PerSpan => w.span_start == start,
         };
         match self.windows.last_mut() {
-            Some(w) if extends(w) => w.end = w.end.max(end),
+            Some(w) if extends(w) => {
+                w.end = w.end.max(end);
+                add_piece(&mut w.spans, start.max(w.start), end);
+            }
             last => {
                 // Padded spans can overlap: no audio is heard by two windows,
                 // or its words would be written twice.
@@ -152,6 +170,7 @@ impl SpeechWindows {
                     span_start: start,
                     start: cut,
                     end,
+                    spans: vec![(cut, end.max(cut))],
                     text: String::new(),
                     previous: String::new(),
                     done_to: cut,
@@ -178,6 +197,10 @@ impl SpeechWindows {
             window: index,
             start: w.start,
             end: w.end,
+            pieces: match self.packed && w.spans.len() > 1 {
+                true => w.spans.clone(),
+                false => Vec::new(),
+            },
             prompt: self.prompt_for(index),
             prefix,
         };
@@ -316,6 +339,46 @@ impl SpeechWindows {
     }
 }
 
+/// Adds the span `start..end` to `spans` (in order), merged with the last
+/// one where they overlap or touch.
+fn add_piece(spans: &mut Vec<(u64, u64)>, start: u64, end: u64) {
+    match spans.last_mut() {
+        Some(last) if start <= last.1 => last.1 = last.1.max(end),
+        _ if end > start => spans.push((start, end)),
+        _ => {}
+    }
+}
+
+impl WindowRun {
+    /// The samples of the dictation this run hears, in order.
+    pub fn audio<'a>(&self, audio: &'a [f32]) -> Vec<&'a [f32]> {
+        let clip = |a: u64, b: u64| {
+            let b = (b as usize).min(audio.len());
+            &audio[(a as usize).min(b)..b]
+        };
+        match self.pieces.is_empty() {
+            true => vec![clip(self.start, self.end)],
+            false => self.pieces.iter().map(|&(a, b)| clip(a, b)).collect(),
+        }
+    }
+
+    /// A sample of this run's audio as a sample from the window's `start`
+    /// (a timestamp of its text, put back where it was said).
+    pub fn window_time(&self, sample: u64) -> u64 {
+        let mut heard = 0;
+        for &(a, b) in &self.pieces {
+            if sample < heard + (b - a) {
+                return a + (sample - heard) - self.start;
+            }
+            heard += b - a;
+        }
+        match self.pieces.last() {
+            Some(&(_, b)) => b - self.start,
+            None => sample,
+        }
+    }
+}
+
 /// A dictation's text while the user speaks ([`SpeechWindows::live_text`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct LiveText {
@@ -395,6 +458,53 @@ mod tests {
             w.text(),
             "The man walked into the big room. He sat down. Then he slept."
         );
+    }
+
+    #[test]
+    fn a_packed_window_is_heard_without_its_pauses_and_its_times_map_back() {
+        let mut w = SpeechWindows {
+            packed: true,
+            ..SpeechWindows::default()
+        };
+        w.add_span(0, 3 * S);
+        let first = w.next_run().unwrap();
+        assert!(first.pieces.is_empty(), "one span: the audio as it is");
+        w.finished(Ok("He was not"));
+        // A pause of two seconds mid-sentence, then the rest (its pad
+        // overlapping a later span's is merged).
+        w.add_span(5 * S, 7 * S);
+        w.add_span(6 * S + S / 2, 8 * S);
+        let run = w.next_run().unwrap();
+        assert_eq!((run.start, run.end), (0, 8 * S));
+        assert_eq!(run.pieces, vec![(0, 3 * S), (5 * S, 8 * S)]);
+        let audio: Vec<f32> = (0..9 * S).map(|i| i as f32).collect();
+        let heard = run.audio(&audio).concat();
+        assert_eq!(heard.len() as u64, 6 * S, "the pause is left out");
+        assert_eq!(
+            heard[3 * S as usize],
+            (5 * S) as f32,
+            "the second piece follows the first"
+        );
+        // A text ending 4 s into what was heard ended 6 s into the window.
+        assert_eq!(run.window_time(4 * S), 6 * S);
+        assert_eq!(run.window_time(2 * S), 2 * S);
+        assert_eq!(
+            run.window_time(7 * S),
+            8 * S,
+            "past the end: the window's end"
+        );
+    }
+
+    #[test]
+    fn an_unpacked_window_is_heard_whole() {
+        let mut w = SpeechWindows::default();
+        w.add_span(0, 3 * S);
+        w.add_span(5 * S, 8 * S);
+        let run = w.next_run().unwrap();
+        assert!(run.pieces.is_empty());
+        let audio = vec![0.0; 9 * S as usize];
+        assert_eq!(run.audio(&audio).concat().len() as u64, 8 * S);
+        assert_eq!(run.window_time(4 * S), 4 * S);
     }
 
     #[test]
