@@ -74,6 +74,8 @@ for _ in $(seq 150); do
   sleep 0.1
 done
 [[ -n "$window" ]] || fail "no Utter window appeared: $(tail -5 "$tmp/app.log")"
+# Its start is logged once setup is done (the window may show a moment before).
+for _ in $(seq 150); do grep -q "tray ready" "$tmp/app.log" && break; sleep 0.1; done
 kill "$app_pid"; wait "$app_pid" 2>/dev/null || true; app_pid=""
 grep -q "tray ready" "$tmp/app.log" || fail "the installed app logged no start: $(tail -5 "$tmp/app.log")"
 ! grep -q "no utter-worker beside the app" "$tmp/app.log" || fail "the installed app found no utter-worker beside it"
