@@ -309,12 +309,15 @@ export async function launch(d, dirs, { models = testModels(d), env: extraEnv = 
   const started = Date.now();
   // A session can fail to start when the previous app is still shutting down
   // (it was only hidden to the tray); stop everything of this attempt and retry.
+  // Once in a CI run three tries within 8 s all failed: five, a little apart.
+  const attempts = 5;
   for (let attempt = 1; ; attempt++) {
     let spawned;
     try {
       spawned = await startDriver(env);
     } catch (e) {
-      if (attempt === 3) throw e;
+      if (attempt === attempts) throw e;
+      await sleep(2000);
       continue;
     }
     const stop = () => stopAttempt(dirs, spawned);
@@ -345,8 +348,8 @@ export async function launch(d, dirs, { models = testModels(d), env: extraEnv = 
       };
     } catch (e) {
       await stop();
-      if (attempt === 3) throw new Error(`${e.message}; tauri-driver said: ${spawned.log.text.slice(-2000)}`);
-      await sleep(1000);
+      if (attempt === attempts) throw new Error(`${e.message}; tauri-driver said: ${spawned.log.text.slice(-2000)}`);
+      await sleep(2000);
     }
   }
 }
