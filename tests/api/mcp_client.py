@@ -1,7 +1,8 @@
 """The `mcp` package's client against `utter mcp` (stdio) or a running
 `utter serve`'s /mcp (streamable HTTP).
 
-Run by crates/cli/tests/serve.rs: python mcp_client.py UTTER_BIN|MCP_URL SPEECH_WAV
+Run by crates/cli/tests/serve.rs: python mcp_client.py UTTER_BIN|MCP_URL SPEECH_WAV [TOKEN]
+Over HTTP, TOKEN is the per-user token /mcp asks for (sent as a Bearer header).
 Prints `ok: ...` per check and `RESULT {json}` last.
 """
 
@@ -11,6 +12,8 @@ import sys
 
 from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 
 
 def check(cond, what):
@@ -19,9 +22,14 @@ def check(cond, what):
     print("ok:", what, flush=True)
 
 
-async def main(utter, wav):
-    # A URL: the client's streamable-HTTP transport; else the stdio one.
-    server = utter if utter.startswith("http") else StdioServerParameters(command=utter, args=["mcp"])
+async def main(utter, wav, token=None):
+    # A URL: the client's streamable-HTTP transport (with the token, as a
+    # client configured with it would send it); else the stdio one.
+    if utter.startswith("http"):
+        headers = {"Authorization": f"Bearer {token}"} if token else None
+        server = streamable_http_client(utter, http_client=create_mcp_http_client(headers=headers))
+    else:
+        server = StdioServerParameters(command=utter, args=["mcp"])
     async with Client(server) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
         check({"transcribe_file", "list_models"} <= set(tools), f"tools: {sorted(tools)}")
@@ -45,4 +53,4 @@ async def main(utter, wav):
         print("RESULT " + json.dumps({"text": text}), flush=True)
 
 
-asyncio.run(main(*sys.argv[1:3]))
+asyncio.run(main(*sys.argv[1:4]))

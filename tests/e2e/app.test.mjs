@@ -376,6 +376,8 @@ const mainWindow = () => {
 
 /** A PNG of an X window. */
 const screenshot = (window) => {
+  // An empty id makes `import` wait for a click on a window: never.
+  assert.ok(window, 'no window to take a screenshot of (the Utter window is not mapped)');
   const file = join(d.root, `window-${Date.now()}.png`);
   d.run('import', ['-window', window, file]);
   return file;

@@ -116,8 +116,11 @@ export async function desktop() {
   spawnSync('pactl', ['set-default-source', 'vmic'], { env });
   spawnSync('pactl', ['set-default-sink', 'vspk'], { env });
 
-  const run = (cmd, args) => {
-    const r = spawnSync(cmd, args, { env, encoding: 'utf8' });
+  // Every tool call is bounded: one that waits (ImageMagick's `import` with no window
+  // waits for a mouse click) fails the test instead of hanging the suite.
+  const run = (cmd, args, timeoutMs = 60000) => {
+    const r = spawnSync(cmd, args, { env, encoding: 'utf8', timeout: timeoutMs, killSignal: 'SIGKILL' });
+    if (r.error) throw new Error(`${cmd} ${args.join(' ')}: ${r.error.message}`);
     if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')}: ${r.stderr}`);
     return r.stdout.trim();
   };

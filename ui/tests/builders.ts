@@ -48,6 +48,7 @@ export function defaultSettings(): Settings {
     vadThreshold: 0.5,
     silenceMs: 600,
     keepAudioDays: 30,
+    maxAudioMinutes: 480,
     engineIdleUnloadMinutes: 10,
     serverEnabled: false,
     serverPort: 2022,

@@ -274,6 +274,7 @@ pub(super) fn file_options(settings: &utter_core::settings::Settings) -> FileOpt
         language: settings.engine_language(),
         vocabulary: settings.vocabulary.clone(),
         rules: settings.text_rules().unwrap_or_default(),
+        limits: utter_core::audio::AudioLimits::minutes(settings.max_audio_minutes),
         ..FileOptions::default()
     }
 }

@@ -30,6 +30,8 @@ enum Phase {
 struct Ports {
     http: u16,
     wyoming: Option<u16>,
+    /// The longest audio a request may hold (Settings → files' limit).
+    max_audio_minutes: u32,
 }
 
 pub struct ServerHost(Mutex<Phase>);
@@ -75,6 +77,7 @@ impl ServerHost {
         let wanted = settings.server_enabled.then_some(Ports {
             http: settings.server_port,
             wyoming: settings.wyoming_enabled.then_some(settings.wyoming_port),
+            max_audio_minutes: settings.max_audio_minutes,
         });
         if let (Some(wanted), Phase::Running { ports, .. }) = (wanted, &*phase) {
             if *ports == wanted {
@@ -89,6 +92,7 @@ impl ServerHost {
         let config = ServeConfig {
             port: ports.http,
             wyoming_port: ports.wyoming,
+            audio_limits: utter_core::audio::AudioLimits::minutes(ports.max_audio_minutes),
             ..ServeConfig::default()
         };
         *phase = match BackgroundServer::start(config, store.clone()) {

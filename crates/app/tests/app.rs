@@ -191,6 +191,28 @@ fn dropped_file_is_transcribed_with_progress_kept_in_history_and_exported() {
         "{failed:?}"
     );
     wait_job(&rx, jobs[1].id, |j| j.state == JobState::Done);
+
+    // A 16 KB WAV claiming 4294967291 Hz (it aborted the app: 17 GB asked of
+    // the resampler) fails alone, naming the field; the app stays up and
+    // transcribes the next file (issue 57).
+    let lying = f.paths.cache.join("lying.wav");
+    let mut wav = b"RIFF\x24\x40\0\0WAVEfmt \x10\0\0\0\x01\0\x01\0".to_vec();
+    wav.extend_from_slice(&4_294_967_291u32.to_le_bytes());
+    wav.extend_from_slice(&4_294_967_286u32.to_le_bytes()); // byte rate: rate × 2, wrapped
+    wav.extend_from_slice(b"\x02\0\x10\0data\0\x40\0\0");
+    wav.extend(std::iter::repeat_n(0u8, 16 * 1024));
+    std::fs::write(&lying, &wav).unwrap();
+    let jobs = app.transcribe_files(&[lying, clips[1].0.clone()]);
+    let failed = wait_job(&rx, jobs[0].id, |j| {
+        matches!(j.state, JobState::Failed | JobState::Done)
+    });
+    assert_eq!(failed.state, JobState::Failed);
+    let error = failed.error.unwrap_or_default();
+    assert!(
+        error.contains("lying.wav") && error.contains("sample rate"),
+        "{error}"
+    );
+    wait_job(&rx, jobs[1].id, |j| j.state == JobState::Done);
     app.shutdown();
 }
 

@@ -46,13 +46,26 @@ pub struct ServeArgs {
     /// https://app.example.com (repeatable); requests from any other page are refused
     #[arg(long = "cors-origin", value_name = "ORIGIN", value_parser = utter_server::parse_origin)]
     cors_origins: Vec<String>,
+    /// Who may connect to Wyoming besides this computer, when --host is not loopback: an
+    /// address or a network such as 192.168.1.0/24 (repeatable). Wyoming has no keys
+    #[arg(long = "wyoming-allow", value_name = "NETWORK", value_parser = utter_server::parse_net)]
+    wyoming_allow: Vec<utter_server::IpNet>,
+    /// A folder whose files MCP's transcribe_file may read over HTTP (repeatable); without
+    /// one the tool is off at /mcp (`utter mcp` over stdio reads any file you can)
+    #[arg(long = "mcp-folder", value_name = "DIR")]
+    mcp_folders: Vec<PathBuf>,
+    /// The longest audio one request may hold, in minutes
+    #[arg(long, default_value_t = utter_core::audio::limits::DEFAULT_MAX_AUDIO_MINUTES,
+          value_parser = clap::value_parser!(u32).range(1..=i64::from(utter_core::settings::MAX_AUDIO_MINUTES_CEILING)))]
+    max_audio_minutes: u32,
 }
 
+/// The key from --api-key-file (a file only you can read) or UTTER_API_KEY.
 fn api_key(args: &ServeArgs) -> Result<Option<String>> {
     if let Some(path) = &args.api_key_file {
-        let key = std::fs::read_to_string(path)
-            .with_context(|| format!("cannot read the API key file {}", path.display()))?;
-        return Ok(Some(key.trim().to_string()));
+        let key =
+            utter_server::access::read_private_file(path).context("the API key file is refused")?;
+        return Ok(Some(key));
     }
     Ok(std::env::var("UTTER_API_KEY").ok())
 }
@@ -68,25 +81,39 @@ pub fn run(store: ModelStore, args: ServeArgs) -> Result<ExitCode> {
         read_timeout: Duration::from_secs(args.read_timeout_s.max(1)),
         wyoming_port: args.wyoming.then_some(args.wyoming_port),
         cors_origins: args.cors_origins.clone(),
+        wyoming_allow: args.wyoming_allow.clone(),
+        mcp_folders: args.mcp_folders.clone(),
+        audio_limits: utter_core::audio::AudioLimits::minutes(args.max_audio_minutes),
         ..ServeConfig::default()
     };
-    let keyed = config.api_key.is_some();
-    let result = utter_server::serve_until_interrupted(config, store, |addr, wyoming| {
+    if !args.wyoming_allow.is_empty() && !args.host.is_loopback() {
+        eprintln!(
+            "warning: Wyoming has no keys: every computer in {} can transcribe through it",
+            args.wyoming_allow
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    let result = utter_server::serve_until_interrupted(config, store, |addr, wyoming, rules| {
         eprintln!(
             "utter: OpenAI audio API at http://{addr}/v1 ({}); Ctrl-C stops",
-            if keyed {
-                "API key required"
-            } else {
-                "no key: loopback only"
-            }
+            rules.http
         );
+        eprintln!("utter: MCP at http://{addr}/mcp ({})", rules.mcp);
         if let Some(wyoming) = wyoming {
-            eprintln!("utter: Wyoming at tcp://{wyoming}");
+            eprintln!("utter: Wyoming at tcp://{wyoming} ({})", rules.wyoming);
         }
     });
     match result {
         Ok(()) => Ok(ExitCode::SUCCESS),
-        Err(e @ (ServeError::KeyRequired(_) | ServeError::EmptyKey)) => {
+        Err(
+            e @ (ServeError::KeyRequired(_)
+            | ServeError::EmptyKey
+            | ServeError::WyomingAllowRequired(_)
+            | ServeError::Access(_)),
+        ) => {
             crate::hints::print_error(&e);
             Ok(ExitCode::from(exit::USAGE))
         }

@@ -76,6 +76,11 @@ pub struct TranscribeArgs {
         value_name = "NAMES"
     )]
     speaker_names: Vec<String>,
+    /// The longest audio a file may hold, in minutes: a longer one (or one whose header
+    /// claims more) is refused while it is read
+    #[arg(long, default_value_t = utter_core::audio::limits::DEFAULT_MAX_AUDIO_MINUTES,
+          value_parser = clap::value_parser!(u32).range(1..=i64::from(utter_core::settings::MAX_AUDIO_MINUTES_CEILING)))]
+    max_audio_minutes: u32,
     /// Windows per engine call
     #[arg(long, default_value_t = 1, hide = true)]
     batch_size: usize,
@@ -211,6 +216,7 @@ pub fn run(store: &ModelStore, args: TranscribeArgs) -> Result<ExitCode> {
         batch_size: args.batch_size,
         vocabulary,
         rules,
+        limits: utter_core::audio::AudioLimits::minutes(args.max_audio_minutes),
         ..Default::default()
     };
     if !options.vocabulary.is_empty() && !engines[0].info().takes_vocabulary {
@@ -219,8 +225,20 @@ pub fn run(store: &ModelStore, args: TranscribeArgs) -> Result<ExitCode> {
             crate::dictate_cmd::vocabulary_ignored(&engines[0].info().variant)
         );
     }
+    // Every output's name before any work: two inputs must not write one file.
+    let names = match &out_dir {
+        Some(_) => output_names(&args.files, args.format.extension()),
+        None => Ok(Vec::new()), // standard output
+    };
+    let output_names = match names {
+        Ok(names) => names,
+        Err(clash) => {
+            eprintln!("error: {clash}");
+            return Ok(ExitCode::from(exit::USAGE));
+        }
+    };
     let mut failed = 0usize;
-    for path in &args.files {
+    for (index, path) in args.files.iter().enumerate() {
         // With speakers: who spoke when first, then each speaker's span on its own.
         let turns = match &mut diarizer {
             Some(Diarizer::Utter(models)) => Some(diarize(models, path, &diarize_options)),
@@ -281,12 +299,8 @@ pub fn run(store: &ModelStore, args: TranscribeArgs) -> Result<ExitCode> {
         if transcript.truncated {
             failed += 1; // scripts must notice a cut-off file; its text still follows
         }
-        if let Err(e) = write_output(
-            &transcript,
-            args.format,
-            out_dir.as_ref(),
-            args.files.len() > 1,
-        ) {
+        let destination = out_dir.as_ref().map(|dir| (dir, &output_names[index]));
+        if let Err(e) = write_output(&transcript, args.format, destination, args.files.len() > 1) {
             eprintln!("error: {}: {e:#}", path.display());
             failed += 1;
         }
@@ -359,22 +373,60 @@ fn diarize(
     turns
 }
 
+/// The file each input's transcript is written to in `--output DIR`:
+/// `talk.srt` for `talk.m4a`; where two inputs share a stem (`a.m4a`,
+/// `a.webm`), the whole name (`a.m4a.srt`, `a.webm.srt`). Names that would
+/// still be one (`x/a.wav` and `y/a.wav`, a file given twice) are an error
+/// naming both, before anything is transcribed. Compared without case, for
+/// the file systems that ignore it.
+fn output_names(files: &[PathBuf], ext: &str) -> Result<Vec<String>, String> {
+    let stem = |f: &PathBuf| {
+        f.file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "transcript".into())
+    };
+    let stems: Vec<String> = files.iter().map(|f| stem(f).to_lowercase()).collect();
+    let names: Vec<String> = files
+        .iter()
+        .zip(&stems)
+        .map(|(file, key)| {
+            if stems.iter().filter(|s| *s == key).count() == 1 {
+                format!("{}.{ext}", stem(file))
+            } else {
+                let whole = file
+                    .file_name()
+                    .map(|s| s.to_string_lossy().into_owned())
+                    .unwrap_or_else(|| "transcript".into());
+                format!("{whole}.{ext}")
+            }
+        })
+        .collect();
+    for (i, name) in names.iter().enumerate() {
+        if let Some(j) = names[..i]
+            .iter()
+            .position(|n| n.to_lowercase() == name.to_lowercase())
+        {
+            return Err(format!(
+                "{} and {} would both be written to {name}: transcribe them with separate --output folders",
+                files[j].display(),
+                files[i].display()
+            ));
+        }
+    }
+    Ok(names)
+}
+
 fn write_output(
     t: &FileTranscript,
     format: Format,
-    dir: Option<&PathBuf>,
+    destination: Option<(&PathBuf, &String)>,
     several: bool,
 ) -> Result<()> {
     let rendered = export::render(t, format);
-    match dir {
-        Some(dir) => {
-            let stem = t
-                .file
-                .file_stem()
-                .map(|s| s.to_string_lossy().into_owned())
-                .unwrap_or_else(|| "transcript".into());
-            let dest = dir.join(format!("{stem}.{}", format.extension()));
-            let tmp = dir.join(format!(".{stem}.{}.tmp", format.extension()));
+    match destination {
+        Some((dir, name)) => {
+            let dest = dir.join(name);
+            let tmp = dir.join(format!(".{name}.tmp"));
             std::fs::write(&tmp, rendered)
                 .with_context(|| format!("cannot write {}", tmp.display()))?;
             std::fs::rename(&tmp, &dest)
@@ -391,4 +443,27 @@ fn write_output(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn two_inputs_never_write_one_output() {
+        let files = |names: &[&str]| names.iter().map(PathBuf::from).collect::<Vec<_>>();
+        assert_eq!(
+            output_names(&files(&["a.m4a", "b.webm"]), "srt").unwrap(),
+            ["a.srt", "b.srt"]
+        );
+        assert_eq!(
+            output_names(&files(&["x/a.m4a", "y/A.webm", "c.wav"]), "srt").unwrap(),
+            ["a.m4a.srt", "A.webm.srt", "c.srt"]
+        );
+        let clash = output_names(&files(&["x/a.wav", "y/a.wav"]), "srt").unwrap_err();
+        assert!(
+            clash.contains("x/a.wav and y/a.wav would both be written to a.wav.srt"),
+            "{clash}"
+        );
+    }
 }

@@ -15,148 +15,11 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use common::server::{multipart, parse_response, Server};
 use utter_core::text::{normalize_words, word_edit_distance};
 
 const CLIP: &str =
     "/usr/share/pocketsphinx/test/data/librivox/sense_and_sensibility_01_austen_64kb-0870.wav";
-
-/// A running `utter serve`, killed on drop; its stderr is kept.
-struct Server {
-    child: Child,
-    addr: SocketAddr,
-    log: Arc<Mutex<String>>,
-}
-
-impl Server {
-    fn start(args: &[&str], env: &[(&str, &str)], tmp: &Path) -> Self {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_utter"))
-            .args(["serve", "--port", "0", "-v"])
-            .args(args)
-            .envs(env.iter().copied())
-            .env("TMPDIR", tmp)
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("utter serve starts");
-        let log = Arc::new(Mutex::new(String::new()));
-        let (tx, rx) = std::sync::mpsc::channel();
-        let stderr = child.stderr.take().unwrap();
-        let sink = log.clone();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                if let Some(rest) = line.split("http://").nth(1) {
-                    let _ = tx.send(rest.split('/').next().unwrap_or_default().to_string());
-                }
-                sink.lock().unwrap().push_str(&(line + "\n"));
-            }
-        });
-        let addr = rx
-            .recv_timeout(Duration::from_secs(30))
-            .unwrap_or_else(|_| panic!("utter serve printed no address: {}", log.lock().unwrap()))
-            .parse()
-            .unwrap();
-        let server = Self { child, addr, log };
-        server.wait_healthy();
-        server
-    }
-
-    fn wait_healthy(&self) {
-        let deadline = Instant::now() + Duration::from_secs(120);
-        while Instant::now() < deadline {
-            if let Ok((200, _)) = self.request("GET", "/health", &[], b"") {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(200));
-        }
-        panic!("/health never answered 200: {}", self.log());
-    }
-
-    fn log(&self) -> String {
-        self.log.lock().unwrap().clone()
-    }
-
-    /// One HTTP/1.1 request on its own connection: (status, body).
-    fn request(
-        &self,
-        method: &str,
-        path: &str,
-        headers: &[(&str, &str)],
-        body: &[u8],
-    ) -> std::io::Result<(u16, String)> {
-        let host = self.addr.to_string();
-        self.request_as(&host, method, path, headers, body)
-            .map(|(status, _, body)| (status, body))
-    }
-
-    /// A request with its `Host` header: (status, response headers in
-    /// lower case, body).
-    fn request_as(
-        &self,
-        host: &str,
-        method: &str,
-        path: &str,
-        headers: &[(&str, &str)],
-        body: &[u8],
-    ) -> std::io::Result<(u16, String, String)> {
-        let mut s = TcpStream::connect(self.addr)?;
-        s.set_read_timeout(Some(Duration::from_secs(120)))?;
-        let mut head = format!(
-            "{method} {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\nContent-Length: {}\r\n",
-            body.len()
-        );
-        for (k, v) in headers {
-            head.push_str(&format!("{k}: {v}\r\n"));
-        }
-        head.push_str("\r\n");
-        s.write_all(head.as_bytes())?;
-        s.write_all(body)?;
-        let mut out = Vec::new();
-        s.read_to_end(&mut out)?;
-        let (status, body) = parse_response(&out);
-        let text = String::from_utf8_lossy(&out);
-        let head = text.split_once("\r\n\r\n").map_or(&*text, |(h, _)| h);
-        Ok((status, head.to_ascii_lowercase(), body))
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn parse_response(raw: &[u8]) -> (u16, String) {
-    let text = String::from_utf8_lossy(raw);
-    let status = text
-        .split_whitespace()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0);
-    let body = text.split_once("\r\n\r\n").map(|(_, b)| b).unwrap_or("");
-    (status, body.to_string())
-}
-
-/// A multipart body with a `file` part and text fields.
-fn multipart(file_name: &str, audio: &[u8], fields: &[(&str, &str)]) -> (String, Vec<u8>) {
-    let boundary = "utter-test-boundary-7d3f";
-    let mut body = Vec::new();
-    for (k, v) in fields {
-        body.extend(
-            format!("--{boundary}\r\nContent-Disposition: form-data; name=\"{k}\"\r\n\r\n{v}\r\n")
-                .as_bytes(),
-        );
-    }
-    body.extend(
-        format!(
-            "--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"{file_name}\"\r\n\
-             Content-Type: application/octet-stream\r\n\r\n"
-        )
-        .as_bytes(),
-    );
-    body.extend_from_slice(audio);
-    body.extend(format!("\r\n--{boundary}--\r\n").as_bytes());
-    (format!("multipart/form-data; boundary={boundary}"), body)
-}
 
 fn error_shape(body: &str) -> serde_json::Value {
     let v: serde_json::Value =
@@ -309,7 +172,13 @@ fn limits_keys_slow_clients_and_many_connections() {
     );
 
     let key_file = tmp.path().join("key");
-    std::fs::write(&key_file, "s3cret-key\n").unwrap();
+    std::fs::write(&key_file, "s3cret-key-0123456789\n").unwrap();
+    // A key file others can read is refused (issue 57): this one is private.
+    std::fs::set_permissions(
+        &key_file,
+        std::os::unix::fs::PermissionsExt::from_mode(0o600),
+    )
+    .unwrap();
     let server = Server::start(
         &[
             "--host",
@@ -336,7 +205,7 @@ fn limits_keys_slow_clients_and_many_connections() {
     assert_eq!(error_shape(&body)["code"], "invalid_api_key");
     let (status, _) = server.request("GET", "/v1/models", &[], b"").unwrap();
     assert_eq!(status, 401);
-    let key = [("Authorization", "Bearer s3cret-key")];
+    let key = [("Authorization", "Bearer s3cret-key-0123456789")];
     let (status, body) = server.request("GET", "/v1/models", &key, b"").unwrap();
     assert_eq!(status, 200, "{body}");
 
@@ -519,19 +388,26 @@ fn the_mcp_client_lists_tools_and_transcribes_a_file() {
 #[test]
 fn the_mcp_client_uses_the_same_tools_over_http() {
     let tmp = tempfile::tempdir().unwrap();
-    let server = Server::start(&[], &[], tmp.path());
+    let server = Server::start(&["--mcp-folder", common::LIBRIVOX], &[], tmp.path());
     let url = format!("http://{}/mcp", server.addr);
-    let result = python_client("mcp_client.py", &[&url, CLIP], || server.log());
+    let token = server.mcp_token();
+    let result = python_client("mcp_client.py", &[&url, CLIP, &token], || server.log());
     let reference = &common::librivox_clips()[0].1;
     let w = wer(reference, result["text"].as_str().unwrap());
     assert!(w < 0.25, "WER {w}");
-    let (status, _) = server.request("GET", "/mcp", &[], b"").unwrap();
+    let bearer = format!("Bearer {token}");
+    let (status, _) = server
+        .request("GET", "/mcp", &[("Authorization", &bearer)], b"")
+        .unwrap();
     assert_eq!(status, 405);
     let (status, body) = server
         .request(
             "POST",
             "/mcp",
-            &[("Content-Type", "application/json")],
+            &[
+                ("Content-Type", "application/json"),
+                ("Authorization", &bearer),
+            ],
             b"[1, 2]",
         )
         .unwrap();
@@ -539,7 +415,11 @@ fn the_mcp_client_uses_the_same_tools_over_http() {
     assert!(body.contains("-32600"), "{body}");
     drop(server);
 
-    let keyed = Server::start(&[], &[("UTTER_API_KEY", "s3cret-key")], tmp.path());
+    let keyed = Server::start(
+        &[],
+        &[("UTTER_API_KEY", "s3cret-key-0123456789")],
+        tmp.path(),
+    );
     let ping = br#"{"jsonrpc": "2.0", "id": 1, "method": "ping"}"#;
     let json = ("Content-Type", "application/json");
     let (status, _) = keyed.request("POST", "/mcp", &[json], ping).unwrap();
@@ -548,7 +428,7 @@ fn the_mcp_client_uses_the_same_tools_over_http() {
         .request(
             "POST",
             "/mcp",
-            &[json, ("Authorization", "Bearer s3cret-key")],
+            &[json, ("Authorization", "Bearer s3cret-key-0123456789")],
             ping,
         )
         .unwrap();
@@ -567,7 +447,18 @@ fn a_full_queue_answers_503_with_retry_after() {
     }
     run(sox.arg(&long));
     // One worker, no waiting places: a second job while one runs is refused.
-    let server = Server::start(&["--workers", "1", "--queue", "0"], &[], tmp.path());
+    let server = Server::start(
+        &[
+            "--workers",
+            "1",
+            "--queue",
+            "0",
+            "--mcp-folder",
+            common::LIBRIVOX,
+        ],
+        &[],
+        tmp.path(),
+    );
     let (ctype, body) = multipart(
         "long.wav",
         &std::fs::read(&long).unwrap(),
@@ -606,11 +497,15 @@ fn a_full_queue_answers_503_with_retry_after() {
     // with words it can act on, and no engine of its own started.
     let call = serde_json::json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
         "params": {"name": "transcribe_file", "arguments": {"path": CLIP}}});
+    let bearer = format!("Bearer {}", server.mcp_token());
     let (status, body) = server
         .request(
             "POST",
             "/mcp",
-            &[("Content-Type", "application/json")],
+            &[
+                ("Content-Type", "application/json"),
+                ("Authorization", &bearer),
+            ],
             call.to_string().as_bytes(),
         )
         .unwrap();
@@ -691,11 +586,11 @@ fn web_pages_are_refused_unless_their_origin_is_listed() {
 
     let server = Server::start(
         &["--cors-origin", "https://Notes.example/"],
-        &[("UTTER_API_KEY", "s3cret-key")],
+        &[("UTTER_API_KEY", "s3cret-key-0123456789")],
         tmp.path(),
     );
     let host = server.addr.to_string();
-    let key = ("Authorization", "Bearer s3cret-key");
+    let key = ("Authorization", "Bearer s3cret-key-0123456789");
     let (status, _, body) = server
         .request_as(
             &host,

@@ -155,6 +155,12 @@ fn each_bad_input_gets_a_one_line_error_and_the_good_file_is_still_transcribed()
         ),
         (fixture("ac3-audio.mp4"), "unsupported codec"),
         (fixture("cues-cut.webm"), "the decoder gave up on it"),
+        // A folder is called a folder (issue 64), a device is not read.
+        (
+            fixtures().to_string_lossy().into_owned(),
+            "is a folder, not a file",
+        ),
+        ("/dev/zero".to_string(), "is not a regular file"),
     ];
     for (path, message) in &cases {
         let out = utter(&["transcribe", path, CLIP2]);
@@ -325,6 +331,42 @@ fn srt_and_vtt_files_parse_back_monotonic_and_non_overlapping() {
     }
 }
 
+/// Two inputs of one name write two files (issue 64: the second
+/// overwrote the first), and names that would still clash are refused
+/// before anything is transcribed.
+#[test]
+fn two_inputs_of_one_name_write_two_outputs() {
+    let out_dir = tempfile::tempdir().unwrap();
+    let out = utter(&[
+        "transcribe",
+        &fixture("speech.m4a"),
+        &fixture("speech.webm"),
+        "-f",
+        "srt",
+        "-o",
+        out_dir.path().to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    for name in ["speech.m4a.srt", "speech.webm.srt"] {
+        let srt = std::fs::read_to_string(out_dir.path().join(name)).unwrap();
+        assert!(srt.contains(" --> "), "{name}: {srt}");
+    }
+    let wav = CLIP;
+    let twice = utter(&[
+        "transcribe",
+        wav,
+        wav,
+        "-o",
+        out_dir.path().to_str().unwrap(),
+    ]);
+    assert_eq!(twice.status.code(), Some(2), "{}", stderr(&twice));
+    assert!(
+        stderr(&twice).contains("would both be written to"),
+        "{}",
+        stderr(&twice)
+    );
+}
+
 #[test]
 fn json_carries_segments_times_and_the_model() {
     let out = utter(&["transcribe", "-f", "json", CLIP2]);
@@ -397,6 +439,25 @@ fn a_model_without_timestamps_gets_cues_from_the_speech_spans() {
         if i > 0 {
             assert!(cue.1 >= cues[i - 1].2, "no overlap: {text}");
         }
+        // Moonshine gives no times (one segment at 0–0): each cue must still
+        // last as long as its words take to say (issue 64: cues were 1 ms),
+        // and no longer than a subtitle may.
+        let words = cue.3.split_whitespace().count() as i64;
+        assert!(
+            cue.2 - cue.1 >= words * 150,
+            "cue {i} too short for {words} words: {text}"
+        );
+        assert!(cue.2 - cue.1 <= 7_000, "cue {i} longer than 7 s: {text}");
+        // Inside the speech: the first clip (0–7.1 s) or the second (from 11.1 s).
+        let in_speech = |t: i64| t <= 7_400 || t >= 10_800;
+        assert!(
+            in_speech(cue.1) && in_speech(cue.2),
+            "cue {i} outside the speech: {text}"
+        );
+        assert!(
+            cue.1 > 7_400 || cue.2 < 10_800,
+            "cue {i} spans the pause: {text}"
+        );
     }
     // The first clip is 7.1 s long; the second starts 4 s after it.
     assert!(cues[0].2 <= 8_000, "{:?}", cues[0]);

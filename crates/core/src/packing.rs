@@ -5,6 +5,15 @@
 //! where its pieces came from so timestamps can be mapped back to file time.
 
 use crate::audio::{ms_to_samples, samples_to_ms};
+
+/// A pause in the speech this long starts a new cue (untimed models).
+pub const CUE_GAP_MS: i64 = 1_000;
+/// The longest cue, as subtitle conventions have it.
+pub const CUE_MAX_MS: i64 = 7_000;
+/// A cue this long ends at the next sentence's end.
+pub const CUE_SENTENCE_MS: i64 = 2_000;
+/// The shortest cue worth its own line, unless the speech is shorter.
+pub const CUE_MIN_MS: i64 = 700;
 /// One contiguous run of source audio inside a window.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Piece {
@@ -147,6 +156,80 @@ impl Window {
             ),
             _ => (0, 0),
         }
+    }
+
+    /// Cues for the text of a model without timestamps: its words spread
+    /// over the window's speech by their length, cut where the speech
+    /// pauses for [`CUE_GAP_MS`] or more in the source, and before a cue
+    /// passes [`CUE_MAX_MS`] (at a sentence's end once it is
+    /// [`CUE_SENTENCE_MS`] long); a last cue under [`CUE_MIN_MS`] joins the
+    /// one before when both fit. Each cue spans the speech it carries, in
+    /// source time.
+    pub fn untimed_cues(&self, text: &str) -> Vec<(i64, i64, String)> {
+        let words: Vec<&str> = text.split_whitespace().collect();
+        if words.is_empty() || self.is_empty() {
+            return Vec::new();
+        }
+        // Window sample where each word starts, by its share of the letters.
+        let weight = |w: &str| w.chars().count() as u64 + 1;
+        let total: u64 = words.iter().map(|w| weight(w)).sum();
+        let mut starts = Vec::with_capacity(words.len() + 1);
+        let mut so_far = 0;
+        for w in &words {
+            starts.push(self.len() * so_far / total);
+            so_far += weight(w);
+        }
+        starts.push(self.len());
+        let source_ms = |sample: u64| -> i64 {
+            let piece = self
+                .pieces
+                .iter()
+                .rev()
+                .find(|p| p.window_start <= sample)
+                .unwrap_or(&self.pieces[0]);
+            let offset = (sample - piece.window_start).min(piece.len);
+            samples_to_ms(piece.source_start + offset) as i64
+        };
+        // A pause in the source before word `i`: from the previous word's
+        // start, more source time passed than window time (the silence
+        // between two pieces was left out of the window).
+        let pause_before = |i: usize| -> bool {
+            let window_ms = samples_to_ms(starts[i] - starts[i - 1]) as i64;
+            source_ms(starts[i]) - source_ms(starts[i - 1]) - window_ms >= CUE_GAP_MS
+        };
+        let mut cues: Vec<(usize, usize)> = Vec::new(); // word ranges
+        let mut first = 0;
+        for i in 1..words.len() {
+            let span = source_ms(starts[i]) - source_ms(starts[first]);
+            let sentence_end = words[i - 1].ends_with(['.', '?', '!']);
+            if pause_before(i)
+                || span + (source_ms(starts[i + 1]) - source_ms(starts[i])) > CUE_MAX_MS
+                || (sentence_end && span >= CUE_SENTENCE_MS)
+            {
+                cues.push((first, i));
+                first = i;
+            }
+        }
+        cues.push((first, words.len()));
+        let ms = |(a, b): (usize, usize)| source_ms(starts[b]) - source_ms(starts[a]);
+        if cues.len() >= 2 {
+            let last = cues[cues.len() - 1];
+            let before = cues[cues.len() - 2];
+            if ms(last) < CUE_MIN_MS && ms((before.0, last.1)) <= CUE_MAX_MS {
+                cues.pop();
+                cues.last_mut().expect("two cues").1 = last.1;
+            }
+        }
+        cues.into_iter()
+            .map(|(a, b)| {
+                let end = source_ms(starts[b].saturating_sub(1)) + 1;
+                (
+                    source_ms(starts[a]),
+                    end.max(source_ms(starts[a]) + 1),
+                    words[a..b].join(" "),
+                )
+            })
+            .collect()
     }
 }
 
@@ -330,5 +413,41 @@ mod tests {
             "clamped to the window"
         );
         assert_eq!(w.source_span_ms(), (2000, 11_000));
+    }
+
+    /// A model without timestamps: its text spread over the window's
+    /// speech, cut at a long pause and before 7 s, no cue shorter than its
+    /// words or outside the speech.
+    #[test]
+    fn untimed_text_gets_cues_that_span_its_speech() {
+        let mut window = Window::default();
+        // 4 s of speech at 1 s, then (after a 3 s pause) 10 s at 8 s.
+        window.push_piece(16_000, &vec![0.1; 64_000]);
+        window.push_piece(128_000, &vec![0.1; 160_000]);
+        let text = "One two three four. Five six seven eight nine ten eleven twelve. \
+                    Thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty.";
+        let cues = window.untimed_cues(text);
+        assert!(cues.len() >= 3, "{cues:?}");
+        let joined: Vec<&str> = cues.iter().map(|c| c.2.as_str()).collect();
+        assert_eq!(
+            joined.join(" ").split_whitespace().count(),
+            text.split_whitespace().count()
+        );
+        for (a, b, words) in &cues {
+            assert!(b - a >= CUE_MIN_MS.min(500), "{a}–{b} {words}");
+            assert!(b - a <= CUE_MAX_MS, "{a}–{b} {words}");
+            let inside = |t: &i64| (1_000..=5_000).contains(t) || (8_000..=18_000).contains(t);
+            assert!(
+                inside(a) && inside(&(b - 1)),
+                "{a}–{b} outside the speech: {words}"
+            );
+        }
+        // No cue crosses the 3 s pause.
+        assert!(
+            cues.iter().all(|(a, b, _)| !(*a < 5_000 && *b > 8_000)),
+            "{cues:?}"
+        );
+        assert!(cues.windows(2).all(|w| w[0].1 <= w[1].0), "{cues:?}");
+        assert!(window.untimed_cues("  ").is_empty());
     }
 }

@@ -26,6 +26,8 @@ pub const SETTINGS_VERSION: u32 = 2;
 /// every run (docs/benchmarks.md); the rest wait for a reorder.
 pub const VOCABULARY_MAX: usize = 200;
 const VOCABULARY_ENTRY_MAX_CHARS: usize = 100;
+/// The most a user may raise the audio limit to: a week.
+pub const MAX_AUDIO_MINUTES_CEILING: u32 = 7 * 24 * 60;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase", default)]
@@ -58,6 +60,9 @@ pub struct Settings {
     pub vad_threshold: f32,
     pub silence_ms: u32,
     pub keep_audio_days: u32,
+    /// The longest audio one file may hold (files dropped on the app, its
+    /// server's uploads): a file past it is refused while it is decoded.
+    pub max_audio_minutes: u32,
     /// Unload the speech model after this many idle minutes (0 = keep it
     /// loaded); the next key press loads it again while the user speaks.
     pub engine_idle_unload_minutes: u32,
@@ -114,6 +119,7 @@ impl Default for Settings {
             vad_threshold: 0.5,
             silence_ms: defaults::SILENCE_MS,
             keep_audio_days: 30,
+            max_audio_minutes: crate::audio::limits::DEFAULT_MAX_AUDIO_MINUTES,
             engine_idle_unload_minutes: 10,
             compute: Compute::Auto,
             theme: Theme::System,
@@ -215,6 +221,12 @@ impl Settings {
         }
         if self.keep_audio_days > 3650 {
             return Err(invalid("keepAudioDays", "must be 0 (forever) to 3650"));
+        }
+        if !(1..=MAX_AUDIO_MINUTES_CEILING).contains(&self.max_audio_minutes) {
+            return Err(invalid(
+                "maxAudioMinutes",
+                format!("must be 1 to {MAX_AUDIO_MINUTES_CEILING}"),
+            ));
         }
         if self.engine_idle_unload_minutes > 1440 {
             return Err(invalid(

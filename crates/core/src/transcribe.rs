@@ -41,6 +41,11 @@ pub struct FileOptions {
     pub prompt: Option<String>,
     /// Replacements and clean-up, applied to each segment.
     pub rules: TextRules,
+    /// How much audio the file may hold (the decoder stops past it).
+    pub limits: audio::AudioLimits,
+    /// Set by whoever gave the job (a client that went away): the decoder
+    /// and the engine stop within a packet and a run.
+    pub cancel: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
 }
 
 impl Default for FileOptions {
@@ -55,6 +60,8 @@ impl Default for FileOptions {
             vocabulary: Vec::new(),
             prompt: None,
             rules: TextRules::default(),
+            limits: audio::AudioLimits::default(),
+            cancel: None,
         }
     }
 }
@@ -559,6 +566,7 @@ impl<'a> Batches<'a> {
         let utterances = run.wait()?;
         let mut end = 0;
         let engine = &self.engines[0];
+        let timed = engine.info().timestamps != crate::engine::Timestamps::None;
         for (w, u) in windows.iter().zip(utterances) {
             for (w, u) in rerun_if_cut_short(engine, &self.params, w, u, MAX_SPLITS)? {
                 let parts = match self.check_coverage {
@@ -567,7 +575,7 @@ impl<'a> Batches<'a> {
                 };
                 for (w, mut u) in parts {
                     recheck_doubts(engine, rules, &self.params, &w, &mut u);
-                    merge(transcript, &w, u, rules);
+                    merge(transcript, &w, u, rules, timed);
                 }
             }
             end = w.source_span_ms().1;
@@ -732,21 +740,30 @@ pub fn transcribe_file_streamed(
         },
         rules: &options.rules,
     };
-    // The decoder calls back with audio; the first engine failure stops the
-    // pipeline (the decoder runs to its end regardless).
+    // The decoder calls back with audio; the first engine failure, or a
+    // cancel, stops the decoder too.
     let mut failed: Option<EngineError> = None;
     let mut told = 0;
-    let decoded = audio::decode_file(path, |pcm| {
-        if failed.is_none() {
-            match pipeline.push(pcm) {
-                Ok(progress) => on_progress(progress),
-                Err(e) => failed = Some(e),
-            }
-            for segment in &pipeline.transcript.segments[told..] {
-                on_segment(segment);
-            }
-            told = pipeline.transcript.segments.len();
+    let cancelled = || {
+        options
+            .cancel
+            .as_ref()
+            .is_some_and(|c| c.load(std::sync::atomic::Ordering::SeqCst))
+    };
+    let decoded = audio::decode_file_within(path, &options.limits, |pcm| {
+        if cancelled() {
+            failed = Some(EngineError::Cancelled);
+            return false;
         }
+        match pipeline.push(pcm) {
+            Ok(progress) => on_progress(progress),
+            Err(e) => failed = Some(e),
+        }
+        for segment in &pipeline.transcript.segments[told..] {
+            on_segment(segment);
+        }
+        told = pipeline.transcript.segments.len();
+        failed.is_none()
     });
     let engine_fail = |source: EngineError| FileError::Engine {
         path: path.to_path_buf(),
@@ -943,8 +960,16 @@ fn recheck_doubts(
     }
 }
 
-/// Adds one window's result, mapped to file time.
-fn merge(transcript: &mut FileTranscript, window: &Window, u: Utterance, rules: &TextRules) {
+/// Adds one window's result, mapped to file time. A model without
+/// timestamps (`timed` false: Moonshine gives one segment timed 0–0) gets
+/// its cues from the window's speech ([`Window::untimed_cues`]).
+fn merge(
+    transcript: &mut FileTranscript,
+    window: &Window,
+    u: Utterance,
+    rules: &TextRules,
+    timed: bool,
+) {
     tracing::debug!(
         window_s = window.len() as f64 / f64::from(crate::audio::ENGINE_RATE),
         pieces = window.pieces.len(),
@@ -963,10 +988,19 @@ fn merge(transcript: &mut FileTranscript, window: &Window, u: Utterance, rules: 
             crate::transcript::clock(b, '.')
         ));
     }
-    if u.segments.is_empty() {
-        if !u.text.is_empty() {
-            let (start_ms, end_ms) = window.source_span_ms();
-            transcript.push_segment(start_ms, end_ms, u.text, rules);
+    if u.segments.is_empty() || !timed {
+        // The text, or the segments' (the recheck edits those).
+        let text = match u.text.trim().is_empty() {
+            true => u
+                .segments
+                .iter()
+                .map(|s| s.text.trim())
+                .collect::<Vec<_>>()
+                .join(" "),
+            false => u.text,
+        };
+        for (start_ms, end_ms, cue) in window.untimed_cues(&text) {
+            transcript.push_segment(start_ms, end_ms, cue, rules);
         }
         return;
     }

@@ -209,9 +209,17 @@ impl ModelStore {
                 "`{name}` is a VAD model, not a speech model"
             )));
         }
+        // What files use now, before the change: `--for dictation` must not
+        // move them along (they fall back to the general default).
+        let files_now = self.default_for(ModelUse::Files)?.map(|m| m.name);
         let mut manifest = self.read_manifest()?;
         match use_ {
-            Some(ModelUse::Dictation) => manifest.default_speech = Some(name.to_string()),
+            Some(ModelUse::Dictation) => {
+                if manifest.default_files.is_none() && files_now.as_deref() != Some(name) {
+                    manifest.default_files = files_now;
+                }
+                manifest.default_speech = Some(name.to_string());
+            }
             Some(ModelUse::Files) => manifest.default_files = Some(name.to_string()),
             None => {
                 manifest.default_speech = Some(name.to_string());
@@ -342,6 +350,12 @@ mod tests {
         assert_eq!(for_use(ModelUse::Files), "large");
         // `models use NAME` without --for sets both again.
         store.set_default("small").unwrap();
+        assert_eq!(for_use(ModelUse::Files), "small");
+        // `--for dictation` changes dictation only: files keep theirs.
+        store
+            .set_default_for("large", Some(ModelUse::Dictation))
+            .unwrap();
+        assert_eq!(for_use(ModelUse::Dictation), "large");
         assert_eq!(for_use(ModelUse::Files), "small");
         store
             .set_default_for("large", Some(ModelUse::Files))

@@ -40,7 +40,7 @@ pub async fn require_key(
 
 /// Constant time over the key's bytes (a length mismatch fails at once,
 /// which reveals only the length).
-fn key_matches(key: &str, sent: &str) -> bool {
+pub(crate) fn key_matches(key: &str, sent: &str) -> bool {
     bool::from(key.as_bytes().ct_eq(sent.as_bytes()))
 }
 

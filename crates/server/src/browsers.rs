@@ -116,11 +116,17 @@ pub async fn guard(
             tracing::warn!(
                 "refused a request from a web page at {origin} (not listed with --cors-origin)"
             );
+            // `null` is a sandboxed frame or a local file: any page can be
+            // that, so it is never listed (parse_origin refuses it).
+            let advice = if parse_origin(origin).is_ok() {
+                format!("to let that site use this server, start it with --cors-origin {origin}")
+            } else {
+                "such pages (sandboxed frames, local files) cannot be allowed: call the server \
+                 from a program or from a page served over http(s)"
+                    .to_string()
+            };
             return ApiError::forbidden(
-                format!(
-                    "requests from web pages at {origin} are refused; to let that site use this \
-                     server, start it with --cors-origin {origin}"
-                ),
+                format!("requests from web pages at {origin} are refused; {advice}"),
                 "forbidden_origin",
             )
             .into_response();

@@ -90,6 +90,16 @@ impl ApiError {
         .with_code("invalid_api_key")
     }
 
+    /// `/mcp` without an API key asks for the per-user token.
+    pub fn mcp_token_missing() -> Self {
+        Self::new(
+            StatusCode::UNAUTHORIZED,
+            "invalid_request_error",
+            "/mcp needs this user's token: send the contents of the file `utter serve` names at start (~/.local/share/utter/mcp-token) as `Authorization: Bearer TOKEN`.",
+        )
+        .with_code("invalid_mcp_token")
+    }
+
     pub fn too_large(limit: u64) -> Self {
         Self {
             param: Some("file"),

@@ -1,11 +1,14 @@
 //! Many clients, few engines: requests are admitted into a bounded queue
 //! (past it, 503 + Retry-After), wait for one of `workers` slots, and run on
 //! an engine worker process kept warm for the next request of that model.
-//! A request whose client went away (its future dropped) cancels its run.
+//! A request whose client went away (its future dropped) cancels its run:
+//! its decoder stops within a packet and its engine run at once, and its
+//! worker slot is held until the work has really stopped, so the engines
+//! at work never outnumber `--workers`.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use utter_core::audio::AudioError;
@@ -49,6 +52,8 @@ pub struct Jobs {
     busy: AtomicUsize,
     vad_path: Option<PathBuf>,
     detectors: Mutex<Vec<SpeechDetector>>,
+    /// The jobs at work, for a shutdown to stop them all.
+    running: Mutex<Vec<Weak<CancelState>>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -71,7 +76,22 @@ impl Jobs {
             busy: AtomicUsize::new(0),
             vad_path,
             detectors: Mutex::new(Vec::new()),
+            running: Mutex::new(Vec::new()),
         }
+    }
+
+    /// Stops every job at work (the server is ending): each decoder and
+    /// engine run stops, and each client is told it was cancelled.
+    pub fn cancel_all(&self) {
+        let running: Vec<Arc<CancelState>> = lock(&self.running)
+            .iter()
+            .filter_map(Weak::upgrade)
+            .collect();
+        for job in running {
+            job.cancel("the server is shutting down");
+        }
+        self.slots.close();
+        self.admitted.close();
     }
 
     /// A place in the queue, or 503 when it is full.
@@ -99,10 +119,10 @@ impl Jobs {
     /// client disconnected) cancels the engine's runs for it.
     pub async fn run(
         self: &Arc<Self>,
-        _admission: Admission,
-        job: Job,
+        admission: Admission,
+        mut job: Job,
     ) -> Result<FileTranscript, ApiError> {
-        let _slot = self
+        let slot = self
             .slots
             .clone()
             .acquire_owned()
@@ -110,8 +130,20 @@ impl Jobs {
             .map_err(|_| ApiError::unavailable("the server is shutting down"))?;
         let cancel = CancelOnDrop::default();
         let state = cancel.state.clone();
+        job.options.cancel = Some(state.flag.clone());
+        {
+            let mut running = lock(&self.running);
+            running.retain(|w| w.strong_count() > 0);
+            running.push(Arc::downgrade(&state));
+        }
         let jobs = self.clone();
-        let task = tokio::task::spawn_blocking(move || jobs.run_blocking(job, &state));
+        // The slot and the queue place go with the work, not with this
+        // future: a client that leaves frees them when its job has stopped.
+        let task = tokio::task::spawn_blocking(move || {
+            let result = jobs.run_blocking(job, &state);
+            drop((slot, admission));
+            result
+        });
         let result = task
             .await
             .map_err(|e| ApiError::internal(format!("the transcription task failed: {e}")))?;
@@ -123,8 +155,8 @@ impl Jobs {
         let engine = self.take_engine(&job.model_name, &job.model_path)?;
         self.busy.fetch_add(1, Ordering::SeqCst);
         *lock(&cancel.engine) = Some(engine.clone());
-        let result = if cancel.cancelled.load(Ordering::SeqCst) {
-            Err(ApiError::internal("cancelled: the client disconnected"))
+        let result = if cancel.flag.load(Ordering::SeqCst) {
+            Err(ApiError::internal(cancel.reason()))
         } else {
             self.transcribe_on(&engine, &mut job)
         };
@@ -167,7 +199,7 @@ impl Jobs {
         if let Some(d) = detector {
             lock(&self.detectors).push(d);
         }
-        let transcript = result.map_err(file_error)?;
+        let transcript = result.map_err(|e| file_error(e, &job.options))?;
         if transcript.truncated {
             return Err(ApiError::invalid(
                 "file",
@@ -221,13 +253,23 @@ impl Jobs {
     }
 }
 
-fn file_error(e: FileError) -> ApiError {
+fn file_error(e: FileError, options: &FileOptions) -> ApiError {
     match e {
         FileError::Audio { source, .. } => audio_error(source),
         FileError::Engine {
             source: EngineError::Cancelled,
             ..
-        } => ApiError::internal("cancelled: the client disconnected"),
+        } => ApiError::internal(
+            if options
+                .cancel
+                .as_ref()
+                .is_some_and(|c| c.load(Ordering::SeqCst))
+            {
+                "cancelled: the client disconnected or the server is ending"
+            } else {
+                "cancelled"
+            },
+        ),
         FileError::Engine { source, .. } => ApiError::internal(format!(
             "The speech engine failed: {source}. Try the request again."
         )),
@@ -246,8 +288,28 @@ fn audio_error(e: AudioError) -> ApiError {
 
 #[derive(Default)]
 struct CancelState {
-    cancelled: AtomicBool,
+    /// Read by the decoder between packets (`FileOptions::cancel`).
+    flag: Arc<AtomicBool>,
+    why: Mutex<Option<&'static str>>,
     engine: Mutex<Option<Arc<Engine>>>,
+}
+
+impl CancelState {
+    fn cancel(&self, why: &'static str) {
+        lock(&self.why).get_or_insert(why);
+        self.flag.store(true, Ordering::SeqCst);
+        if let Some(engine) = lock(&self.engine).as_ref() {
+            tracing::info!("{why}: cancelling its transcription");
+            engine.cancel_submitted();
+        }
+    }
+
+    fn reason(&self) -> String {
+        format!(
+            "cancelled: {}",
+            lock(&self.why).unwrap_or("the client disconnected")
+        )
+    }
 }
 
 /// Cancels the job's engine runs if the request's future is dropped before
@@ -269,10 +331,48 @@ impl Drop for CancelOnDrop {
         if self.done {
             return;
         }
-        self.state.cancelled.store(true, Ordering::SeqCst);
-        if let Some(engine) = lock(&self.state.engine).as_ref() {
-            tracing::info!("client disconnected: cancelling its transcription");
-            engine.cancel_submitted();
+        self.state.cancel("client disconnected");
+    }
+}
+
+/// The prefix of every upload's temporary file (HTTP and Wyoming).
+const UPLOAD_PREFIX: &str = "utter-upload-";
+
+/// A temporary file for an upload, locked while this process holds it, so
+/// that [`remove_orphaned_uploads`] tells one of a crashed server (its lock
+/// went with the process) from one in use by a server still running.
+pub fn upload_temp_file(suffix: &str) -> std::io::Result<tempfile::NamedTempFile> {
+    let temp = tempfile::Builder::new()
+        .prefix(UPLOAD_PREFIX)
+        .suffix(suffix)
+        .tempfile()?;
+    // Shared: Windows locks are mandatory, and the decoder reads the file by its name.
+    temp.as_file()
+        .try_lock_shared()
+        .map_err(std::io::Error::other)?;
+    Ok(temp)
+}
+
+/// Removes the upload files a killed server left in the temporary folder
+/// (a crash skips their removal): those no process holds locked.
+pub fn remove_orphaned_uploads() {
+    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        if !name.to_string_lossy().starts_with(UPLOAD_PREFIX) {
+            continue;
+        }
+        let path = entry.path();
+        let Ok(file) = std::fs::File::open(&path) else {
+            continue;
+        };
+        if file.try_lock().is_ok() && std::fs::remove_file(&path).is_ok() {
+            tracing::info!(
+                "removed an upload a stopped server left: {}",
+                path.display()
+            );
         }
     }
 }

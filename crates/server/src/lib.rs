@@ -4,6 +4,7 @@
 //! Safe by default: loopback only unless told otherwise, and then only with
 //! an API key; bounded uploads, queue and read times.
 
+pub mod access;
 mod auth;
 mod browsers;
 mod clients;
@@ -20,6 +21,7 @@ mod upload;
 mod wyoming;
 
 use std::net::{IpAddr, SocketAddr};
+use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
@@ -28,11 +30,14 @@ use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
+use utter_core::audio::AudioLimits;
 use utter_core::models::ModelStore;
 
+pub use access::{parse_net, AccessError};
 pub use browsers::{parse_origin, BadOrigin};
 pub use clients::{ClientSeen, RecentClients};
 pub use error::ApiError;
+pub use ipnet::IpNet;
 
 /// How the server runs.
 #[derive(Debug, Clone)]
@@ -56,6 +61,22 @@ pub struct ServeConfig {
     /// Web pages that may call the server (`--cors-origin`); requests
     /// from any other page are refused.
     pub cors_origins: Vec<String>,
+    /// Who may connect to Wyoming (no keys in its protocol) besides this
+    /// computer; required to serve it off loopback.
+    pub wyoming_allow: Vec<ipnet::IpNet>,
+    /// Wyoming connections served at once; more are closed at accept.
+    pub max_wyoming_connections: usize,
+    /// Folders MCP's `transcribe_file` may read over HTTP; none: the tool
+    /// is off there (it stays on over stdio).
+    pub mcp_folders: Vec<PathBuf>,
+    /// The file holding the token `/mcp` asks of callers when there is no
+    /// API key (made, 0600, when missing); `None`: `/mcp` is off without a key.
+    pub mcp_token_file: Option<PathBuf>,
+    /// How much audio one request may hold (`--max-audio-minutes`).
+    pub audio_limits: AudioLimits,
+    /// The longest a request's whole body may take to arrive, however
+    /// steadily it trickles.
+    pub body_deadline: Duration,
 }
 
 impl Default for ServeConfig {
@@ -71,6 +92,12 @@ impl Default for ServeConfig {
             max_connections: 512,
             wyoming_port: None,
             cors_origins: Vec::new(),
+            wyoming_allow: Vec::new(),
+            max_wyoming_connections: 64,
+            mcp_folders: Vec::new(),
+            mcp_token_file: Some(access::default_token_file()),
+            audio_limits: AudioLimits::default(),
+            body_deadline: Duration::from_secs(600),
         }
     }
 }
@@ -84,6 +111,10 @@ pub enum ServeError {
     KeyRequired(IpAddr),
     #[error("the API key is empty")]
     EmptyKey,
+    #[error("refusing to serve Wyoming on {0}: its protocol has no keys, so anyone who can reach it could use it; name who may connect with --wyoming-allow ADDRESS-OR-NETWORK (e.g. 192.168.1.0/24), or serve it on 127.0.0.1")]
+    WyomingAllowRequired(IpAddr),
+    #[error(transparent)]
+    Access(#[from] AccessError),
     #[error("cannot listen on {addr}: {source}")]
     Bind {
         addr: SocketAddr,
@@ -99,10 +130,25 @@ pub enum ServeError {
 /// checked where they are read, in [`Server::bind`]).
 pub fn check(config: &ServeConfig) -> Result<(), ServeError> {
     match &config.api_key {
-        Some(key) if key.trim().is_empty() => Err(ServeError::EmptyKey),
-        None if !config.host.is_loopback() => Err(ServeError::KeyRequired(config.host)),
-        _ => Ok(()),
+        Some(key) if key.trim().is_empty() => return Err(ServeError::EmptyKey),
+        Some(key) => access::check_key(key)?,
+        None if !config.host.is_loopback() => return Err(ServeError::KeyRequired(config.host)),
+        None => {}
     }
+    if config.wyoming_port.is_some()
+        && !config.host.is_loopback()
+        && config.wyoming_allow.is_empty()
+    {
+        return Err(ServeError::WyomingAllowRequired(config.host));
+    }
+    Ok(())
+}
+
+/// What each listener lets in, as the startup line says it.
+pub struct AccessRules {
+    pub http: String,
+    pub mcp: String,
+    pub wyoming: String,
 }
 
 /// A bound server, not yet serving (so callers can print the address, and
@@ -115,12 +161,20 @@ pub struct Server {
     /// Which web pages may call it (`--cors-origin`), parsed at bind.
     browsers: browsers::BrowserPolicy,
     recent: Arc<RecentClients>,
+    wyoming_allow: access::WyomingAllow,
 }
 
 impl Server {
     pub async fn bind(config: ServeConfig, store: ModelStore) -> Result<Self, ServeError> {
         check(&config)?;
         let browsers = browsers::BrowserPolicy::new(&config.cors_origins, config.host)?;
+        let mcp_folders = access::AllowedFolders::new(&config.mcp_folders)?;
+        // With a key, /mcp takes the key; without, the per-user token.
+        let mcp_token = match (&config.api_key, &config.mcp_token_file) {
+            (None, Some(file)) => Some(access::load_or_create_token(file)?),
+            _ => None,
+        };
+        jobs::remove_orphaned_uploads();
         let vad_path = store
             .vad()
             .ok()
@@ -151,17 +205,22 @@ impl Server {
             limits: upload::Limits {
                 max_bytes: config.max_upload_bytes,
                 read_timeout: config.read_timeout,
+                body_deadline: config.body_deadline,
             },
+            audio_limits: config.audio_limits,
             api_key: config.api_key.clone(),
+            mcp_token,
+            mcp_folders,
             ready: AtomicBool::new(false),
         });
         Ok(Self {
             listener,
             wyoming,
             state,
-            config,
             browsers,
             recent: Arc::default(),
+            wyoming_allow: access::WyomingAllow::new(config.wyoming_allow.clone()),
+            config,
         })
     }
 
@@ -179,6 +238,43 @@ impl Server {
     /// Where Wyoming is served, if it is.
     pub fn wyoming_addr(&self) -> Option<SocketAddr> {
         self.wyoming.as_ref().and_then(|l| l.local_addr().ok())
+    }
+
+    /// What each door lets in: the startup line says exactly this.
+    pub fn access_rules(&self) -> AccessRules {
+        let http = match (&self.config.api_key, self.config.host.is_loopback()) {
+            (Some(_), _) => "API key required".to_string(),
+            (None, _) => "no key: this computer only".to_string(),
+        };
+        let mcp = match (&self.config.api_key, &self.state.mcp_token) {
+            (Some(_), _) => "the API key".to_string(),
+            (None, Some(_)) => format!(
+                "the token in {}",
+                self.config
+                    .mcp_token_file
+                    .as_deref()
+                    .unwrap_or(std::path::Path::new("?"))
+                    .display()
+            ),
+            (None, None) => "off (no key or token)".to_string(),
+        };
+        let files = if self.state.mcp_folders.is_empty() {
+            "transcribe_file off (no --mcp-folder)".to_string()
+        } else {
+            let folders: Vec<String> = self
+                .state
+                .mcp_folders
+                .list()
+                .iter()
+                .map(|f| f.display().to_string())
+                .collect();
+            format!("transcribe_file reads only under {}", folders.join(", "))
+        };
+        AccessRules {
+            http,
+            mcp: format!("needs {mcp}; {files}"),
+            wyoming: self.wyoming_allow.describe(),
+        }
     }
 
     /// Serves until `shutdown` resolves. The default model loads in the
@@ -202,18 +298,30 @@ impl Server {
             state.ready.store(true, std::sync::atomic::Ordering::SeqCst);
         });
         if let Some(listener) = self.wyoming {
-            // Wyoming has no keys: it is served on loopback unless the user
-            // chose a host, which then also required an HTTP key.
-            tokio::spawn(wyoming::serve(listener, self.state.clone()));
+            // Wyoming has no keys: off loopback, only the listed networks.
+            tokio::spawn(wyoming::serve(
+                listener,
+                self.state.clone(),
+                self.wyoming_allow.clone(),
+                self.config.max_wyoming_connections,
+                self.config.read_timeout,
+            ));
         }
         let router = routes::router(self.state.clone(), self.browsers, self.recent.clone());
         let connections = Arc::new(Semaphore::new(self.config.max_connections));
         let read_timeout = self.config.read_timeout;
         tokio::pin!(shutdown);
+        let jobs = self.state.jobs.clone();
+        // Every job in progress is told to stop at once (its decoder and
+        // engine runs), so an ending server does not wait on them.
+        let stopping = move || {
+            jobs.cancel_all();
+            Ok(())
+        };
         loop {
             let permit = tokio::select! {
                 permit = connections.clone().acquire_owned() => permit.expect("never closed"),
-                () = &mut shutdown => return Ok(()),
+                () = &mut shutdown => return stopping(),
             };
             let (stream, _) = tokio::select! {
                 accepted = self.listener.accept() => match accepted {
@@ -225,7 +333,7 @@ impl Server {
                         continue;
                     }
                 },
-                () = &mut shutdown => return Ok(()),
+                () = &mut shutdown => return stopping(),
             };
             let service = TowerToHyperService::new(router.clone());
             tokio::spawn(async move {
@@ -314,13 +422,18 @@ impl Drop for BackgroundServer {
     }
 }
 
+/// How long an ending server waits for its jobs to stop before it leaves
+/// them (their engine workers end with the process).
+pub const SHUTDOWN_GRACE: Duration = Duration::from_millis(1500);
+
 /// Binds and serves on a runtime of its own until Ctrl-C or SIGTERM;
-/// `on_listening` is told the address once bound. For front ends without
-/// a runtime (the CLI).
+/// `on_listening` is told the address and each door's rule once bound.
+/// For front ends without a runtime (the CLI). Returns within
+/// [`SHUTDOWN_GRACE`] of the signal, whatever its jobs are doing.
 pub fn serve_until_interrupted(
     config: ServeConfig,
     store: ModelStore,
-    on_listening: impl FnOnce(SocketAddr, Option<SocketAddr>),
+    on_listening: impl FnOnce(SocketAddr, Option<SocketAddr>, AccessRules),
 ) -> Result<(), ServeError> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         // Request handling is light: the engines work in their own processes.
@@ -328,11 +441,19 @@ pub fn serve_until_interrupted(
         .enable_all()
         .build()
         .map_err(ServeError::Runtime)?;
-    runtime.block_on(async move {
+    let result = runtime.block_on(async move {
         let server = Server::bind(config, store).await?;
-        on_listening(server.local_addr(), server.wyoming_addr());
+        on_listening(
+            server.local_addr(),
+            server.wyoming_addr(),
+            server.access_rules(),
+        );
         server.serve(interrupted()).await
-    })
+    });
+    // A transcription in a blocking thread would hold a plain drop of the
+    // runtime until it ends (SIGTERM was ignored while a job ran).
+    runtime.shutdown_timeout(SHUTDOWN_GRACE);
+    result
 }
 
 async fn interrupted() {

@@ -357,6 +357,10 @@ impl Session {
     /// The text, or what went wrong in words an agent can act on.
     fn try_transcribe(&mut self, args: &Value) -> Result<String, ToolError> {
         let call = FileCall::parse(args)?;
+        // Over stdio the agent runs as the user: any file the user can read.
+        if !call.path.is_file() {
+            return Err(ToolError::NotAFile(call.path));
+        }
         let loaded = self.load(args)?;
         loaded
             .engine
@@ -384,9 +388,6 @@ impl FileCall {
             .filter(|p| !p.is_empty())
             .map(PathBuf::from)
             .ok_or(ToolError::NoPath)?;
-        if !path.is_file() {
-            return Err(ToolError::NotAFile(path));
-        }
         let format = match args["format"].as_str().unwrap_or("text") {
             "text" => Format::Txt,
             "srt" => Format::Srt,
@@ -401,6 +402,43 @@ impl FileCall {
             model: args["model"].as_str().map(str::to_string),
         })
     }
+}
+
+/// Opens a `transcribe_file` path for a caller over HTTP: only under the
+/// folders the user named (`--mcp-folder`), and only a regular file (see
+/// `access`). The refusal is the tool's error text; it never tells whether
+/// a path outside the folders exists.
+pub fn open_for_http(
+    folders: &crate::access::AllowedFolders,
+    path: &std::path::Path,
+) -> Result<std::fs::File, String> {
+    use crate::access::OpenRefused;
+    if folders.is_empty() {
+        return Err(
+            "transcribe_file is off over HTTP: this server reads no files for agents \
+                    unless started with --mcp-folder DIR (the folders they may read). \
+                    `utter mcp` (stdio) reads any file the user can."
+                .into(),
+        );
+    }
+    folders.open(path).map_err(|refused| match refused {
+        OpenRefused::NotAllowed => format!(
+            "{} is not a file this server may read: only files under {} (--mcp-folder)",
+            path.display(),
+            folders
+                .list()
+                .iter()
+                .map(|f| f.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        OpenRefused::NotAFile => format!("{} is not a file", path.display()),
+    })
+}
+
+/// A tool call's error result.
+pub fn tool_error_reply(id: Value, text: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "result": tool_text(text.to_string(), true)})
 }
 
 /// When `message` calls the `transcribe_file` tool: its id, and its checked
@@ -514,5 +552,46 @@ mod tests {
             names(&mut stdio),
             ["transcribe_file", "list_models", "listen"]
         );
+    }
+
+    /// Random JSON-RPC-shaped messages (a fixed budget of fuzzing in every
+    /// `npm test`): each gets a reply or none, never a panic.
+    #[test]
+    fn mutated_messages_get_a_reply_or_none() {
+        let models = tempfile::tempdir().unwrap();
+        let mut session = Session::new(ModelStore::new(models.path()));
+        let mut seed = 0x4D43_50_u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let leaves = [
+            json!(null),
+            json!(1),
+            json!(-1.5e300),
+            json!("transcribe_file"),
+            json!("tools/call"),
+            json!("/dev/zero"),
+            json!("initialize"),
+            json!([]),
+            json!({}),
+            json!(true),
+        ];
+        for _ in 0..3_000 {
+            let mut pick = || leaves[(next() % leaves.len() as u64) as usize].clone();
+            let arguments =
+                json!({"path": pick(), "format": pick(), "language": pick(), "model": pick()});
+            let message = json!({
+                "jsonrpc": pick(),
+                "id": pick(),
+                "method": pick(),
+                "params": {"name": pick(), "arguments": arguments, "protocolVersion": pick()},
+            });
+            let _ = as_file_call(&message);
+            // `/dev/zero` is no regular file: refused before any engine.
+            let _ = session.handle(&message);
+        }
     }
 }

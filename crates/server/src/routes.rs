@@ -25,7 +25,13 @@ pub struct AppState {
     pub catalog: Catalog,
     pub jobs: Arc<Jobs>,
     pub limits: Limits,
+    /// How much audio one request may hold.
+    pub audio_limits: utter_core::audio::AudioLimits,
     pub api_key: Option<String>,
+    /// Asked of `/mcp` callers when there is no API key (see `access`).
+    pub mcp_token: Option<String>,
+    /// Where MCP's `transcribe_file` may read over HTTP.
+    pub mcp_folders: crate::access::AllowedFolders,
     /// The default model has loaded (until then `/health` answers 503).
     pub ready: AtomicBool,
     /// MCP over HTTP (`/mcp`): one session for all its clients.
@@ -46,6 +52,7 @@ pub fn router(
         .route("/v1/models", get(list_models))
         .route("/v1/models/{id}", get(get_model))
         .route("/health", get(health))
+        // Its body is read in the handler, within its own small limit.
         .route("/mcp", post(mcp))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
@@ -67,13 +74,22 @@ pub fn router(
         .with_state(state)
 }
 
+/// The largest `/mcp` request body: a JSON-RPC message naming a file.
+const MCP_MAX_BODY_BYTES: usize = 256 * 1024;
+
 /// MCP's `transcribe_file` through the job queue every request shares: a
 /// full queue is the tool's error (retry later), a warm engine is reused.
+/// Over HTTP the file must lie under the folders the user named, and is
+/// opened (checked) here; the job reads that open file.
 async fn mcp_transcribe(
     state: &AppState,
     id: serde_json::Value,
     call: crate::mcp::FileCall,
 ) -> serde_json::Value {
+    let opened = match crate::mcp::open_for_http(&state.mcp_folders, &call.path) {
+        Ok(file) => file,
+        Err(refusal) => return crate::mcp::tool_error_reply(id, &refusal),
+    };
     let model = state.catalog.named_or_default(call.model.as_deref());
     let result = async {
         let model = model?;
@@ -81,9 +97,10 @@ async fn mcp_transcribe(
         let job = Job {
             model_name: model.name,
             model_path: model.path,
-            audio: call.path,
+            audio: crate::access::path_of_open(&opened, &call.path),
             options: FileOptions {
                 language: call.language,
+                limits: state.audio_limits,
                 ..FileOptions::default()
             },
             on_segment: None,
@@ -91,11 +108,63 @@ async fn mcp_transcribe(
         state.jobs.run(admission, job).await
     }
     .await;
+    drop(opened);
     crate::mcp::file_call_reply(id, call.format, result)
 }
 
+/// `/mcp` without an API key: the caller must show the per-user token
+/// (loopback is any local account, not only this user).
+fn mcp_token_ok(state: &AppState, headers: &HeaderMap) -> bool {
+    if state.api_key.is_some() {
+        return true; // checked by `auth::require_key`
+    }
+    let Some(token) = &state.mcp_token else {
+        return false;
+    };
+    let sent = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .unwrap_or("");
+    crate::auth::key_matches(token, sent)
+}
+
 /// MCP's streamable-HTTP transport, answered with plain JSON (see `mcp`).
-async fn mcp(State(state): State<Arc<AppState>>, body: axum::body::Bytes) -> Response {
+async fn mcp(
+    State(state): State<Arc<AppState>>,
+    headers: HeaderMap,
+    body: axum::body::Body,
+) -> Response {
+    if !mcp_token_ok(&state, &headers) {
+        return ApiError::mcp_token_missing().into_response();
+    }
+    // The whole body within the read timeout: a client that sends headers
+    // and then nothing holds no connection for long.
+    let body = match tokio::time::timeout(
+        state.limits.read_timeout,
+        axum::body::to_bytes(body, MCP_MAX_BODY_BYTES),
+    )
+    .await
+    {
+        Ok(Ok(bytes)) => bytes,
+        Ok(Err(_)) => {
+            return ApiError {
+                status: StatusCode::PAYLOAD_TOO_LARGE,
+                ..ApiError::invalid(
+                    "body",
+                    format!("An MCP message is at most {MCP_MAX_BODY_BYTES} bytes."),
+                )
+            }
+            .into_response()
+        }
+        Err(_) => {
+            return ApiError::timeout(format!(
+                "The request body did not arrive within {} s.",
+                state.limits.read_timeout.as_secs()
+            ))
+            .into_response()
+        }
+    };
     let message: serde_json::Value = match serde_json::from_slice(&body) {
         Ok(message) => message,
         Err(e) => {
@@ -221,7 +290,7 @@ async fn handle(
             ),
         )
     })?;
-    let upload = upload::read(form, &state.limits).await?;
+    let upload = upload::read_within_deadline(form, &state.limits).await?;
     let request = Request::from_upload(&state, &upload, task)?;
     let Some(file) = upload.file else {
         return Err(ApiError::invalid(
@@ -358,6 +427,7 @@ impl Request {
                 .map(str::trim)
                 .filter(|p| !p.is_empty())
                 .map(String::from),
+            limits: state.audio_limits,
             ..FileOptions::default()
         };
         Ok(Self {

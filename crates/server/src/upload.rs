@@ -16,6 +16,11 @@ use crate::error::ApiError;
 
 /// Longest text field accepted (a prompt, a language...).
 const MAX_FIELD_BYTES: usize = 64 * 1024;
+/// The most text fields one form may carry: the API has about ten.
+const MAX_FIELDS: usize = 32;
+/// All text fields together (20 connections of endless 64 KiB fields
+/// held 1.9 GB).
+const MAX_FIELDS_TOTAL_BYTES: usize = 128 * 1024;
 
 pub struct Upload {
     /// The `file` part, if the request had one.
@@ -46,7 +51,22 @@ impl Upload {
 
 pub struct Limits {
     pub max_bytes: u64,
+    /// Each read must make progress within it.
     pub read_timeout: Duration,
+    /// The whole body must have arrived within it.
+    pub body_deadline: Duration,
+}
+
+/// [`read`] within the whole-body deadline: a body trickled a byte at a
+/// time, each within the read timeout, still ends.
+pub async fn read_within_deadline(form: Multipart, limits: &Limits) -> Result<Upload, ApiError> {
+    match tokio::time::timeout(limits.body_deadline, read(form, limits)).await {
+        Ok(read) => read,
+        Err(_) => Err(ApiError::timeout(format!(
+            "The request body took more than {} s to arrive; send it faster, or a smaller file.",
+            limits.body_deadline.as_secs()
+        ))),
+    }
 }
 
 pub async fn read(mut form: Multipart, limits: &Limits) -> Result<Upload, ApiError> {
@@ -54,19 +74,42 @@ pub async fn read(mut form: Multipart, limits: &Limits) -> Result<Upload, ApiErr
         file: None,
         fields: HashMap::new(),
     };
+    let (mut fields, mut text_bytes) = (0usize, 0usize);
     while let Some(mut field) = timed(limits, form.next_field()).await? {
         let name = field.name().unwrap_or_default();
         let name = name.strip_suffix("[]").unwrap_or(name).to_string();
         if name == "file" {
+            if upload.file.is_some() {
+                return Err(ApiError::invalid(
+                    "file",
+                    "The form has more than one `file` part: send one file per request.",
+                ));
+            }
             upload.file = Some(save_file(&mut field, limits).await?);
         } else {
+            fields += 1;
+            if fields > MAX_FIELDS {
+                return Err(ApiError::invalid(
+                    "form",
+                    format!("The form has more than {MAX_FIELDS} fields."),
+                ));
+            }
             let mut value = Vec::new();
             while let Some(chunk) = timed(limits, field.chunk()).await? {
                 value.extend_from_slice(&chunk);
+                text_bytes += chunk.len();
                 if value.len() > MAX_FIELD_BYTES {
                     return Err(ApiError::invalid(
                         "form",
                         format!("The form field `{name}` is longer than {MAX_FIELD_BYTES} bytes."),
+                    ));
+                }
+                if text_bytes > MAX_FIELDS_TOTAL_BYTES {
+                    return Err(ApiError::invalid(
+                        "form",
+                        format!(
+                            "The form's text fields hold more than {MAX_FIELDS_TOTAL_BYTES} bytes."
+                        ),
                     ));
                 }
             }
@@ -96,10 +139,7 @@ fn extension_hint(file_name: Option<&str>) -> String {
 }
 
 async fn save_file(field: &mut Field<'_>, limits: &Limits) -> Result<UploadedFile, ApiError> {
-    let temp = tempfile::Builder::new()
-        .prefix("utter-upload-")
-        .suffix(&extension_hint(field.file_name()))
-        .tempfile()
+    let temp = crate::jobs::upload_temp_file(&extension_hint(field.file_name()))
         .map_err(|e| ApiError::internal(format!("No temporary file for the upload: {e}")))?;
     let mut out = tokio::fs::File::from_std(
         temp.reopen()

@@ -8,9 +8,16 @@
 //! Framing (the `wyoming` package's `event.py`): a JSON header line
 //! `{type, data?, data_length?, payload_length?}`, then `data_length` bytes of
 //! more JSON data, then `payload_length` bytes of payload.
+//!
+//! Its protocol has no keys: off loopback only the networks the user listed
+//! connect (checked at accept). Connections are capped, each event must
+//! arrive within the read timeout, an event's payload is small (audio comes
+//! in chunks of a few KB), the audio format is checked at `audio-start`,
+//! and one recording may last at most [`MAX_RECORDING`].
 
 use std::io::{Seek, SeekFrom, Write};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use serde_json::{json, Map, Value};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
@@ -18,11 +25,19 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::mpsc;
 use utter_core::transcribe::FileOptions;
 
+use crate::access::WyomingAllow;
 use crate::jobs::Job;
 use crate::routes::AppState;
 
 /// Longest header line or data block accepted.
-const MAX_JSON_BYTES: usize = 1 << 20;
+const MAX_JSON_BYTES: usize = 64 * 1024;
+/// Largest payload of one event (clients send audio in chunks of ~2 KB).
+const MAX_PAYLOAD_BYTES: u64 = 1 << 20;
+/// The longest one recording may stream, from `audio-start` to `audio-stop`.
+const MAX_RECORDING: Duration = Duration::from_secs(10 * 60);
+/// Sample widths (bytes) and channels an `audio-start` may declare.
+const MAX_WIDTH: u64 = 4;
+const MAX_CHANNELS: u64 = 8;
 
 struct Event {
     kind: String,
@@ -38,15 +53,37 @@ enum WyomingError {
     Json(#[from] serde_json::Error),
     #[error("an event larger than this server accepts")]
     TooLarge,
+    #[error("no event within {0} s")]
+    Idle(u64),
+    #[error("an event header that is not a JSON object")]
+    NotAnEvent,
 }
 
-pub async fn serve(listener: TcpListener, state: Arc<AppState>) {
+pub async fn serve(
+    listener: TcpListener,
+    state: Arc<AppState>,
+    allow: WyomingAllow,
+    max_connections: usize,
+    idle: Duration,
+) {
+    let connections = Arc::new(tokio::sync::Semaphore::new(max_connections.max(1)));
     loop {
         match listener.accept().await {
-            Ok((stream, _)) => {
+            Ok((stream, peer)) => {
+                if !allow.admits(peer.ip()) {
+                    tracing::warn!("wyoming: refused {peer}: not in --wyoming-allow");
+                    continue; // dropped: closed at once
+                }
+                let Ok(permit) = connections.clone().try_acquire_owned() else {
+                    tracing::warn!(
+                        "wyoming: refused {peer}: {max_connections} connections already"
+                    );
+                    continue;
+                };
                 let state = state.clone();
                 tokio::spawn(async move {
-                    if let Err(e) = connection(stream, state).await {
+                    let _permit = permit;
+                    if let Err(e) = connection(stream, state, idle).await {
                         tracing::debug!("wyoming connection ended: {e}");
                     }
                 });
@@ -59,8 +96,18 @@ pub async fn serve(listener: TcpListener, state: Arc<AppState>) {
     }
 }
 
-async fn read_event(
+/// The next event, which must arrive whole within `idle`.
+async fn read_event_within(
     reader: &mut BufReader<tokio::net::tcp::OwnedReadHalf>,
+    idle: Duration,
+) -> Result<Option<Event>, WyomingError> {
+    tokio::time::timeout(idle, read_event(reader, MAX_PAYLOAD_BYTES))
+        .await
+        .map_err(|_| WyomingError::Idle(idle.as_secs()))?
+}
+
+async fn read_event(
+    reader: &mut (impl tokio::io::AsyncBufRead + Unpin),
     max_payload: u64,
 ) -> Result<Option<Event>, WyomingError> {
     let mut line = Vec::new();
@@ -75,6 +122,9 @@ async fn read_event(
         return Err(WyomingError::TooLarge);
     }
     let header: Value = serde_json::from_slice(&line)?;
+    if !header.is_object() {
+        return Err(WyomingError::NotAnEvent);
+    }
     let kind = header["type"].as_str().unwrap_or_default().to_string();
     let mut data = header["data"].as_object().cloned().unwrap_or_default();
     let data_length = header["data_length"].as_u64().unwrap_or(0);
@@ -124,11 +174,15 @@ enum Phase {
     },
 }
 
-async fn connection(stream: TcpStream, state: Arc<AppState>) -> Result<(), WyomingError> {
+async fn connection(
+    stream: TcpStream,
+    state: Arc<AppState>,
+    idle: Duration,
+) -> Result<(), WyomingError> {
     let (read, mut write) = stream.into_split();
     let mut reader = BufReader::new(read);
     let mut phase = Phase::Idle;
-    while let Some(event) = read_event(&mut reader, state.limits.max_bytes).await? {
+    while let Some(event) = read_event_within(&mut reader, idle).await? {
         phase = match (event.kind.as_str(), phase) {
             ("describe", phase) => {
                 write_event(&mut write, "info", info(&state)).await?;
@@ -151,10 +205,16 @@ async fn connection(stream: TcpStream, state: Arc<AppState>) -> Result<(), Wyomi
                     Phase::Asked { model, language } => (model, language),
                     _ => (None, None),
                 };
-                Phase::Recording {
-                    model,
-                    language,
-                    wav: WavFile::create(&event.data)?,
+                match AudioFormat::from_event(&event.data) {
+                    Ok(format) => Phase::Recording {
+                        model,
+                        language,
+                        wav: WavFile::create(format)?,
+                    },
+                    Err(why) => {
+                        write_error(&mut write, &why).await?;
+                        Phase::Idle
+                    }
                 }
             }
             (
@@ -165,8 +225,20 @@ async fn connection(stream: TcpStream, state: Arc<AppState>) -> Result<(), Wyomi
                     mut wav,
                 },
             ) => {
-                if wav.bytes + event.payload.len() as u64 > state.limits.max_bytes {
+                if wav.bytes + event.payload.len() as u64 > state.limits.max_bytes
+                    || wav.seconds_of(event.payload.len() as u64) > state.audio_limits.max_secs()
+                {
                     write_error(&mut write, "the audio is longer than this server accepts").await?;
+                    Phase::Idle
+                } else if wav.started.elapsed() > MAX_RECORDING {
+                    write_error(
+                        &mut write,
+                        &format!(
+                            "the audio stream lasted more than {} minutes",
+                            MAX_RECORDING.as_secs() / 60
+                        ),
+                    )
+                    .await?;
                     Phase::Idle
                 } else {
                     wav.append(&event.payload)?;
@@ -257,6 +329,7 @@ async fn transcribe(
         audio: temp.path().to_path_buf(),
         options: FileOptions {
             language: language.map(|l| crate::languages::code_for(&l)),
+            limits: state.audio_limits,
             ..FileOptions::default()
         },
         on_segment: Some(Box::new(move |segment| {
@@ -303,35 +376,81 @@ async fn transcribe(
     Ok(())
 }
 
+/// The PCM format an `audio-start` declares, checked: every product below
+/// fits its header field.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct AudioFormat {
+    rate: u32,
+    /// Bytes per sample.
+    width: u16,
+    channels: u16,
+}
+
+impl AudioFormat {
+    fn from_event(data: &Map<String, Value>) -> Result<Self, String> {
+        let get = |k: &str, default: u64| data.get(k).and_then(Value::as_u64).unwrap_or(default);
+        let (rate, width, channels) = (get("rate", 16_000), get("width", 2), get("channels", 1));
+        let rate = u32::try_from(rate).unwrap_or(u32::MAX);
+        utter_core::audio::limits::check_rate(rate).map_err(|e| format!("audio-start: {e}"))?;
+        if !(1..=MAX_WIDTH).contains(&width) {
+            return Err(format!(
+                "audio-start: width {width} is not a sample width (1 to {MAX_WIDTH} bytes)"
+            ));
+        }
+        if !(1..=MAX_CHANNELS).contains(&channels) {
+            return Err(format!(
+                "audio-start: {channels} channels is outside 1 to {MAX_CHANNELS}"
+            ));
+        }
+        Ok(Self {
+            rate,
+            width: width as u16,
+            channels: channels as u16,
+        })
+    }
+
+    fn bytes_per_second(self) -> u32 {
+        self.rate * u32::from(self.width) * u32::from(self.channels)
+    }
+}
+
 /// PCM as it arrives, in a temporary WAV file whose sizes are written at the end.
 struct WavFile {
     temp: tempfile::NamedTempFile,
     bytes: u64,
+    format: AudioFormat,
+    started: Instant,
 }
 
 impl WavFile {
-    fn create(format: &Map<String, Value>) -> std::io::Result<Self> {
-        let get = |k: &str, default: u64| format.get(k).and_then(Value::as_u64).unwrap_or(default);
-        let (rate, width, channels) = (
-            get("rate", 16_000) as u32,
-            get("width", 2) as u16,
-            get("channels", 1) as u16,
-        );
-        let mut temp = tempfile::Builder::new()
-            .prefix("utter-upload-")
-            .suffix(".wav")
-            .tempfile()?;
+    fn create(format: AudioFormat) -> std::io::Result<Self> {
+        let AudioFormat {
+            rate,
+            width,
+            channels,
+        } = format;
+        let mut temp = crate::jobs::upload_temp_file(".wav")?;
         let f = temp.as_file_mut();
         f.write_all(b"RIFF\0\0\0\0WAVEfmt ")?;
         f.write_all(&16u32.to_le_bytes())?;
         f.write_all(&1u16.to_le_bytes())?; // PCM
         f.write_all(&channels.to_le_bytes())?;
         f.write_all(&rate.to_le_bytes())?;
-        f.write_all(&(rate * u32::from(width) * u32::from(channels)).to_le_bytes())?;
+        f.write_all(&format.bytes_per_second().to_le_bytes())?;
         f.write_all(&(width * channels).to_le_bytes())?;
         f.write_all(&(width * 8).to_le_bytes())?;
         f.write_all(b"data\0\0\0\0")?;
-        Ok(Self { temp, bytes: 0 })
+        Ok(Self {
+            temp,
+            bytes: 0,
+            format,
+            started: Instant::now(),
+        })
+    }
+
+    /// Seconds of audio once `more` bytes are added.
+    fn seconds_of(&self, more: u64) -> f64 {
+        (self.bytes + more) as f64 / f64::from(self.format.bytes_per_second())
     }
 
     fn append(&mut self, pcm: &[u8]) -> std::io::Result<()> {
@@ -349,5 +468,77 @@ impl WavFile {
         f.write_all(&data.to_le_bytes())?;
         f.flush()?;
         Ok(self.temp)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_audio_start_is_checked_before_any_header_is_written() {
+        let format = |v: Value| AudioFormat::from_event(v.as_object().unwrap());
+        assert_eq!(
+            format(json!({})).unwrap(),
+            AudioFormat {
+                rate: 16_000,
+                width: 2,
+                channels: 1
+            }
+        );
+        let widest = format(json!({"rate": 768_000, "width": 4, "channels": 8})).unwrap();
+        assert_eq!(widest.bytes_per_second(), 768_000 * 4 * 8);
+        for (bad, says) in [
+            (json!({"rate": 4_294_967_291u64}), "sample rate"),
+            (json!({"rate": 1u64 << 40}), "sample rate"),
+            (json!({"width": 0}), "width 0"),
+            (json!({"width": 65_535, "channels": 65_535}), "width 65535"),
+            (json!({"channels": 0}), "0 channels"),
+        ] {
+            let err = format(bad.clone()).unwrap_err();
+            assert!(err.contains(says), "{bad}: {err}");
+        }
+    }
+
+    /// Random and mutated frames through the framing reader: each ends in
+    /// an event, the end, or an error, never a panic or an allocation sized
+    /// by a header (a fixed budget of fuzzing in every `npm test`).
+    #[tokio::test]
+    async fn mutated_frames_end_in_an_event_or_an_error() {
+        let mut seed = 0x57_u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let pieces: [&[u8]; 10] = [
+            b"{\"type\": \"audio-chunk\", \"payload_length\": ",
+            b"{\"type\": \"audio-start\", \"data_length\": ",
+            b"18446744073709551615",
+            b"1048577",
+            b"4",
+            b"}\n",
+            b"{\"data\": 1}",
+            b"[1, 2]\n",
+            b"\n",
+            b"\xff\x00garbage",
+        ];
+        for _ in 0..2_000 {
+            let mut input = Vec::new();
+            for _ in 0..(next() % 8) {
+                input.extend_from_slice(pieces[(next() % pieces.len() as u64) as usize]);
+                if next() % 4 == 0 {
+                    input.push(next() as u8);
+                }
+            }
+            let mut reader = tokio::io::BufReader::new(&input[..]);
+            for _ in 0..8 {
+                match read_event(&mut reader, MAX_PAYLOAD_BYTES).await {
+                    Ok(Some(event)) => assert!(event.payload.len() as u64 <= MAX_PAYLOAD_BYTES),
+                    Ok(None) | Err(_) => break,
+                }
+            }
+        }
     }
 }

@@ -62,6 +62,9 @@ export function validateSettings(s: Settings, mac = false): FieldError | null {
   if (!Number.isInteger(s.keepAudioDays) || s.keepAudioDays < 0 || s.keepAudioDays > 3650) {
     return { field: 'keepAudioDays', message: 'Keep audio for 0 (forever) to 3650 days.' };
   }
+  if (!Number.isInteger(s.maxAudioMinutes) || s.maxAudioMinutes < 1 || s.maxAudioMinutes > 10080) {
+    return { field: 'maxAudioMinutes', message: 'The longest file: 1 to 10080 minutes (a week).' };
+  }
   if (!Number.isInteger(s.engineIdleUnloadMinutes) || s.engineIdleUnloadMinutes < 0 || s.engineIdleUnloadMinutes > 1440) {
     return { field: 'engineIdleUnloadMinutes', message: 'Unload the model after 0 (never) to 1440 idle minutes.' };
   }

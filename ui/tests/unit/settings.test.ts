@@ -49,6 +49,8 @@ describe('validateSettings (mirror of the shell)', () => {
     [{ silenceMs: 650.5 }, 'silenceMs'],
     [{ keepAudioDays: -1 }, 'keepAudioDays'],
     [{ keepAudioDays: 4000 }, 'keepAudioDays'],
+    [{ maxAudioMinutes: 0 }, 'maxAudioMinutes'],
+    [{ maxAudioMinutes: 20000 }, 'maxAudioMinutes'],
     [{ engineIdleUnloadMinutes: -1 }, 'engineIdleUnloadMinutes'],
     [{ engineIdleUnloadMinutes: 1441 }, 'engineIdleUnloadMinutes'],
     [{ engineIdleUnloadMinutes: 1.5 }, 'engineIdleUnloadMinutes'],

@@ -7,6 +7,7 @@ use std::process::Command;
 
 #[cfg(target_os = "linux")]
 pub mod dictate;
+pub mod server;
 
 /// Real speech: the LibriVox clips of Debian's `pocketsphinx-testdata`.
 pub const LIBRIVOX: &str = "/usr/share/pocketsphinx/test/data/librivox";

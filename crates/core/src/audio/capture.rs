@@ -518,6 +518,14 @@ fn run(
         config.buffer_size = cpal::BufferSize::Fixed(config.sample_rate * WAKE_MS as u32 / 1000);
     }
     let channels = config.channels.max(1) as usize;
+    // A device's (or a virtual driver's) format sizes the buffers below:
+    // one that no audio has is refused before anything is allocated.
+    let format_ok = super::limits::check_rate(config.sample_rate)
+        .and_then(|()| super::limits::check_channels(channels));
+    if let Err(bad) = format_ok {
+        let _ = ready.send(Err(open_error(bad.to_string())));
+        return;
+    }
     // Two seconds of headroom between the callback and this thread.
     let (producer, mut consumer) =
         rtrb::RingBuffer::<f32>::new(config.sample_rate as usize * channels * 2);
@@ -557,7 +565,7 @@ fn run(
     tracing::info!(?info, ?source, "capture opened");
     let _ = ready.send(Ok(info));
 
-    let mut resampler = StreamResampler::new(config.sample_rate);
+    let mut resampler = StreamResampler::new(config.sample_rate).expect("rate checked at open");
     let (mut interleaved, mut mono) = (Vec::new(), Vec::new());
     let frames_per_ms = f64::from(config.sample_rate) / 1000.0;
     // Returns how many frames came.

@@ -14,7 +14,12 @@ use symphonia::core::io::MediaSourceStream;
 use symphonia::core::meta::MetadataOptions;
 use symphonia::core::probe::{Hint, Probe, ProbeResult};
 
+use super::limits::{self, AudioLimits, BadHeader};
 use super::resample::{downmix, StreamResampler};
+
+/// The most samples (frames × channels) one decoded packet may hold: a
+/// header can claim any packet size, and the buffer is sized from it.
+const MAX_PACKET_SAMPLES: usize = 1 << 22;
 
 /// Why a file could not be decoded. The path is added by the caller.
 #[derive(Debug, thiserror::Error)]
@@ -23,6 +28,12 @@ pub enum AudioError {
     NotFound,
     #[error("file is empty (0 bytes)")]
     Empty,
+    #[error("is a folder, not a file (give the files in it, e.g. `folder/*`)")]
+    IsFolder,
+    /// A pipe, a device or a socket: its length is unknown, and reading it
+    /// could block or never end.
+    #[error("is not a regular file (a pipe, device or socket): save the audio to a file first")]
+    NotRegular,
     #[error("cannot read file: {0}")]
     Io(std::io::Error),
     #[error("not a recognised audio or video file (unknown container or corrupt header)")]
@@ -36,6 +47,12 @@ pub enum AudioError {
     /// The demuxer or decoder (third-party code) panicked on this file.
     #[error("corrupt file: the decoder gave up on it ({0})")]
     DecoderFailed(String),
+    #[error(transparent)]
+    BadHeader(#[from] BadHeader),
+    /// More audio than the limit (`--max-audio-minutes`, Settings → Files):
+    /// declared in the header, or found while decoding.
+    #[error("{} more than {limit} of audio, Utter's limit for one file (raise it with --max-audio-minutes or in Settings → Files)", if *.declared { "its header declares" } else { "it holds" })]
+    TooLong { limit: String, declared: bool },
     #[error(
         "file is truncated: only {decoded_secs:.1} s of its {declared_secs:.1} s could be decoded"
     )]
@@ -57,11 +74,16 @@ pub struct DecodeReport {
     pub declared_secs: Option<f64>,
     /// Packets that failed to decode and were skipped.
     pub skipped_packets: usize,
+    /// The sink asked to stop (its caller failed or was cancelled) before the end.
+    pub stopped: bool,
 }
 
 impl DecodeReport {
     /// `Some(error)` when the file ended well before its declared length.
     pub fn truncation(&self) -> Option<AudioError> {
+        if self.stopped {
+            return None;
+        }
         let declared = self.declared_secs?;
         if self.decoded_secs + 0.25 >= declared * 0.99 {
             return None;
@@ -154,21 +176,76 @@ fn declared_secs(params: &CodecParameters) -> Option<f64> {
     }
 }
 
-/// Decodes `path` and calls `sink` with consecutive 16 kHz mono pieces. A
-/// panic inside symphonia (seen on corrupt MKV/WebM) is this file's error;
-/// what reached `sink` before it stays delivered.
-pub fn decode_file(path: &Path, sink: impl FnMut(&[f32])) -> Result<DecodeReport, AudioError> {
-    crate::platform::panics::contain(|| decode_contained(path, sink))
+/// Decodes `path` within the default [`AudioLimits`] and calls `sink` with
+/// consecutive 16 kHz mono pieces.
+pub fn decode_file(path: &Path, mut sink: impl FnMut(&[f32])) -> Result<DecodeReport, AudioError> {
+    decode_file_within(path, &AudioLimits::default(), |pcm| {
+        sink(pcm);
+        true
+    })
+}
+
+/// Decodes `path` and calls `sink` with consecutive 16 kHz mono pieces until
+/// it returns `false` (the report then says `stopped`). The header is
+/// checked against what audio can be and `limits` before anything is sized
+/// from it, and the decoded length is counted as it goes. A panic inside
+/// symphonia (seen on corrupt MKV/WebM) is this file's error; what reached
+/// `sink` before it stays delivered.
+pub fn decode_file_within(
+    path: &Path,
+    limits: &AudioLimits,
+    sink: impl FnMut(&[f32]) -> bool,
+) -> Result<DecodeReport, AudioError> {
+    crate::platform::panics::contain(|| decode_contained(path, limits, sink))
         .unwrap_or_else(|panic| Err(AudioError::DecoderFailed(panic.message)))
 }
 
-fn decode_contained(path: &Path, mut sink: impl FnMut(&[f32])) -> Result<DecodeReport, AudioError> {
+/// The codec parameters a track declares, checked before a decoder or a
+/// resampler is made from them.
+fn check_params(params: &CodecParameters, limits: &AudioLimits) -> Result<(), AudioError> {
+    if let Some(rate) = params.sample_rate {
+        limits::check_rate(rate)?;
+    }
+    if let Some(channels) = params.channels {
+        limits::check_channels(channels.count())?;
+    }
+    if let Some(bits) = params.bits_per_sample {
+        limits::check_bits(bits)?;
+    }
+    let channels = params.channels.map_or(1, |c| c.count().max(1));
+    if let Some(frames) = params.max_frames_per_packet {
+        if frames.saturating_mul(channels as u64) > MAX_PACKET_SAMPLES as u64 {
+            return Err(AudioError::Corrupt(format!(
+                "its header declares packets of {frames} frames"
+            )));
+        }
+    }
+    if declared_secs(params).is_some_and(|secs| secs > limits.max_secs()) {
+        return Err(AudioError::TooLong {
+            limit: limits.describe(),
+            declared: true,
+        });
+    }
+    Ok(())
+}
+
+fn decode_contained(
+    path: &Path,
+    limits: &AudioLimits,
+    mut sink: impl FnMut(&[f32]) -> bool,
+) -> Result<DecodeReport, AudioError> {
     let file = File::open(path).map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => AudioError::NotFound,
         _ => AudioError::Io(e),
     })?;
-    let len = file.metadata().map_err(AudioError::Io)?.len();
-    if len == 0 {
+    let meta = file.metadata().map_err(AudioError::Io)?;
+    if meta.is_dir() {
+        return Err(AudioError::IsFolder);
+    }
+    if !meta.is_file() {
+        return Err(AudioError::NotRegular);
+    }
+    if meta.len() == 0 {
         return Err(AudioError::Empty);
     }
     let probed = probe_format(path, file).map_err(|e| match e {
@@ -184,6 +261,7 @@ fn decode_contained(path: &Path, mut sink: impl FnMut(&[f32])) -> Result<DecodeR
     let track = first_audio_track(format.as_ref()).ok_or(AudioError::NoAudioTrack)?;
     let params = track.codec_params.clone();
     let track_id = track.id;
+    check_params(&params, limits)?;
     let mut decoder = codecs_registry()
         .make(&params, &DecoderOptions::default())
         .map_err(|_| AudioError::UnsupportedCodec(codec_name(params.codec)))?;
@@ -234,6 +312,14 @@ fn decode_contained(path: &Path, mut sink: impl FnMut(&[f32])) -> Result<DecodeR
         }
         let channels = spec.channels.count();
         let frames_cap = decoded.capacity();
+        // What the decoder reports may differ from the header: checked again.
+        limits::check_rate(spec.rate)?;
+        limits::check_channels(channels)?;
+        if frames_cap.saturating_mul(channels) > MAX_PACKET_SAMPLES {
+            return Err(AudioError::Corrupt(format!(
+                "a packet of {frames_cap} frames"
+            )));
+        }
         if samples
             .as_ref()
             .is_none_or(|(cap, ch, _)| *cap < frames_cap || *ch != channels)
@@ -249,16 +335,26 @@ fn decode_contained(path: &Path, mut sink: impl FnMut(&[f32])) -> Result<DecodeR
         report.channels = channels;
         report.source_rate = spec.rate;
         decoded_frames += (buf.samples().len() / channels.max(1)) as u64;
-        let r = resampler.get_or_insert_with(|| StreamResampler::new(spec.rate));
+        if decoded_frames as f64 / f64::from(spec.rate) > limits.max_secs() {
+            return Err(AudioError::TooLong {
+                limit: limits.describe(),
+                declared: false,
+            });
+        }
+        if resampler.is_none() {
+            resampler = Some(StreamResampler::new(spec.rate)?);
+        }
+        let r = resampler.as_mut().expect("just set");
         mono.clear();
         downmix(buf.samples(), channels, &mut mono);
         out.clear();
         r.push(&mono, &mut out);
-        if !out.is_empty() {
-            sink(&out);
+        if !out.is_empty() && !sink(&out) {
+            report.stopped = true;
+            break;
         }
     }
-    if let Some(r) = resampler.as_mut() {
+    if let Some(r) = resampler.as_mut().filter(|_| !report.stopped) {
         out.clear();
         r.finish(&mut out);
         if !out.is_empty() {

@@ -5,6 +5,7 @@ pub mod capture;
 pub mod decode;
 mod flac_guard;
 pub mod host;
+pub mod limits;
 pub mod resample;
 pub mod wav;
 
@@ -24,5 +25,6 @@ pub const fn ms_to_samples(ms: u64) -> u64 {
     ms * SAMPLES_PER_MS
 }
 
-pub use decode::{decode_file, probe_duration_secs, AudioError, DecodeReport};
+pub use decode::{decode_file, decode_file_within, probe_duration_secs, AudioError, DecodeReport};
+pub use limits::AudioLimits;
 pub use resample::StreamResampler;
