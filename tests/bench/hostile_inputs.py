@@ -31,7 +31,7 @@ def inputs(tmp):
         "WAV, 16 KB, 4294967291 Hz": lying_wav(4294967291, 1, 16, len(silence), silence),
         "WAV, 16 KB, 20 MHz": lying_wav(20_000_000, 1, 16, len(silence), silence),
         "WAV, 2 KB, 1 Hz": lying_wav(1, 1, 16, 2048, silence[:2048]),
-        "WAV, 16 KB, declares 74 h": lying_wav(8000, 1, 16, 0xFFFFFFF0, silence),
+        "WAV, 16 KB, declares 37 h": lying_wav(8000, 1, 16, 0x7FFF0000, silence),
     }
     paths = []
     for name, data in files.items():

@@ -8,11 +8,10 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{SocketAddr, TcpStream};
+use std::io::{Read, Write};
+use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use common::server::{multipart, parse_response, Server};
@@ -360,7 +359,13 @@ fn the_wyoming_client_describes_and_transcribes() {
     let wyoming = server
         .log()
         .lines()
-        .find_map(|l| l.split("tcp://").nth(1).map(str::to_string))
+        .find_map(|l| {
+            l.split("tcp://")
+                .nth(1)?
+                .split_whitespace()
+                .next()
+                .map(str::to_string)
+        })
         .expect("a Wyoming address");
     let (host, port) = wyoming.trim().rsplit_once(':').unwrap();
     let result = python_client("wyoming_client.py", &[host, port, CLIP], || server.log());
@@ -530,7 +535,13 @@ fn a_wyoming_client_that_disconnects_cancels_its_job() {
     let wyoming = server
         .log()
         .lines()
-        .find_map(|l| l.split("tcp://").nth(1).map(|a| a.trim().to_string()))
+        .find_map(|l| {
+            l.split("tcp://")
+                .nth(1)?
+                .split_whitespace()
+                .next()
+                .map(str::to_string)
+        })
         .expect("a Wyoming address");
     // About 100 s of speech as raw 16-bit PCM (the clips are 16 kHz mono WAV).
     let mut pcm = Vec::new();
@@ -549,9 +560,12 @@ fn a_wyoming_client_that_disconnects_cancels_its_job() {
             .unwrap();
         s.write_all(event("audio-start", format, 0).as_bytes())
             .unwrap();
-        s.write_all(event("audio-chunk", format, pcm.len()).as_bytes())
-            .unwrap();
-        s.write_all(&pcm).unwrap();
+        // In chunks, as clients send them (one event's payload is capped).
+        for chunk in pcm.chunks(64 * 1024) {
+            s.write_all(event("audio-chunk", format, chunk.len()).as_bytes())
+                .unwrap();
+            s.write_all(chunk).unwrap();
+        }
         s.write_all(event("audio-stop", "{}", 0).as_bytes())
             .unwrap();
         std::thread::sleep(Duration::from_millis(1500)); // the job is running

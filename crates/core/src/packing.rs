@@ -180,30 +180,48 @@ impl Window {
             so_far += weight(w);
         }
         starts.push(self.len());
-        let source_ms = |sample: u64| -> i64 {
-            let piece = self
-                .pieces
+        // A word across a long pause goes to the side that holds more of it:
+        // a cue is then cut exactly where the speech stopped.
+        for (before, piece) in self.pieces.iter().zip(&self.pieces[1..]) {
+            let gap = piece.source_start as i64 - (before.source_start + before.len) as i64;
+            if (samples_to_ms(gap.max(0) as u64) as i64) < CUE_GAP_MS {
+                continue;
+            }
+            let at = piece.window_start;
+            if let Some(k) = (0..words.len()).find(|&k| starts[k] < at && at < starts[k + 1]) {
+                if at - starts[k] >= starts[k + 1] - at {
+                    starts[k + 1] = at;
+                } else {
+                    starts[k] = at;
+                }
+            }
+        }
+        // Source time of a window sample as a start, and as an exclusive end
+        // (at a piece boundary: the next piece's start, this piece's end).
+        let piece_at = |sample: u64| {
+            self.pieces
                 .iter()
                 .rev()
                 .find(|p| p.window_start <= sample)
-                .unwrap_or(&self.pieces[0]);
-            let offset = (sample - piece.window_start).min(piece.len);
-            samples_to_ms(piece.source_start + offset) as i64
+                .unwrap_or(&self.pieces[0])
         };
-        // A pause in the source before word `i`: from the previous word's
-        // start, more source time passed than window time (the silence
-        // between two pieces was left out of the window).
-        let pause_before = |i: usize| -> bool {
-            let window_ms = samples_to_ms(starts[i] - starts[i - 1]) as i64;
-            source_ms(starts[i]) - source_ms(starts[i - 1]) - window_ms >= CUE_GAP_MS
+        let start_ms = |sample: u64| {
+            let p = piece_at(sample);
+            samples_to_ms(p.source_start + (sample - p.window_start).min(p.len)) as i64
         };
+        let end_ms = |sample: u64| {
+            let p = piece_at(sample.saturating_sub(1));
+            samples_to_ms(p.source_start + (sample - p.window_start).min(p.len)) as i64
+        };
+        // The speech paused before word `i` (a gap in the source there).
+        let pause_before = |i: usize| start_ms(starts[i]) - end_ms(starts[i]) >= CUE_GAP_MS;
         let mut cues: Vec<(usize, usize)> = Vec::new(); // word ranges
         let mut first = 0;
         for i in 1..words.len() {
-            let span = source_ms(starts[i]) - source_ms(starts[first]);
+            let span = end_ms(starts[i]) - start_ms(starts[first]);
             let sentence_end = words[i - 1].ends_with(['.', '?', '!']);
             if pause_before(i)
-                || span + (source_ms(starts[i + 1]) - source_ms(starts[i])) > CUE_MAX_MS
+                || end_ms(starts[i + 1]) - start_ms(starts[first]) > CUE_MAX_MS
                 || (sentence_end && span >= CUE_SENTENCE_MS)
             {
                 cues.push((first, i));
@@ -211,21 +229,24 @@ impl Window {
             }
         }
         cues.push((first, words.len()));
-        let ms = |(a, b): (usize, usize)| source_ms(starts[b]) - source_ms(starts[a]);
+        let ms = |(a, b): (usize, usize)| end_ms(starts[b]) - start_ms(starts[a]);
         if cues.len() >= 2 {
             let last = cues[cues.len() - 1];
             let before = cues[cues.len() - 2];
-            if ms(last) < CUE_MIN_MS && ms((before.0, last.1)) <= CUE_MAX_MS {
+            if ms(last) < CUE_MIN_MS
+                && ms((before.0, last.1)) <= CUE_MAX_MS
+                && !pause_before(last.0)
+            {
                 cues.pop();
                 cues.last_mut().expect("two cues").1 = last.1;
             }
         }
         cues.into_iter()
             .map(|(a, b)| {
-                let end = source_ms(starts[b].saturating_sub(1)) + 1;
+                let start = start_ms(starts[a]);
                 (
-                    source_ms(starts[a]),
-                    end.max(source_ms(starts[a]) + 1),
+                    start,
+                    end_ms(starts[b]).max(start + 1),
                     words[a..b].join(" "),
                 )
             })

@@ -560,7 +560,7 @@ mod tests {
     fn mutated_messages_get_a_reply_or_none() {
         let models = tempfile::tempdir().unwrap();
         let mut session = Session::new(ModelStore::new(models.path()));
-        let mut seed = 0x4D43_50_u64;
+        let mut seed = 0x004D_4350_u64;
         let mut next = move || {
             seed ^= seed << 13;
             seed ^= seed >> 7;

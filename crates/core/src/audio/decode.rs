@@ -49,9 +49,9 @@ pub enum AudioError {
     DecoderFailed(String),
     #[error(transparent)]
     BadHeader(#[from] BadHeader),
-    /// More audio than the limit (`--max-audio-minutes`, Settings → Files):
+    /// More audio than the limit (`--max-audio-minutes`, Settings → Transcription → Longest file):
     /// declared in the header, or found while decoding.
-    #[error("{} more than {limit} of audio, Utter's limit for one file (raise it with --max-audio-minutes or in Settings → Files)", if *.declared { "its header declares" } else { "it holds" })]
+    #[error("{} more than {limit} of audio, Utter's limit for one file (raise it with --max-audio-minutes or in Settings → Transcription → Longest file)", if *.declared { "its header declares" } else { "it holds" })]
     TooLong { limit: String, declared: bool },
     #[error(
         "file is truncated: only {decoded_secs:.1} s of its {declared_secs:.1} s could be decoded"

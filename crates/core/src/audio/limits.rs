@@ -89,7 +89,7 @@ impl AudioLimits {
     /// The limit in the words of an error message: "8 h", "90 min".
     pub fn describe(&self) -> String {
         let minutes = self.max_duration.as_secs() / 60;
-        if minutes >= 60 && minutes % 60 == 0 {
+        if minutes >= 60 && minutes.is_multiple_of(60) {
             format!("{} h", minutes / 60)
         } else {
             format!("{minutes} min")
@@ -112,7 +112,7 @@ mod tests {
         assert!(check_channels(0)
             .unwrap_err()
             .to_string()
-            .contains("channel count is 0"));
+            .contains("channel count in its header is 0"));
         assert!(check_channels(33).is_err());
         assert!(check_bits(0).is_err() && check_bits(65).is_err());
         for ok in [8_000, 16_000, 44_100, 48_000, 96_000, 192_000] {

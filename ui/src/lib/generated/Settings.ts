@@ -34,6 +34,11 @@ pasteFallback: PasteFallback, trailingSpace: boolean, sounds: boolean, autostart
  */
 checkUpdates: boolean, vadThreshold: number, silenceMs: number, keepAudioDays: number, 
 /**
+ * The longest audio one file may hold (files dropped on the app, its
+ * server's uploads): a file past it is refused while it is decoded.
+ */
+maxAudioMinutes: number, 
+/**
  * Unload the speech model after this many idle minutes (0 = keep it
  * loaded); the next key press loads it again while the user speaks.
  */
