@@ -36,6 +36,9 @@ pub struct ServeArgs {
     /// Seconds a client may take to send its headers, or to send each piece of its body
     #[arg(long, default_value_t = 30)]
     read_timeout_s: u64,
+    /// Seconds a client may take to send a whole request body, however steadily it trickles
+    #[arg(long, default_value_t = 600)]
+    body_deadline_s: u64,
     /// Also serve Wyoming (Home Assistant's voice protocol) on --wyoming-port
     #[arg(long)]
     wyoming: bool,
@@ -79,6 +82,7 @@ pub fn run(store: ModelStore, args: ServeArgs) -> Result<ExitCode> {
         api_key: api_key(&args)?,
         max_upload_bytes: args.max_upload_mb * 1_000_000,
         read_timeout: Duration::from_secs(args.read_timeout_s.max(1)),
+        body_deadline: Duration::from_secs(args.body_deadline_s.max(1)),
         wyoming_port: args.wyoming.then_some(args.wyoming_port),
         cors_origins: args.cors_origins.clone(),
         wyoming_allow: args.wyoming_allow.clone(),

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::server::{multipart, Server};
+use common::server::{key_file, multipart, Server};
 
 const CLIP: &str =
     "/usr/share/pocketsphinx/test/data/librivox/sense_and_sensibility_01_austen_64kb-0870.wav";
@@ -193,18 +193,6 @@ fn wyoming_connect(addr: &str) -> (TcpStream, BufReader<TcpStream>) {
     (s, reader)
 }
 
-fn wyoming_addr(server: &Server) -> String {
-    let log = server.log();
-    let line = log.lines().find(|l| l.contains("tcp://")).unwrap();
-    line.split("tcp://")
-        .nth(1)
-        .unwrap()
-        .split_whitespace()
-        .next()
-        .unwrap()
-        .to_string()
-}
-
 #[test]
 fn lying_uploads_and_wyoming_streams_get_errors_and_the_server_stays_up() {
     let tmp = tempfile::tempdir().unwrap();
@@ -232,7 +220,7 @@ fn lying_uploads_and_wyoming_streams_get_errors_and_the_server_stays_up() {
     assert_eq!(server.request("GET", "/health", &[], b"").unwrap().0, 200);
 
     // Wyoming: an audio-start with that rate, a width of 0, 90 channels.
-    let addr = wyoming_addr(&server);
+    let addr = server.wyoming_addr();
     for (format, says) in [
         (
             serde_json::json!({"rate": 4_294_967_291u64, "width": 2, "channels": 1}),
@@ -300,18 +288,59 @@ fn lying_uploads_and_wyoming_streams_get_errors_and_the_server_stays_up() {
         .unwrap();
     assert_eq!(status, 400, "{text}");
     assert!(text.contains("more than 32 fields"), "{text}");
+    drop(server);
+
+    // An upload trickled a few bytes a second, each piece within the read
+    // timeout, is cut at the whole-body deadline (it stayed open for ever).
+    let server = Server::start(
+        &["--read-timeout-s", "2", "--body-deadline-s", "4"],
+        &[],
+        tmp.path(),
+    );
+    let (ctype, body) = multipart("a.wav", &std::fs::read(CLIP).unwrap(), &[]);
+    let mut s = TcpStream::connect(server.addr).unwrap();
+    write!(
+        s,
+        "POST /v1/audio/transcriptions HTTP/1.1\r\nHost: localhost\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    )
+    .unwrap();
+    let started = Instant::now();
+    s.set_nonblocking(true).unwrap();
+    let mut answer = Vec::new();
+    for piece in body.chunks(16) {
+        if s.write_all(piece).is_err() {
+            break; // closed after its answer
+        }
+        let mut buf = [0u8; 4096];
+        if let Ok(n) = s.read(&mut buf) {
+            answer.extend_from_slice(&buf[..n]);
+            if n > 0 {
+                break;
+            }
+        }
+        assert!(started.elapsed() < Duration::from_secs(15), "never cut off");
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    s.set_nonblocking(false).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let mut rest = Vec::new();
+    let _ = s.read_to_end(&mut rest);
+    answer.extend_from_slice(&rest);
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+    assert!(answer.contains("more than 4 s"), "{answer}");
+    let took = started.elapsed();
+    assert!(
+        took >= Duration::from_secs(3) && took < Duration::from_secs(10),
+        "{took:?}"
+    );
 }
 
 #[test]
 fn wyoming_off_loopback_needs_an_allow_list_and_admits_only_it() {
     let tmp = tempfile::tempdir().unwrap();
-    let key_file = tmp.path().join("key");
-    std::fs::write(&key_file, "a-key-of-32-characters-0123456789").unwrap();
-    std::fs::set_permissions(
-        &key_file,
-        std::os::unix::fs::PermissionsExt::from_mode(0o600),
-    )
-    .unwrap();
+    let key_file = key_file(tmp.path(), "a-key-of-32-characters-0123456789", 0o600);
     let key = key_file.to_str().unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_utter"))
         .args([
@@ -353,7 +382,7 @@ fn wyoming_off_loopback_needs_an_allow_list_and_admits_only_it() {
         log.contains("only 203.0.113.0/24 and this computer"),
         "the startup line states the rule: {log}"
     );
-    let addr = wyoming_addr(&server);
+    let addr = server.wyoming_addr();
     let port = addr.rsplit_once(':').unwrap().1;
     // This computer is admitted.
     let (mut s, mut reader) = wyoming_connect(&format!("127.0.0.1:{port}"));
@@ -685,13 +714,7 @@ fn sigterm_ends_the_server_within_two_seconds_while_a_job_runs() {
 #[test]
 fn key_files_others_can_read_and_short_keys_are_refused_with_the_fix() {
     let tmp = tempfile::tempdir().unwrap();
-    let key_file = tmp.path().join("key");
-    std::fs::write(&key_file, "a-key-of-32-characters-0123456789").unwrap();
-    std::fs::set_permissions(
-        &key_file,
-        std::os::unix::fs::PermissionsExt::from_mode(0o644),
-    )
-    .unwrap();
+    let key_file = key_file(tmp.path(), "a-key-of-32-characters-0123456789", 0o644);
     let serve = |args: &[&str], env: &[(&str, &str)]| {
         let out = Command::new(env!("CARGO_BIN_EXE_utter"))
             .args(["serve", "--port", "0"])

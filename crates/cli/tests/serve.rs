@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::server::{multipart, parse_response, Server};
+use common::server::{key_file, multipart, parse_response, Server};
 use utter_core::text::{normalize_words, word_edit_distance};
 
 const CLIP: &str =
@@ -170,14 +170,8 @@ fn limits_keys_slow_clients_and_many_connections() {
         "{err}"
     );
 
-    let key_file = tmp.path().join("key");
-    std::fs::write(&key_file, "s3cret-key-0123456789\n").unwrap();
     // A key file others can read is refused (issue 57): this one is private.
-    std::fs::set_permissions(
-        &key_file,
-        std::os::unix::fs::PermissionsExt::from_mode(0o600),
-    )
-    .unwrap();
+    let key_file = key_file(tmp.path(), "s3cret-key-0123456789", 0o600);
     let server = Server::start(
         &[
             "--host",
@@ -356,17 +350,7 @@ fn the_wyoming_client_describes_and_transcribes() {
         &[],
         server_tmp.path(),
     );
-    let wyoming = server
-        .log()
-        .lines()
-        .find_map(|l| {
-            l.split("tcp://")
-                .nth(1)?
-                .split_whitespace()
-                .next()
-                .map(str::to_string)
-        })
-        .expect("a Wyoming address");
+    let wyoming = server.wyoming_addr();
     let (host, port) = wyoming.trim().rsplit_once(':').unwrap();
     let result = python_client("wyoming_client.py", &[host, port, CLIP], || server.log());
     let reference = &common::librivox_clips()[0].1;
@@ -532,17 +516,7 @@ fn a_full_queue_answers_503_with_retry_after() {
 fn a_wyoming_client_that_disconnects_cancels_its_job() {
     let tmp = tempfile::tempdir().unwrap();
     let server = Server::start(&["--wyoming", "--wyoming-port", "0"], &[], tmp.path());
-    let wyoming = server
-        .log()
-        .lines()
-        .find_map(|l| {
-            l.split("tcp://")
-                .nth(1)?
-                .split_whitespace()
-                .next()
-                .map(str::to_string)
-        })
-        .expect("a Wyoming address");
+    let wyoming = server.wyoming_addr();
     // About 100 s of speech as raw 16-bit PCM (the clips are 16 kHz mono WAV).
     let mut pcm = Vec::new();
     for _ in 0..4 {

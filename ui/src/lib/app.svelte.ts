@@ -7,8 +7,12 @@ import { nextLiveText, type LiveText } from './liveText';
 import { applyTheme } from './theme';
 import type { DictationEvent, InstallProgress, RewriteReport, Status } from './types';
 
+/** How often a page showing "loading" reads the status again. */
+const LOADING_RECHECK_MS = 1000;
+
 class AppStore {
   status = $state<Status | null>(null);
+  private loadingRecheck: ReturnType<typeof setTimeout> | null = null;
   /** get_status itself failed (the shell is not answering). */
   loadError = $state<string | null>(null);
   install = $state<InstallProgress | null>(null);
@@ -60,6 +64,15 @@ class AppStore {
 
   setStatus(s: Status) {
     this.status = s;
+    // Loading is a passing state: while it shows, the page also asks the shell now and then, so
+    // a change whose event never reached the page (seen in CI: Home left on "loading" for a
+    // minute with dictation ready) is shown within a second.
+    if (s.state === 'loading' && this.loadingRecheck === null) {
+      this.loadingRecheck = setTimeout(() => {
+        this.loadingRecheck = null;
+        void this.refresh();
+      }, LOADING_RECHECK_MS);
+    }
     if (s.state !== 'recording') this.level = 0;
     // Words belong to a dictation in progress; a missed end event must not leave them up.
     if (s.state !== 'recording' && s.state !== 'transcribing') this.live = null;

@@ -56,6 +56,20 @@ impl Server {
         server
     }
 
+    /// Where it serves Wyoming (`host:port`), from its startup line.
+    pub fn wyoming_addr(&self) -> String {
+        self.log()
+            .lines()
+            .find_map(|l| {
+                l.split("tcp://")
+                    .nth(1)?
+                    .split_whitespace()
+                    .next()
+                    .map(str::to_string)
+            })
+            .unwrap_or_else(|| panic!("no Wyoming address: {}", self.log()))
+    }
+
     /// The token `/mcp` asks of callers without an API key.
     pub fn mcp_token(&self) -> String {
         std::fs::read_to_string(self.data.join("mcp-token")).unwrap()
@@ -158,4 +172,12 @@ pub fn multipart(file_name: &str, audio: &[u8], fields: &[(&str, &str)]) -> (Str
     body.extend_from_slice(audio);
     body.extend(format!("\r\n--{boundary}--\r\n").as_bytes());
     (format!("multipart/form-data; boundary={boundary}"), body)
+}
+
+/// An API key file in `dir` with `mode` (a key file others can read is refused).
+pub fn key_file(dir: &Path, key: &str, mode: u32) -> PathBuf {
+    let path = dir.join("key");
+    std::fs::write(&path, format!("{key}\n")).unwrap();
+    std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(mode)).unwrap();
+    path
 }
