@@ -290,8 +290,8 @@ fn lying_uploads_and_wyoming_streams_get_errors_and_the_server_stays_up() {
     assert!(text.contains("more than 32 fields"), "{text}");
     drop(server);
 
-    // An upload trickled a few bytes a second, each piece within the read
-    // timeout, is cut at the whole-body deadline (it stayed open for ever).
+    // An upload trickled at 256 bytes a second, each piece well within the
+    // read timeout, is cut at the whole-body deadline (it stayed open for ever).
     let server = Server::start(
         &["--read-timeout-s", "2", "--body-deadline-s", "4"],
         &[],
@@ -308,7 +308,7 @@ fn lying_uploads_and_wyoming_streams_get_errors_and_the_server_stays_up() {
     let started = Instant::now();
     s.set_nonblocking(true).unwrap();
     let mut answer = Vec::new();
-    for piece in body.chunks(16) {
+    for piece in body.chunks(64) {
         if s.write_all(piece).is_err() {
             break; // closed after its answer
         }
@@ -320,7 +320,7 @@ fn lying_uploads_and_wyoming_streams_get_errors_and_the_server_stays_up() {
             }
         }
         assert!(started.elapsed() < Duration::from_secs(15), "never cut off");
-        std::thread::sleep(Duration::from_millis(500));
+        std::thread::sleep(Duration::from_millis(250));
     }
     s.set_nonblocking(false).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
