@@ -395,11 +395,7 @@ fn wyoming_off_loopback_needs_an_allow_list_and_admits_only_it() {
             let (mut s, mut reader) = wyoming_connect(&format!("{ip}:{port}"));
             let _ = s.write_all(b"{\"type\": \"describe\"}\n");
             assert!(wyoming_next(&mut reader).is_none(), "{ip} was answered");
-            assert!(
-                server.log().contains("not in --wyoming-allow"),
-                "{}",
-                server.log()
-            );
+            server.wait_log("not in --wyoming-allow");
         }
         None => eprintln!(
             "no non-loopback address on this machine: the refusal is checked by the unit test only"
@@ -474,7 +470,8 @@ fn mcp_over_http_needs_the_token_and_reads_only_the_named_folders() {
         &[],
         tmp.path(),
     );
-    assert!(server.log().contains("MCP at http://") && server.log().contains("mcp-token"));
+    server.wait_log("MCP at http://");
+    assert!(server.log().contains("mcp-token"), "{}", server.log());
     let token = server.mcp_token();
     let token_file = server.data.join("mcp-token");
     let mode = std::fs::metadata(&token_file).unwrap().permissions();
@@ -675,11 +672,7 @@ fn dropped_clients_stop_their_work_and_workers_never_exceed_the_limit() {
         "{busy:.2} CPU s in 3 s after every client left: {}",
         server.log()
     );
-    assert!(
-        server.log().contains("cancelling its transcription"),
-        "{}",
-        server.log()
-    );
+    server.wait_log("cancelling its transcription");
 }
 
 #[test]

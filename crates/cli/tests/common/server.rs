@@ -56,6 +56,20 @@ impl Server {
         server
     }
 
+    /// Waits until its log holds `needle` (the log comes through a pipe
+    /// and a thread, after the fact it tells).
+    pub fn wait_log(&self, needle: &str) {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !self.log().contains(needle) {
+            assert!(
+                Instant::now() < deadline,
+                "no `{needle}` in: {}",
+                self.log()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
     /// Where it serves Wyoming (`host:port`), from its startup line.
     pub fn wyoming_addr(&self) -> String {
         self.log()
