@@ -6,6 +6,8 @@
 //! the safe outcome: a clear error naming the field, the process alive and
 //! answering /health, memory under a bound, no engine worker beyond
 //! `--workers`, no file read outside the allowed folders, exit within 2 s.
+//! Linux only: it reads /proc, uses wait4, FIFOs, symlinks and setuid.
+#![cfg(target_os = "linux")]
 
 mod common;
 
