@@ -205,15 +205,7 @@ fn lying_uploads_and_wyoming_streams_get_errors_and_the_server_stays_up() {
     );
     let silence = vec![0u8; 16 * 1024];
     let lying = lying_wav(4_294_967_291, 1, 16, silence.len() as u32, &silence);
-    let (ctype, body) = multipart("a.wav", &lying, &[]);
-    let (status, text) = server
-        .request(
-            "POST",
-            "/v1/audio/transcriptions",
-            &[("Content-Type", &ctype)],
-            &body,
-        )
-        .unwrap();
+    let (status, text) = upload(&server, &lying, &[]);
     assert_eq!(status, 400, "{text}");
     assert!(
         text.contains("sample rate") && text.contains("invalid_audio"),
@@ -279,15 +271,7 @@ fn lying_uploads_and_wyoming_streams_get_errors_and_the_server_stays_up() {
         .iter()
         .map(|(k, v)| (k.as_str(), v.as_str()))
         .collect();
-    let (ctype, body) = multipart("a.wav", &std::fs::read(CLIP).unwrap(), &fields);
-    let (status, text) = server
-        .request(
-            "POST",
-            "/v1/audio/transcriptions",
-            &[("Content-Type", &ctype)],
-            &body,
-        )
-        .unwrap();
+    let (status, text) = upload(&server, &std::fs::read(CLIP).unwrap(), &fields);
     assert_eq!(status, 400, "{text}");
     assert!(text.contains("more than 32 fields"), "{text}");
     drop(server);
@@ -300,13 +284,7 @@ fn lying_uploads_and_wyoming_streams_get_errors_and_the_server_stays_up() {
         tmp.path(),
     );
     let (ctype, body) = multipart("a.wav", &std::fs::read(CLIP).unwrap(), &[]);
-    let mut s = TcpStream::connect(server.addr).unwrap();
-    write!(
-        s,
-        "POST /v1/audio/transcriptions HTTP/1.1\r\nHost: localhost\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\n\r\n",
-        body.len()
-    )
-    .unwrap();
+    let mut s = upload_head(&server, &ctype, body.len());
     let started = Instant::now();
     s.set_nonblocking(true).unwrap();
     let mut answer = Vec::new();
@@ -599,15 +577,33 @@ fn long_speech(dir: &Path) -> PathBuf {
 
 /// Sends a whole upload and returns the open connection (no answer read).
 fn upload_and_hold(server: &Server, ctype: &str, body: &[u8]) -> TcpStream {
+    let mut s = upload_head(server, ctype, body.len());
+    s.write_all(body).unwrap();
+    s
+}
+
+/// A connection with an upload's request line and headers sent, its body not yet.
+fn upload_head(server: &Server, ctype: &str, len: usize) -> TcpStream {
     let mut s = TcpStream::connect(server.addr).unwrap();
     write!(
         s,
-        "POST /v1/audio/transcriptions HTTP/1.1\r\nHost: localhost\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\n\r\n",
-        body.len()
+        "POST /v1/audio/transcriptions HTTP/1.1\r\nHost: localhost\r\nContent-Type: {ctype}\r\nContent-Length: {len}\r\n\r\n"
     )
     .unwrap();
-    s.write_all(body).unwrap();
     s
+}
+
+/// `audio` uploaded as `a.wav` with `fields`: (status, body).
+fn upload(server: &Server, audio: &[u8], fields: &[(&str, &str)]) -> (u16, String) {
+    let (ctype, body) = multipart("a.wav", audio, fields);
+    server
+        .request(
+            "POST",
+            "/v1/audio/transcriptions",
+            &[("Content-Type", &ctype)],
+            &body,
+        )
+        .unwrap()
 }
 
 #[test]
