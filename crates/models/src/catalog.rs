@@ -96,7 +96,9 @@ impl Catalog {
         })
     }
 
+    /// The model called `name` (or an alias of its name, see [`crate::names`]).
     pub fn find(&self, name: &str) -> Option<&CatalogModel> {
+        let name = crate::names::canonical(name);
         self.models.iter().find(|m| m.name == name)
     }
 

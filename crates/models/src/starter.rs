@@ -70,7 +70,7 @@ pub fn install_default_for(
 /// automatic.
 pub fn dictation_model(hardware: &Hardware) -> Option<&'static PackagedModel> {
     let pick = recommend(&Catalog::builtin(), hardware, "en", ModelUse::Dictation)?;
-    PACKAGED.iter().find(|m| m.catalog_name == pick.model)
+    PACKAGED.iter().find(|m| m.name == pick.model)
 }
 
 /// How many progress stages [`install_default`] reports at most (three per

@@ -149,7 +149,9 @@ impl ModelStore {
             .collect())
     }
 
+    /// The installed model called `name` (or an alias of its name).
     pub fn find(&self, name: &str) -> Result<Option<ModelEntry>, ModelError> {
+        let name = crate::names::canonical(name);
         Ok(self.list()?.into_iter().find(|m| m.name == name))
     }
 
@@ -170,12 +172,13 @@ impl ModelStore {
 
     /// Removes a model's file and manifest entry.
     pub fn remove(&self, name: &str) -> Result<ModelEntry, ModelError> {
+        let name = crate::names::canonical(name);
         let mut manifest = self.read_manifest()?;
         let index = manifest
             .models
             .iter()
             .position(|m| m.name == name)
-            .ok_or_else(|| ModelError::NotFound(format!("no installed model named `{name}`")))?;
+            .ok_or_else(|| self.not_installed(name))?;
         let entry = manifest.models.remove(index);
         if manifest.default_speech.as_deref() == Some(name) {
             manifest.default_speech = None;
@@ -193,6 +196,16 @@ impl ModelStore {
         Ok(entry)
     }
 
+    /// The error for `name` asked for and not installed, naming what is.
+    fn not_installed(&self, name: &str) -> ModelError {
+        let installed = self.list().unwrap_or_default();
+        ModelError::NotInstalled {
+            requested: name.into(),
+            dir: self.dir.clone(),
+            installed: installed.into_iter().map(|m| m.name).collect(),
+        }
+    }
+
     /// Makes `name` the speech model used when none is named, for
     /// dictation and files alike.
     pub fn set_default(&self, name: &str) -> Result<(), ModelError> {
@@ -201,9 +214,8 @@ impl ModelStore {
 
     /// Makes `name` the default for one use (`None`: for both).
     pub fn set_default_for(&self, name: &str, use_: Option<ModelUse>) -> Result<(), ModelError> {
-        let entry = self
-            .find(name)?
-            .ok_or_else(|| ModelError::NotFound(format!("no installed model named `{name}`")))?;
+        let entry = self.find(name)?.ok_or_else(|| self.not_installed(name))?;
+        let name = entry.name.as_str();
         if entry.kind != ModelKind::Speech {
             return Err(ModelError::NotFound(format!(
                 "`{name}` is a VAD model, not a speech model"
@@ -282,19 +294,7 @@ impl ModelStore {
                 }
                 match self.find(req)? {
                     Some(entry) => Ok((entry.name.clone(), self.path_of(&entry))),
-                    None => {
-                        let names: Vec<String> = self
-                            .list()?
-                            .into_iter()
-                            .filter(|m| m.kind == ModelKind::Speech)
-                            .map(|m| m.name)
-                            .collect();
-                        Err(ModelError::NotInstalled {
-                            requested: req.into(),
-                            dir: self.dir.clone(),
-                            installed: names,
-                        })
-                    }
+                    None => Err(self.not_installed(req)),
                 }
             }
             None => match self.default_for(use_)? {
@@ -393,7 +393,7 @@ mod tests {
         assert_eq!(store.resolve_speech(Some("b")).unwrap().0, "b");
         assert_eq!(store.vad().unwrap().unwrap().name, "vad");
         let err = store.resolve_speech(Some("nope")).unwrap_err().to_string();
-        assert!(err.contains("installed: a, b"), "{err}");
+        assert!(err.contains("installed: a, vad, b"), "{err}");
 
         store.set_default("b").unwrap();
         assert_eq!(store.resolve_speech(None).unwrap().0, "b");

@@ -145,16 +145,29 @@ fn tool_text(text: String, is_error: bool) -> Value {
     json!({"content": [{"type": "text", "text": text}], "isError": is_error})
 }
 
-fn tool_names(microphone: bool) -> &'static str {
+/// Every tool a session can offer, in the order `tools/list` gives them;
+/// `listen` only where the user's microphone is offered (stdio). The CLI's
+/// help lists them from here.
+pub const TOOLS: [&str; 3] = ["transcribe_file", "list_models", "listen"];
+
+/// The tools a session offers.
+fn offered(microphone: bool) -> &'static [&'static str] {
     if microphone {
-        "transcribe_file, list_models or listen"
+        &TOOLS
     } else {
-        "transcribe_file or list_models"
+        &TOOLS[..2]
+    }
+}
+
+fn tool_names(microphone: bool) -> String {
+    match offered(microphone) {
+        [first @ .., last] => format!("{} or {last}", first.join(", ")),
+        [] => String::new(),
     }
 }
 
 fn tools(microphone: bool) -> Value {
-    let mut tools = json!({"tools": [
+    let tools = json!({"tools": [
         {
             "name": "transcribe_file",
             "description": "Transcribe an audio or video file on this computer with Utter's local speech engine (nothing leaves the machine). Returns the text, or subtitles.",
@@ -173,10 +186,8 @@ fn tools(microphone: bool) -> Value {
             "name": "list_models",
             "description": "List the speech models installed for Utter, with their languages and whether they translate.",
             "inputSchema": {"type": "object", "properties": {}}
-        }
-    ]});
-    if microphone {
-        tools["tools"].as_array_mut().expect("a list").push(json!({
+        },
+        {
             "name": "listen",
             "description": "Ask the user something out loud and get their spoken answer: records the default microphone until they have spoken and paused, transcribes it on this computer (nothing leaves the machine) and returns the text. Tell the user you are listening before calling it.",
             "inputSchema": {
@@ -189,9 +200,17 @@ fn tools(microphone: bool) -> Value {
                     "model": {"type": "string", "description": "An installed model's name (see list_models); omit for the default"}
                 }
             }
-        }));
-    }
-    tools
+        }
+    ]});
+    let offered = offered(microphone);
+    let tools: Vec<Value> = tools["tools"]
+        .as_array()
+        .expect("a list")
+        .iter()
+        .filter(|tool| offered.iter().any(|name| tool["name"] == *name))
+        .cloned()
+        .collect();
+    json!({ "tools": tools })
 }
 
 impl Session {
@@ -548,10 +567,7 @@ mod tests {
         let refused = http.handle(&call).unwrap();
         assert_eq!(refused["error"]["code"], -32602, "{refused}");
         let mut stdio = Session::new(ModelStore::new(models.path())).with_microphone();
-        assert_eq!(
-            names(&mut stdio),
-            ["transcribe_file", "list_models", "listen"]
-        );
+        assert_eq!(names(&mut stdio), TOOLS);
     }
 
     /// Random JSON-RPC-shaped messages (a fixed budget of fuzzing in every
