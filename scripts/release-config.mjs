@@ -9,11 +9,15 @@
 // - A GPU variant: its own updater feed, so it never updates to a CPU build.
 // - CUDA: the CUDA DLLs in src-tauri/cuda-dlls shipped next to the app.
 // - Vulkan on Linux: the Vulkan loader as a declared dependency of the .deb and .rpm.
+// - Linux: the `utter` command in /usr/bin of the .deb and .rpm, built before the bundling with
+//   the app's features (BUILD_FEATURE_FLAGS, e.g. "--features vulkan,dynamic-backends"), or the
+//   one at UTTER_CLI when set (tests/package/deb.sh ships its test build).
 // - CPU_DISPATCH=1 (x86-64 Linux and Windows, built with dynamic-backends): the engine's shared
 //   library and its CPU modules, staged between the compile and the bundling, installed as
 //   resources: next to the .exe on Windows, in /usr/lib/Utter on Linux (the binary's rpath,
 //   src-tauri/build.rs).
 import fs from "node:fs";
+import path from "node:path";
 
 const out = process.argv[2];
 if (!out) {
@@ -38,20 +42,35 @@ if (variant === "cuda") {
   for (const dll of fs.readdirSync("src-tauri/cuda-dlls")) resources[`cuda-dlls/${dll}`] = dll;
   cfg.bundle.resources = resources;
 }
+const target = env.CARGO_TARGET_DIR || "target";
+// Shell commands run between the compile and the bundling, in order.
+const beforeBundle = [];
 if (env.CPU_DISPATCH === "1") {
-  const target = env.CARGO_TARGET_DIR || "target";
-  cfg.build = {
-    beforeBundleCommand: `bash scripts/stage-engine-libs.sh ${target}/release src-tauri/engine-libs`,
-  };
+  beforeBundle.push(`bash scripts/stage-engine-libs.sh ${target}/release src-tauri/engine-libs`);
   cfg.bundle.resources = { ...(cfg.bundle.resources || {}), "engine-libs/*": "./" };
 }
-if (variant === "vulkan" && os === "linux") {
+if (os === "linux") {
   const linux = base.bundle.linux;
+  const vulkan = variant === "vulkan";
+  let cli = env.UTTER_CLI;
+  if (!cli) {
+    // Features are names and commas only: nothing else reaches the shell.
+    const features = (env.BUILD_FEATURE_FLAGS || "").trim();
+    if (!/^(--features [a-z0-9_,-]+)?$/.test(features)) {
+      console.error(`BUILD_FEATURE_FLAGS must be empty or "--features a,b": ${features}`);
+      process.exit(2);
+    }
+    beforeBundle.push(`cargo build --release --locked -p utter-cli ${features}`.trim());
+    cli = `${target}/release/utter`;
+  }
+  // Absolute: the bundler reads paths relative to src-tauri.
+  const files = { "/usr/bin/utter": path.resolve(cli) };
   cfg.bundle.linux = {
-    deb: { depends: [...linux.deb.depends, "libvulkan1"] },
-    rpm: { depends: [...linux.rpm.depends, "vulkan-loader"] },
+    deb: { files, ...(vulkan ? { depends: [...linux.deb.depends, "libvulkan1"] } : {}) },
+    rpm: { files, ...(vulkan ? { depends: [...linux.rpm.depends, "vulkan-loader"] } : {}) },
   };
 }
+if (beforeBundle.length) cfg.build = { beforeBundleCommand: beforeBundle.join(" && ") };
 if (variant && base.plugins && base.plugins.updater) {
   const repo = env.GITHUB_REPOSITORY || "utter-app/utter";
   const feed = `https://github.com/${repo}/releases/latest/download/latest-${os}-${variant}.json`;

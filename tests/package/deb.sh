@@ -17,7 +17,7 @@ rm -f "$bundle_dir"/*.deb
 # binaries: what it declares is what is checked) must pull in the Vulkan loader and keep the
 # rest of the dependencies.
 vulkan_config=$(mktemp --suffix=.json)
-VARIANT=vulkan OS=linux node scripts/release-config.mjs "$vulkan_config" >/dev/null
+UTTER_CLI="$cli" VARIANT=vulkan OS=linux node scripts/release-config.mjs "$vulkan_config" >/dev/null
 node -e 'const fs = require("fs"), f = process.argv[1], c = JSON.parse(fs.readFileSync(f, "utf8"));
   c.bundle.createUpdaterArtifacts = false; fs.writeFileSync(f, JSON.stringify(c));' "$vulkan_config"
 npx tauri bundle --debug --bundles deb --ci --config "$vulkan_config" >/dev/null
@@ -28,12 +28,17 @@ for dep in libvulkan1 libwebkit2gtk-4.1-0 libayatana-appindicator3-1 libasound2 
 done
 rm -f "$bundle_dir"/*.deb "$vulkan_config"
 
-# The CLI ships in the same package, next to the app.
+# The CLI ships in the same package, next to the app, as the release configuration puts
+# it (here the test build's CLI, where a release builds its own).
 # Bundle the app the test build made (`tauri bundle` does not compile; `tauri build`
 # would rebuild with its own environment). No updater signatures here: that key lives
 # in the release workflow's secrets.
-npx tauri bundle --debug --bundles deb --ci \
-  --config "{\"bundle\":{\"createUpdaterArtifacts\":false,\"linux\":{\"deb\":{\"files\":{\"/usr/bin/utter\":\"$cli\"}}}}}" >/dev/null
+config=$(mktemp --suffix=.json)
+UTTER_CLI="$cli" OS=linux node scripts/release-config.mjs "$config" >/dev/null
+node -e 'const fs = require("fs"), f = process.argv[1], c = JSON.parse(fs.readFileSync(f, "utf8"));
+  c.bundle.createUpdaterArtifacts = false; fs.writeFileSync(f, JSON.stringify(c));' "$config"
+npx tauri bundle --debug --bundles deb --ci --config "$config" >/dev/null
+rm -f "$config"
 deb=$(ls "$bundle_dir"/*.deb 2>/dev/null | head -1)
 [[ -f "$deb" ]] || fail "no .deb in $bundle_dir"
 package=$(dpkg-deb -f "$deb" Package)
@@ -58,6 +63,10 @@ cleanup() {
 trap cleanup EXIT
 $SUDO dpkg -i "$deb" >/dev/null || fail "dpkg -i failed"
 
+# The command is on the PATH as the README says, and says where Utter keeps things.
+[[ "$(command -v utter)" == /usr/bin/utter ]] || fail "utter is not on the PATH: $(command -v utter || true)"
+[[ "$package" == utter ]] || fail "the package is $package, where the README says \`apt remove utter\`"
+utter paths | grep -q "settings" || fail "utter paths listed no settings folder"
 version=$(/usr/bin/utter --version)
 [[ "$version" == "utter $(node -p 'require("./package.json").version')" ]] || fail "utter --version said: $version"
 
