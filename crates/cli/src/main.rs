@@ -9,6 +9,7 @@ mod doctor_cmd;
 mod hints;
 mod meeting_cmd;
 mod models_cmd;
+mod output_target;
 mod places_cmd;
 mod rewrite_cmd;
 mod serve_cmd;

@@ -20,6 +20,7 @@ use utter_core::models::{ModelStore, ModelUse};
 use utter_core::transcribe::FileOptions;
 
 use crate::exit;
+use crate::output_target::{self, OutputTarget};
 use crate::text_args::TextArgs;
 
 #[derive(Args)]
@@ -31,9 +32,8 @@ pub struct MeetingArgs {
     /// `utter devices --system` [default: the default output]
     #[arg(long)]
     system_device: Option<String>,
-    /// Write the transcript to this file [default: standard output]
-    #[arg(long, short)]
-    output: Option<PathBuf>,
+    #[arg(long, short, default_value = "-", help = crate::output_target::HELP)]
+    output: String,
     /// Transcript format: md, txt, srt, vtt or json
     #[arg(long, short, default_value = "md", value_parser = parse_format)]
     format: Format,
@@ -327,10 +327,26 @@ fn write_transcript(
     let rendered = export::render(transcript, args.format);
     let kept = dir.join(format!("transcript.{}", args.format.extension()));
     std::fs::write(&kept, &rendered).with_context(|| format!("cannot write {}", kept.display()))?;
-    match &args.output {
+    // In a folder, the meeting's own folder name (its start time) names the file.
+    let name = format!(
+        "meeting-{}.{}",
+        dir.file_name()
+            .map_or_else(|| "transcript".into(), |n| n.to_string_lossy()),
+        args.format.extension()
+    );
+    let target = OutputTarget::parse(&args.output, 1).map_err(anyhow::Error::msg)?;
+    match target.path_for(&name) {
         Some(path) => {
-            std::fs::write(path, &rendered)
-                .with_context(|| format!("cannot write {}", path.display()))?;
+            target
+                .prepare()
+                .and_then(|()| output_target::write_whole(&path, rendered.as_bytes()))
+                .with_context(|| {
+                    format!(
+                        "cannot write {} (the transcript is kept in {})",
+                        path.display(),
+                        kept.display()
+                    )
+                })?;
             eprintln!("wrote {}", path.display());
         }
         None => crate::out::write(|stdout| std::io::Write::write_all(stdout, rendered.as_bytes())),

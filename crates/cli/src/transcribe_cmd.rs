@@ -19,6 +19,7 @@ use utter_core::transcript::FileTranscript;
 use utter_core::vad::SpeechDetector;
 
 use crate::exit;
+use crate::output_target::{self, OutputTarget};
 use crate::text_args::TextArgs;
 
 #[derive(Args)]
@@ -29,8 +30,7 @@ pub struct TranscribeArgs {
     /// Output format: txt, md, srt, vtt or json
     #[arg(long, short, default_value = "txt", value_parser = parse_format)]
     format: Format,
-    /// Directory for `<name>.<format>` files, or `-` for standard output
-    #[arg(long, short, default_value = "-")]
+    #[arg(long, short, default_value = "-", help = crate::output_target::HELP)]
     output: String,
     /// Spoken language (ISO code, e.g. `en`), or `auto`: the model detects it [default: auto]
     #[arg(long, short)]
@@ -205,11 +205,16 @@ pub fn run(store: &ModelStore, args: TranscribeArgs) -> Result<ExitCode> {
             }
         }
     };
-    let out_dir = (args.output != "-").then(|| PathBuf::from(&args.output));
-    if let Some(dir) = &out_dir {
-        std::fs::create_dir_all(dir)
-            .with_context(|| format!("cannot create output directory {}", dir.display()))?;
-    }
+    let target = match OutputTarget::parse(&args.output, args.files.len()) {
+        Ok(target) => target,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Ok(ExitCode::from(exit::USAGE));
+        }
+    };
+    target
+        .prepare()
+        .with_context(|| format!("cannot create the folder for --output {}", args.output))?;
     let options = FileOptions {
         language,
         translate: args.translate,
@@ -226,9 +231,9 @@ pub fn run(store: &ModelStore, args: TranscribeArgs) -> Result<ExitCode> {
         );
     }
     // Every output's name before any work: two inputs must not write one file.
-    let names = match &out_dir {
-        Some(_) => output_names(&args.files, args.format.extension()),
-        None => Ok(Vec::new()), // standard output
+    let names = match &target {
+        OutputTarget::Folder(_) => output_names(&args.files, args.format.extension()),
+        OutputTarget::File(_) | OutputTarget::Stdout => Ok(vec![String::new(); args.files.len()]),
     };
     let output_names = match names {
         Ok(names) => names,
@@ -299,7 +304,7 @@ pub fn run(store: &ModelStore, args: TranscribeArgs) -> Result<ExitCode> {
         if transcript.truncated {
             failed += 1; // scripts must notice a cut-off file; its text still follows
         }
-        let destination = out_dir.as_ref().map(|dir| (dir, &output_names[index]));
+        let destination = target.path_for(&output_names[index]);
         if let Err(e) = write_output(&transcript, args.format, destination, args.files.len() > 1) {
             eprintln!("error: {}: {e:#}", path.display());
             failed += 1;
@@ -419,17 +424,13 @@ fn output_names(files: &[PathBuf], ext: &str) -> Result<Vec<String>, String> {
 fn write_output(
     t: &FileTranscript,
     format: Format,
-    destination: Option<(&PathBuf, &String)>,
+    destination: Option<PathBuf>,
     several: bool,
 ) -> Result<()> {
     let rendered = export::render(t, format);
     match destination {
-        Some((dir, name)) => {
-            let dest = dir.join(name);
-            let tmp = dir.join(format!(".{name}.tmp"));
-            std::fs::write(&tmp, rendered)
-                .with_context(|| format!("cannot write {}", tmp.display()))?;
-            std::fs::rename(&tmp, &dest)
+        Some(dest) => {
+            output_target::write_whole(&dest, rendered.as_bytes())
                 .with_context(|| format!("cannot write {}", dest.display()))?;
             eprintln!("wrote {}", dest.display());
         }

@@ -308,13 +308,15 @@ fn srt_and_vtt_files_parse_back_monotonic_and_non_overlapping() {
         joined.display()
     )));
     let out_dir = dir.path().join("out");
+    // A trailing `/`: a folder, though one input alone would write a file.
+    let out_arg = format!("{}/", out_dir.display());
     for format in ["srt", "vtt"] {
         let out = utter(&[
             "transcribe",
             "--format",
             format,
             "--output",
-            out_dir.to_str().unwrap(),
+            &out_arg,
             joined.to_str().unwrap(),
         ]);
         assert!(out.status.success(), "{}", stderr(&out));
@@ -374,6 +376,22 @@ fn two_inputs_of_one_name_write_two_outputs() {
         "{}",
         stderr(&twice)
     );
+
+    // One input, `-o FILE`: that file (its folder made), as `utter meeting -o` does.
+    let file = out_dir.path().join("new/talk.srt");
+    let out = utter(&["transcribe", wav, "-f", "srt", "-o", file.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(std::fs::read_to_string(&file).unwrap().contains(" --> "));
+    // Several inputs and `-o` an existing file: refused before any work, the file untouched.
+    let before = std::fs::read(&file).unwrap();
+    let out = utter(&["transcribe", wav, CLIP2, "-o", file.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("is a file, and 2 inputs need a folder"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(std::fs::read(&file).unwrap(), before);
 }
 
 #[test]
