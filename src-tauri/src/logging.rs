@@ -1,5 +1,5 @@
 //! Logs go to `utter.log` in the app's log dir (and stderr), filtered by
-//! `RUST_LOG` (default: info).
+//! `RUST_LOG` (default: info, without the updater plugin's own lines).
 
 use std::path::PathBuf;
 use std::sync::Mutex;
@@ -8,7 +8,10 @@ use tracing_subscriber::fmt::writer::MakeWriterExt;
 use tracing_subscriber::EnvFilter;
 
 pub fn init(dir: Option<PathBuf>) {
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    // The updater plugin logs every failed check as an ERROR; offline is normal
+    // for a local-first app, and updates.rs logs each check's outcome itself.
+    let filter = EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| EnvFilter::new("info,tauri_plugin_updater=off"));
     let file = dir.and_then(|d| {
         std::fs::create_dir_all(&d).ok()?;
         std::fs::OpenOptions::new()

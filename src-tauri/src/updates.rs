@@ -22,12 +22,12 @@ pub fn check_at_start(app: &AppHandle) {
     tauri::async_runtime::spawn(async move {
         match check(&app).await {
             Ok(Some(info)) => {
-                tracing::info!("update available: {}", info.version);
+                tracing::info!("update check: {} is available", info.version);
                 let _ = app.emit("update-available", info);
             }
-            Ok(None) => tracing::info!("Utter is up to date"),
+            Ok(None) => tracing::info!("update check: Utter is up to date"),
             // Offline is normal for a local-first app: log it, bother no one.
-            Err(e) => tracing::info!("{e}"),
+            Err(e) => tracing::info!("update check: {e}"),
         }
     });
 }

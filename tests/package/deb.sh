@@ -74,7 +74,8 @@ tmp=$(mktemp -d)
 display=:$((150 + RANDOM % 100))
 Xvfb "$display" -screen 0 1280x800x24 -nolisten tcp >/dev/null 2>&1 & xvfb_pid=$!
 for _ in $(seq 50); do DISPLAY=$display xdpyinfo >/dev/null 2>&1 && break; sleep 0.1; done
-DISPLAY=$display UTTER_UPDATE_CHECK=0 UTTER_CONFIG_DIR=$tmp/config UTTER_DATA_DIR=$tmp/data XDG_CONFIG_HOME=$tmp/xdg \
+# The update check on (as installed): offline here, it must say so quietly, not as an ERROR.
+DISPLAY=$display UTTER_CONFIG_DIR=$tmp/config UTTER_DATA_DIR=$tmp/data XDG_CONFIG_HOME=$tmp/xdg \
   /usr/bin/utter-app >"$tmp/app.log" 2>&1 & app_pid=$!
 window=""
 for _ in $(seq 150); do
@@ -85,8 +86,11 @@ done
 [[ -n "$window" ]] || fail "no Utter window appeared: $(tail -5 "$tmp/app.log")"
 # Its start is logged once setup is done (the window may show a moment before).
 for _ in $(seq 150); do grep -q "tray ready" "$tmp/app.log" && break; sleep 0.1; done
+for _ in $(seq 300); do grep -q "update check: " "$tmp/app.log" && break; sleep 0.1; done
 kill "$app_pid"; wait "$app_pid" 2>/dev/null || true; app_pid=""
 grep -q "tray ready" "$tmp/app.log" || fail "the installed app logged no start: $(tail -5 "$tmp/app.log")"
+grep -q "update check: " "$tmp/app.log" || fail "the update check logged no outcome in 30 s: $(tail -5 "$tmp/app.log")"
+! grep -q " ERROR " "$tmp/app.log" || fail "the installed app logged an ERROR: $(grep " ERROR " "$tmp/app.log" | head -3)"
 ! grep -q "no utter-worker beside the app" "$tmp/app.log" || fail "the installed app found no utter-worker beside it"
 
 $SUDO dpkg -r "$package" >/dev/null

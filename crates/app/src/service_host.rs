@@ -4,13 +4,16 @@
 
 use std::collections::HashMap;
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, Weak};
 use std::thread::JoinHandle;
+use std::time::Duration;
 
 use crossbeam_channel::{unbounded, Receiver, Sender};
 
 use super::{load_error_message, lock, sounds, AppEvent, AppState, Shared};
 use crate::history::{EntryKind, EntryRecord};
+use utter_core::audio::capture;
 use utter_core::control::Control;
 use utter_core::dictation::events::{DictationEvent, Stamped};
 use utter_core::dictation::record_log::unix_ms;
@@ -199,6 +202,11 @@ fn run(shared: &Arc<Shared>, control: Sender<Control>, control_rx: Receiver<Cont
         Err(e) => return fail(e.to_string()),
     };
     let mut capabilities = doctor::desktop(&platform.session);
+    // Listed, not opened: opening it is the press's job (and would light the
+    // system's recording indicator for nothing).
+    let microphone = capture::microphone_presence();
+    let no_microphone = microphone.is_err();
+    capabilities.push(Capability::new("microphone", microphone));
     for degraded in &wired.degraded {
         match degraded {
             Degraded::NoHotkeys(why) => set_capability(&mut capabilities, "hotkey", Err(why)),
@@ -208,6 +216,9 @@ fn run(shared: &Arc<Shared>, control: Sender<Control>, control_rx: Receiver<Cont
         }
     }
     shared.update_status(|s| s.capabilities = capabilities);
+    if no_microphone {
+        watch_for_a_microphone(Arc::downgrade(shared));
+    }
     *lock(&shared.service.control) = Some(control);
 
     let mut handler = EventHandler {
@@ -219,6 +230,41 @@ fn run(shared: &Arc<Shared>, control: Sender<Control>, control_rx: Receiver<Cont
     };
     wired.run(|e| handler.handle(e));
     shared.set_dictation_state(AppState::Loading, |_| {});
+}
+
+/// How often the device list is read again while there is no microphone.
+const MICROPHONE_RECHECK: Duration = Duration::from_secs(3);
+
+/// While no microphone is listed, reads the device list every few seconds and
+/// tells Home as soon as one appears (one watcher at a time; it ends then, or
+/// with the app).
+fn watch_for_a_microphone(shared: Weak<Shared>) {
+    static WATCHING: AtomicBool = AtomicBool::new(false);
+    if WATCHING.swap(true, Ordering::SeqCst) {
+        return;
+    }
+    let spawned = std::thread::Builder::new()
+        .name("utter-microphone-watch".into())
+        .spawn(move || {
+            loop {
+                std::thread::sleep(MICROPHONE_RECHECK);
+                let Some(shared) = shared.upgrade() else {
+                    break;
+                };
+                if let Ok(found) = capture::microphone_presence() {
+                    tracing::info!("a microphone appeared: {found}");
+                    shared.update_status(|s| {
+                        set_capability(&mut s.capabilities, "microphone", Ok::<_, String>(found))
+                    });
+                    break;
+                }
+            }
+            WATCHING.store(false, Ordering::SeqCst);
+        });
+    if let Err(e) = spawned {
+        WATCHING.store(false, Ordering::SeqCst);
+        tracing::warn!("cannot watch for a microphone: {e}");
+    }
 }
 
 fn set_capability<E: std::fmt::Display>(

@@ -19,6 +19,25 @@ fn with_hint(e: &(dyn std::error::Error + 'static)) -> String {
     }
 }
 
+/// The microphone dictation would use: listed, and heard for half a second.
+/// A null device (or a muted one) gives digital silence, never a real
+/// microphone's own noise.
+fn microphone() -> Result<String, String> {
+    use utter_core::audio::capture;
+    let listed = capture::microphone_presence()?;
+    match capture::probe_microphone(None, std::time::Duration::from_millis(500)) {
+        Ok(probe) if probe.heard_signal => Ok(listed),
+        Ok(probe) => Err(format!(
+            "`{}` gave only digital silence (every sample zero) for half a second: it is muted, \
+             or not a microphone (ALSA's null device, a virtual source with nothing playing); \
+             unmute it, or choose another with `utter dictate --device NAME` (`utter devices` \
+             lists them)",
+            probe.info.device
+        )),
+        Err(e) => Err(format!("{listed}, but it cannot be opened: {e}")),
+    }
+}
+
 pub fn run(store: &ModelStore) -> Result<ExitCode> {
     let session = DesktopSession::detect();
     let mut list = doctor::desktop(&session);
@@ -31,23 +50,7 @@ pub fn run(store: &ModelStore) -> Result<ExitCode> {
         c.detail = format!("{}; {}", c.detail, hints::PTT_INSTEAD);
     }
 
-    let inputs = utter_core::audio::capture::list_input_devices();
-    let devices = &inputs.devices;
-    list.push(Capability::new(
-        "microphone",
-        match devices.iter().find(|d| d.is_default).or(devices.first()) {
-            Some(d) => Ok(format!(
-                "{} ({} input device(s), through {})",
-                d.name,
-                devices.len(),
-                inputs.host
-            )),
-            None => Err(
-                "no input device found: plug in a microphone, or check that the \
-                 sound server (PulseAudio/PipeWire) is running",
-            ),
-        },
-    ));
+    list.push(Capability::new("microphone", microphone()));
     list.push(Capability::new(
         "model",
         store

@@ -20,8 +20,8 @@ pub struct TextArgs {
     vocab_file: Option<PathBuf>,
     /// Replace what the engine heard by what you write (repeatable; whole
     /// words, any case), e.g. --replace "get hub=GitHub"
-    #[arg(long = "replace", value_name = "HEARD=WRITTEN")]
-    replace: Vec<String>,
+    #[arg(long = "replace", value_name = "HEARD=WRITTEN", value_parser = parse_replacement)]
+    replace: Vec<Replacement>,
     /// Write spoken "comma", "period", "new line", "question mark"... as marks
     /// (dictation, English)
     #[arg(long)]
@@ -35,6 +35,22 @@ pub struct TextArgs {
     /// follows
     #[arg(long, value_name = "FILE")]
     snippets_file: Option<PathBuf>,
+}
+
+/// `--replace HEARD=WRITTEN`, checked while the command line is parsed (a
+/// usage error, exit status 2, like every other bad flag).
+fn parse_replacement(r: &str) -> Result<Replacement, String> {
+    let (heard, written) = r
+        .split_once('=')
+        .ok_or_else(|| format!("expected HEARD=WRITTEN, e.g. \"get hub=GitHub\", not `{r}`"))?;
+    if heard.trim().is_empty() {
+        return Err(format!("nothing to replace before `=` in `{r}`"));
+    }
+    Ok(Replacement {
+        heard: heard.trim().into(),
+        written: written.trim().into(),
+        regex: false,
+    })
 }
 
 impl TextArgs {
@@ -62,20 +78,7 @@ impl TextArgs {
 
     /// The rules as settings hold them, checked.
     pub fn config(&self) -> Result<TextRulesConfig> {
-        let replacements = self
-            .replace
-            .iter()
-            .map(|r| {
-                let (heard, written) = r.split_once('=').with_context(|| {
-                    format!("--replace `{r}`: expected HEARD=WRITTEN, e.g. \"get hub=GitHub\"")
-                })?;
-                Ok(Replacement {
-                    heard: heard.trim().into(),
-                    written: written.trim().into(),
-                    regex: false,
-                })
-            })
-            .collect::<Result<_>>()?;
+        let replacements = self.replace.clone();
         let snippets = match &self.snippets_file {
             Some(path) => {
                 let text = std::fs::read_to_string(path)

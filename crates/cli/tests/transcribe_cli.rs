@@ -558,7 +558,7 @@ fn vocabulary_and_replacements_shape_the_transcript() {
     );
 
     let bad = utter(&["transcribe", clip, "--replace", "no equals sign"]);
-    assert!(!bad.status.success());
+    assert_eq!(bad.status.code(), Some(2), "a usage error, as documented");
     assert!(
         stderr(&bad).contains("expected HEARD=WRITTEN"),
         "{}",

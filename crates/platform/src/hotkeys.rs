@@ -48,12 +48,22 @@ pub enum HotkeyError {
 /// A hotkey that does not parse, with what is accepted.
 #[derive(Debug, thiserror::Error)]
 #[error(
-    "cannot parse hotkey `{keys}`: {source} (use modifiers ctrl, shift, alt, super joined by `+` \
+    "cannot parse hotkey `{keys}`: {why} (use modifiers ctrl, shift, alt, super joined by `+` \
      with one key, e.g. ctrl+shift+space, alt+f9, super+d)"
 )]
 pub struct BadHotkey {
     pub keys: String,
-    source: global_hotkey::hotkey::HotKeyParseError,
+    why: String,
+}
+
+/// Our words for the parser's error (its own ask users to report to its project).
+fn why_not(error: &global_hotkey::hotkey::HotKeyParseError) -> String {
+    use global_hotkey::hotkey::HotKeyParseError as E;
+    match error {
+        E::UnsupportedKey(key) => format!("`{}` is not a key name Utter knows", key.trim()),
+        E::EmptyToken(_) => "a `+` has nothing on one side".into(),
+        E::InvalidFormat(_) => "it needs exactly one key, after the modifiers".into(),
+    }
 }
 
 /// Why this session has no global hotkeys. The messages say what is wrong;
@@ -93,9 +103,9 @@ pub enum NoHotkeys {
 
 /// Parses a hotkey like `ctrl+shift+space`, with a message that says what is accepted.
 pub fn parse_hotkey(keys: &str) -> Result<HotKey, BadHotkey> {
-    HotKey::from_str(keys).map_err(|source| BadHotkey {
+    HotKey::from_str(keys).map_err(|e| BadHotkey {
         keys: keys.into(),
-        source,
+        why: why_not(&e),
     })
 }
 
@@ -565,6 +575,17 @@ mod tests {
             Bindings::parse("ctrl+banana", "l", "escape", None, TriggerMode::Toggle),
             Err(HotkeyError::Parse(BadHotkey { keys, .. })) if keys == "ctrl+banana"
         ));
+        let said = parse_hotkey("ctrl+banana").unwrap_err().to_string();
+        assert!(
+            said.contains("`banana` is not a key name Utter knows"),
+            "{said}"
+        );
+        assert!(!said.contains("report"), "{said}");
+        let said = parse_hotkey("ctrl++a").unwrap_err().to_string();
+        assert!(
+            said.contains("nothing on one side") || said.contains("one key"),
+            "{said}"
+        );
     }
 
     #[test]

@@ -7,11 +7,26 @@ use crate::harness::x11::desktop;
 fn doctor_says_what_works_in_this_session() {
     let _guard = serial();
     let d = desktop();
+    // Nothing plays into the virtual microphone: digital silence, as from a null device.
+    let silent = d
+        .cmd(env!("CARGO_BIN_EXE_utter"))
+        .arg("doctor")
+        .output()
+        .unwrap();
+    let report = String::from_utf8_lossy(&silent.stdout);
+    assert!(
+        report.contains("no  microphone") && report.contains("only digital silence"),
+        "{report}"
+    );
+    // Speech plays into it: a microphone that hears.
+    let mut player = d.play(&d.fixtures.join("speech-25s.wav"));
     let x11 = d
         .cmd(env!("CARGO_BIN_EXE_utter"))
         .arg("doctor")
         .output()
         .unwrap();
+    let _ = player.kill();
+    let _ = player.wait();
     let report = String::from_utf8_lossy(&x11.stdout);
     assert_eq!(x11.status.code(), Some(0), "{report}");
     for line in [

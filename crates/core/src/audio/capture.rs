@@ -102,26 +102,84 @@ pub fn input_devices() -> Vec<InputDevice> {
 /// [`input_devices`], with the name of the sound system they come from.
 pub fn list_input_devices() -> InputDevices {
     let host = host::input_host();
-    let default = host.default_input_device().map(|d| d.to_string());
+    let default = host.default_input_device();
+    // The default by the server's id where there is one (descriptions repeat).
+    let is_default = |d: &cpal::Device| match &default {
+        Some(default) => match (host::server_name(default), host::server_name(d)) {
+            (Some(a), Some(b)) if a == b => true,
+            _ => default.to_string() == d.to_string(),
+        },
+        None => false,
+    };
     let mut devices: Vec<InputDevice> = host
         .input_devices()
         .map(|devs| {
-            devs.filter(|d| !host::is_monitor(&host, d))
-                .map(|d| d.to_string())
+            devs.filter(|d| !host::is_monitor(&host, d) && !host::is_alsa_plugin(&host, d))
+                .map(|d| InputDevice {
+                    is_default: is_default(&d),
+                    name: d.to_string(),
+                })
                 .collect::<Vec<_>>()
         })
-        .unwrap_or_default()
-        .into_iter()
-        .map(|name| InputDevice {
-            is_default: default.as_deref() == Some(name.as_str()),
-            name,
-        })
-        .collect();
+        .unwrap_or_default();
     devices.sort_by_key(|d| !d.is_default);
     InputDevices {
         host: host::host_name(&host),
         devices,
     }
+}
+
+/// The microphone dictation would use, as a device listing sees it (no
+/// stream is opened: the app checks this at start and while none is there):
+/// its name and where it comes from, or why there is none and what to do.
+pub fn microphone_presence() -> Result<String, String> {
+    let inputs = list_input_devices();
+    let devices = &inputs.devices;
+    match devices.iter().find(|d| d.is_default).or(devices.first()) {
+        Some(d) => Ok(format!(
+            "{} ({} input device(s), through {})",
+            d.name,
+            devices.len(),
+            inputs.host
+        )),
+        None => Err(format!(
+            "no microphone found (through {}): plug one in, or check that the sound server \
+             (PulseAudio/PipeWire) is running",
+            inputs.host
+        )),
+    }
+}
+
+/// What a short listen to a microphone heard.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProbeResult {
+    pub info: CaptureInfo,
+    /// Any sample not exactly zero: a real microphone's own noise is never
+    /// digital silence, a null device (or a muted one) is nothing else.
+    pub heard_signal: bool,
+}
+
+/// Opens `device` (or the default input) for `listen` and says whether any
+/// sound came: how `utter doctor` tells a microphone from a null device.
+pub fn probe_microphone(
+    device: Option<&str>,
+    listen: Duration,
+) -> Result<ProbeResult, CaptureError> {
+    let capture = Capture::open(device)?;
+    let until = Instant::now() + listen;
+    let mut heard_signal = false;
+    while let Some(left) = until.checked_duration_since(Instant::now()) {
+        match capture.events.recv_timeout(left) {
+            Ok(CaptureEvent::Audio(samples)) => {
+                heard_signal |= samples.iter().any(|s| *s != 0.0);
+            }
+            Ok(CaptureEvent::Lost(e)) => return Err(e),
+            Err(_) => break,
+        }
+    }
+    let info = capture.info.clone();
+    capture.close();
+    Ok(ProbeResult { info, heard_signal })
 }
 
 /// What the computer plays, by output: the devices [`Source::SystemAudio`]

@@ -92,3 +92,25 @@ pub fn is_monitor(host: &cpal::Host, device: &cpal::Device) -> bool {
     host_name(host) == "PulseAudio"
         && server_name(device).is_some_and(|name| name.ends_with(".monitor"))
 }
+
+/// ALSA's software plugins that show up as input devices yet record nothing a
+/// user said (`null` gives digital silence; the others convert rates, mix
+/// channels or reach servers that are not running, or the PulseAudio host
+/// would be in use).
+const ALSA_NOT_MICROPHONES: [&str; 9] = [
+    "null",
+    "lavrate",
+    "samplerate",
+    "speexrate",
+    "speex",
+    "upmix",
+    "vdownmix",
+    "jack",
+    "oss",
+];
+
+/// A device of the ALSA host that is one of its plugins, not a microphone.
+pub fn is_alsa_plugin(host: &cpal::Host, device: &cpal::Device) -> bool {
+    host.id() == cpal::HostId::Alsa
+        && server_name(device).is_some_and(|id| ALSA_NOT_MICROPHONES.contains(&id.as_str()))
+}
