@@ -449,50 +449,62 @@ fn a_model_without_timestamps_gets_cues_from_the_speech_spans() {
         "sox {CLIP} -p pad 0 4 | sox - {CLIP2} {}",
         joined.display()
     )));
-    let out = utter(&[
-        "transcribe",
-        "--model",
-        "moonshine-tiny-en",
-        "--format",
-        "srt",
-        joined.to_str().unwrap(),
-    ]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    let text = stdout(&out);
-    let cues = parse_cues(&text, false);
-    assert!(cues.len() >= 2, "one cue per speech span: {text}");
-    for (i, cue) in cues.iter().enumerate() {
-        assert!(cue.1 < cue.2, "cue {i} has positive length: {text}");
-        if i > 0 {
-            assert!(cue.1 >= cues[i - 1].2, "no overlap: {text}");
+    // Every timestamp-less model installed here (moonshine-base-en is the
+    // dictation default on 2–4 cores).
+    for model in ["moonshine-tiny-en", "moonshine-base-en"] {
+        let out = utter(&[
+            "transcribe",
+            "--model",
+            model,
+            "--format",
+            "srt",
+            joined.to_str().unwrap(),
+        ]);
+        assert!(out.status.success(), "{model}: {}", stderr(&out));
+        let text = stdout(&out);
+        // Subtitle lines: at most two of at most 42 characters per cue.
+        for block in text.split("\n\n").filter(|b| !b.trim().is_empty()) {
+            let lines: Vec<&str> = block.lines().skip(2).collect();
+            assert!(
+                (1..=2).contains(&lines.len()) && lines.iter().all(|l| l.chars().count() <= 42),
+                "{model}: {block}"
+            );
         }
-        // Moonshine gives no times (one segment at 0–0): each cue must still
-        // last as long as its words take to say (issue 64: cues were 1 ms),
-        // and no longer than a subtitle may.
-        let words = cue.3.split_whitespace().count() as i64;
-        assert!(
-            cue.2 - cue.1 >= words * 150,
-            "cue {i} too short for {words} words: {text}"
-        );
-        assert!(cue.2 - cue.1 <= 7_000, "cue {i} longer than 7 s: {text}");
-        // Inside the speech: the first clip (0–7.1 s) or the second (from 11.1 s).
-        let in_speech = |t: i64| t <= 7_400 || t >= 10_800;
-        assert!(
-            in_speech(cue.1) && in_speech(cue.2),
-            "cue {i} outside the speech: {text}"
-        );
-        assert!(
-            cue.1 > 7_400 || cue.2 < 10_800,
-            "cue {i} spans the pause: {text}"
-        );
+        let cues = parse_cues(&text, false);
+        assert!(cues.len() >= 2, "one cue per speech span: {text}");
+        for (i, cue) in cues.iter().enumerate() {
+            assert!(cue.1 < cue.2, "cue {i} has positive length: {text}");
+            if i > 0 {
+                assert!(cue.1 >= cues[i - 1].2, "no overlap: {text}");
+            }
+            // Moonshine gives no times (one segment at 0–0): each cue must still
+            // last as long as its words take to say (issue 64: cues were 1 ms),
+            // and no longer than a subtitle may.
+            let words = cue.3.split_whitespace().count() as i64;
+            assert!(
+                cue.2 - cue.1 >= words * 150,
+                "cue {i} too short for {words} words: {text}"
+            );
+            assert!(cue.2 - cue.1 <= 7_000, "cue {i} longer than 7 s: {text}");
+            // Inside the speech: the first clip (0–7.1 s) or the second (from 11.1 s).
+            let in_speech = |t: i64| t <= 7_400 || t >= 10_800;
+            assert!(
+                in_speech(cue.1) && in_speech(cue.2),
+                "cue {i} outside the speech: {text}"
+            );
+            assert!(
+                cue.1 > 7_400 || cue.2 < 10_800,
+                "cue {i} spans the pause: {text}"
+            );
+        }
+        // The first clip is 7.1 s long; the second starts 4 s after it.
+        assert!(cues[0].2 <= 8_000, "{:?}", cues[0]);
+        let respectable = cues
+            .iter()
+            .find(|c| c.3.contains("respectable"))
+            .expect("second clip");
+        assert!(respectable.1 >= 10_500, "{respectable:?}");
     }
-    // The first clip is 7.1 s long; the second starts 4 s after it.
-    assert!(cues[0].2 <= 8_000, "{:?}", cues[0]);
-    let respectable = cues
-        .iter()
-        .find(|c| c.3.contains("respectable"))
-        .expect("second clip");
-    assert!(respectable.1 >= 10_500, "{respectable:?}");
 }
 
 #[test]

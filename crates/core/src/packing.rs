@@ -14,8 +14,6 @@ pub const CUE_MAX_MS: i64 = 7_000;
 pub const CUE_SENTENCE_MS: i64 = 2_000;
 /// The shortest cue worth its own line, unless the speech is shorter.
 pub const CUE_MIN_MS: i64 = 700;
-/// The most text in one cue: two lines of 42 characters.
-pub const CUE_MAX_CHARS: usize = 84;
 /// One contiguous run of source audio inside a window.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Piece {
@@ -163,7 +161,7 @@ impl Window {
     /// Cues for the text of a model without timestamps: its words spread
     /// over the window's speech by their length, cut where the speech
     /// pauses for [`CUE_GAP_MS`] or more in the source, and before a cue
-    /// passes [`CUE_MAX_MS`] or [`CUE_MAX_CHARS`] (at a sentence's end once it is
+    /// passes [`CUE_MAX_MS`] or two subtitle lines (at a sentence's end once it is
     /// [`CUE_SENTENCE_MS`] long); a last cue under [`CUE_MIN_MS`] joins the
     /// one before when both fit. Each cue spans the speech it carries, in
     /// source time.
@@ -222,9 +220,8 @@ impl Window {
         for i in 1..words.len() {
             let span = end_ms(starts[i]) - start_ms(starts[first]);
             let sentence_end = words[i - 1].ends_with(['.', '?', '!']);
-            let chars: usize = words[first..=i].iter().map(|w| w.chars().count() + 1).sum();
             if pause_before(i)
-                || chars > CUE_MAX_CHARS + 1
+                || !crate::export::fits_a_cue(&words[first..=i])
                 || end_ms(starts[i + 1]) - start_ms(starts[first]) > CUE_MAX_MS
                 || (sentence_end && span >= CUE_SENTENCE_MS)
             {
@@ -241,7 +238,9 @@ impl Window {
             let before = cues[cues.len() - 2];
             if ms(last) < CUE_MIN_MS && !pause_before(last.0) {
                 cues.truncate(cues.len() - 2);
-                if ms((before.0, last.1)) <= CUE_MAX_MS {
+                if ms((before.0, last.1)) <= CUE_MAX_MS
+                    && crate::export::fits_a_cue(&words[before.0..last.1])
+                {
                     cues.push((before.0, last.1));
                 } else {
                     let middle = (start_ms(starts[before.0]) + end_ms(starts[last.1])) / 2;
