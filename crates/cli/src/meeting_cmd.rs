@@ -73,6 +73,10 @@ fn parse_format(s: &str) -> Result<Format, utter_core::export::UnknownFormat> {
 }
 
 pub fn run(store: &ModelStore, args: MeetingArgs) -> Result<ExitCode> {
+    if let Err(e) = args.text.refuse_dictation_only() {
+        eprintln!("error: {e}");
+        return Ok(ExitCode::from(exit::USAGE));
+    }
     let root = args
         .meetings_dir
         .clone()

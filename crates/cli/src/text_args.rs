@@ -54,6 +54,27 @@ fn parse_replacement(r: &str) -> Result<Replacement, String> {
 }
 
 impl TextArgs {
+    /// Refuses the options only dictation uses (a recording's words are kept
+    /// as said to its listeners), for `transcribe` and `meeting`, rather than
+    /// ignore them.
+    pub fn refuse_dictation_only(&self) -> std::result::Result<(), String> {
+        let mut given = Vec::new();
+        if self.spoken_punctuation {
+            given.push("--spoken-punctuation");
+        }
+        if self.snippets_file.is_some() {
+            given.push("--snippets-file");
+        }
+        if given.is_empty() {
+            return Ok(());
+        }
+        Err(format!(
+            "{} only apply to dictation (`utter dictate` and the app): a recording's words are \
+             kept as they were said; leave them out",
+            given.join(" and ")
+        ))
+    }
+
     /// The vocabulary, command-line words first, then the file's.
     pub fn vocabulary(&self) -> Result<Vec<String>> {
         let mut words: Vec<String> = self.vocab.iter().map(|w| w.trim().to_string()).collect();

@@ -138,6 +138,10 @@ fn progress_bar(path: &std::path::Path) -> ProgressBar {
 }
 
 pub fn run(store: &ModelStore, args: TranscribeArgs) -> Result<ExitCode> {
+    if let Err(e) = args.text.refuse_dictation_only() {
+        eprintln!("error: {e}");
+        return Ok(ExitCode::from(exit::USAGE));
+    }
     // First: a missing speaker install fails at once, whatever else is missing.
     let mut diarizer = match diarizer(store, &args) {
         Ok(d) => d,

@@ -569,6 +569,13 @@ fn vocabulary_and_replacements_shape_the_transcript() {
         "He was not an ill-disposed young fellow."
     );
 
+    let dictation_only = utter(&["transcribe", clip, "--spoken-punctuation"]);
+    assert_eq!(dictation_only.status.code(), Some(2));
+    assert!(
+        stderr(&dictation_only).contains("--spoken-punctuation only apply to dictation"),
+        "{}",
+        stderr(&dictation_only)
+    );
     let bad = utter(&["transcribe", clip, "--replace", "no equals sign"]);
     assert_eq!(bad.status.code(), Some(2), "a usage error, as documented");
     assert!(
