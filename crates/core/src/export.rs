@@ -190,7 +190,7 @@ pub fn render(t: &FileTranscript, format: Format) -> String {
                     "{} --> {}\n{who}{}\n\n",
                     clock(a, '.'),
                     clock(b, '.'),
-                    subtitle_lines(&text)
+                    subtitle_lines(text)
                 );
             }
         }
