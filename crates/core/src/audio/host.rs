@@ -93,6 +93,7 @@ pub fn is_monitor(host: &cpal::Host, device: &cpal::Device) -> bool {
         && server_name(device).is_some_and(|name| name.ends_with(".monitor"))
 }
 
+#[cfg(target_os = "linux")]
 /// ALSA's software plugins that show up as input devices yet record nothing a
 /// user said (`null` gives digital silence; the others convert rates, mix
 /// channels or reach servers that are not running, or the PulseAudio host
@@ -110,7 +111,13 @@ const ALSA_NOT_MICROPHONES: [&str; 9] = [
 ];
 
 /// A device of the ALSA host that is one of its plugins, not a microphone.
+#[cfg(target_os = "linux")]
 pub fn is_alsa_plugin(host: &cpal::Host, device: &cpal::Device) -> bool {
     host.id() == cpal::HostId::Alsa
         && server_name(device).is_some_and(|id| ALSA_NOT_MICROPHONES.contains(&id.as_str()))
+}
+
+#[cfg(not(target_os = "linux"))]
+pub fn is_alsa_plugin(_host: &cpal::Host, _device: &cpal::Device) -> bool {
+    false
 }
