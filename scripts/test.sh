@@ -12,6 +12,13 @@ export PATH="$HOME/.cargo/bin:$PATH"
 # depend on what ran beside it (1 and 2 threads can differ by a word). The
 # load-fitting's own tests remove it.
 export UTTER_ENGINE_THREADS="${UTTER_ENGINE_THREADS:-$(nproc)}"
+# Incremental caches grow with every edit and are never pruned by cargo (39 GB once filled the
+# disk): past 12 GB they start afresh (a few minutes more of building, once).
+incremental="$CARGO_TARGET_DIR/debug/incremental"
+if [ -d "$incremental" ] && [ "$(du -s -BG "$incremental" | cut -f1 | tr -d G)" -gt 12 ]; then
+  echo "==> $incremental is over 12 GB: removing it"
+  rm -rf "$incremental"
+fi
 for component in rustfmt clippy; do
   rustup component list --installed 2>/dev/null | grep -q "^$component" || rustup component add "$component"
 done

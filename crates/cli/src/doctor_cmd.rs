@@ -24,7 +24,7 @@ fn with_hint(e: &(dyn std::error::Error + 'static)) -> String {
 /// microphone's own noise.
 fn microphone() -> Result<String, String> {
     use utter_core::audio::capture;
-    let listed = capture::microphone_presence()?;
+    let listed = capture::microphone_presence().map_err(|e| e.to_string())?;
     match capture::probe_microphone(None, std::time::Duration::from_millis(500)) {
         Ok(probe) if probe.heard_signal => Ok(listed),
         Ok(probe) => Err(format!(

@@ -61,6 +61,27 @@ fn kill(child: &mut Child, watchdog: &mut Child) {
     let _ = watchdog.wait();
 }
 
+/// Whether X display `n` can be taken: no lock file, or one left by a server
+/// that is gone (a killed run leaves them; hundreds once filled the whole
+/// range), whose lock and socket are then removed.
+fn display_number_is_free(n: u32) -> bool {
+    let lock = format!("/tmp/.X{n}-lock");
+    let socket = format!("/tmp/.X11-unix/X{n}");
+    match std::fs::read_to_string(&lock) {
+        Ok(text) => {
+            let alive = text.trim().parse::<u32>().map(alive).unwrap_or(true); // not a pid: leave it alone
+            if alive {
+                return false;
+            }
+            let _ = std::fs::remove_file(&lock);
+            let _ = std::fs::remove_file(&socket);
+            true
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => !Path::new(&socket).exists(),
+        Err(_) => false,
+    }
+}
+
 /// An Xvfb X server on a display number nobody uses. Dropping it (or
 /// [`Display::kill`]) kills the server: every client loses its connection.
 pub struct Display {
@@ -71,12 +92,10 @@ pub struct Display {
 
 impl Display {
     pub fn start() -> Self {
-        // Free numbers only (no lock file, no socket); spread by pid so test
-        // binaries running side by side rarely race for one.
+        // Free numbers only (no live server's lock, no socket); spread by pid
+        // so test binaries running side by side rarely race for one.
         for n in (0..400).map(|i| (i + std::process::id() % 300) % 400 + 420) {
-            if Path::new(&format!("/tmp/.X{n}-lock")).exists()
-                || Path::new(&format!("/tmp/.X11-unix/X{n}")).exists()
-            {
+            if !display_number_is_free(n) {
                 continue;
             }
             let name = format!(":{n}");
@@ -280,4 +299,22 @@ pub fn png(dir: &Path) -> Vec<u8> {
         .expect("ImageMagick is installed (apt install imagemagick)");
     assert!(status.success(), "convert made {}", path.display());
     std::fs::read(path).unwrap()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A lock left by a server that is gone frees its number; a live one does not.
+    #[test]
+    fn a_dead_servers_lock_frees_its_display_number() {
+        let n = 4000 + std::process::id() % 1000; // outside the range tests use
+        let lock = format!("/tmp/.X{n}-lock");
+        std::fs::write(&lock, format!("{:>10}\n", std::process::id())).unwrap();
+        assert!(!display_number_is_free(n), "our own pid is alive");
+        std::fs::write(&lock, format!("{:>10}\n", u32::MAX - 1)).unwrap();
+        assert!(display_number_is_free(n));
+        assert!(!Path::new(&lock).exists(), "the stale lock is removed");
+        assert!(display_number_is_free(n), "no lock, no socket: free");
+    }
 }

@@ -106,7 +106,7 @@ describe('settings', () => {
     // Enter adds the word; it does not submit the form.
     await input.fill('Kubernetes');
     await input.press('Enter');
-    expect(await page.getByTestId('vocab-word').allTextContents()).toEqual(['Dashwood', 'Kubernetes']);
+    expect(await page.getByTestId('vocab-item').allTextContents()).toEqual(['Dashwood', 'Kubernetes']);
     expect(await calls(page, 'save_settings')).toHaveLength(0);
     await input.fill('kubernetes');
     await page.getByTestId('vocab-add').click();
@@ -115,8 +115,8 @@ describe('settings', () => {
     // The import adds only the words not there yet.
     await page.getByTestId('vocab-import').click();
     expect((await waitForCall(page, 'import_vocabulary'))[0].args).toEqual({ path: '/home/user/words.txt' });
-    await page.waitForFunction(() => document.querySelectorAll('[data-testid=vocab-word]').length === 2);
-    expect(await page.getByTestId('vocab-word').allTextContents()).toEqual(['Kubernetes', 'Anna Åberg']);
+    await page.waitForFunction(() => document.querySelectorAll('[data-testid=vocab-item]').length === 2);
+    expect(await page.getByTestId('vocab-item').allTextContents()).toEqual(['Kubernetes', 'Anna Åberg']);
     await page.getByTestId('vocab-export').click();
     expect((await waitForCall(page, 'export_vocabulary'))[0].args).toEqual({
       path: '/home/user/utter-vocabulary.txt',

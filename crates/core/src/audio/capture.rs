@@ -129,10 +129,20 @@ pub fn list_input_devices() -> InputDevices {
     }
 }
 
+/// No microphone in the device list.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "no microphone found (through {host}): plug one in, or check that the sound server \
+     (PulseAudio/PipeWire) is running"
+)]
+pub struct NoMicrophone {
+    pub host: &'static str,
+}
+
 /// The microphone dictation would use, as a device listing sees it (no
 /// stream is opened: the app checks this at start and while none is there):
-/// its name and where it comes from, or why there is none and what to do.
-pub fn microphone_presence() -> Result<String, String> {
+/// its name and where it comes from.
+pub fn microphone_presence() -> Result<String, NoMicrophone> {
     let inputs = list_input_devices();
     let devices = &inputs.devices;
     match devices.iter().find(|d| d.is_default).or(devices.first()) {
@@ -142,11 +152,7 @@ pub fn microphone_presence() -> Result<String, String> {
             devices.len(),
             inputs.host
         )),
-        None => Err(format!(
-            "no microphone found (through {}): plug one in, or check that the sound server \
-             (PulseAudio/PipeWire) is running",
-            inputs.host
-        )),
+        None => Err(NoMicrophone { host: inputs.host }),
     }
 }
 
