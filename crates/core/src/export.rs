@@ -3,6 +3,7 @@
 
 use std::fmt::Write;
 
+use crate::subtitles;
 use crate::transcript::{clock, FileTranscript};
 
 /// Output format of `utter transcribe` and the app's exports.
@@ -91,52 +92,6 @@ fn seconds_clock(ms: i64) -> String {
     format!("{:02}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)
 }
 
-/// The longest subtitle line, by the common convention (Netflix, BBC: 37–42).
-const SUBTITLE_LINE_CHARS: usize = 42;
-
-/// Two subtitle lines for `words`, each at most [`SUBTITLE_LINE_CHARS`]:
-/// the break that makes the longer line shortest; none where two cannot hold them.
-pub(crate) fn two_subtitle_lines<S: AsRef<str>>(words: &[S]) -> Option<(String, String)> {
-    let len = |s: &str| s.chars().count();
-    let join = |w: &[S]| w.iter().map(AsRef::as_ref).collect::<Vec<_>>().join(" ");
-    (1..words.len())
-        .map(|cut| (join(&words[..cut]), join(&words[cut..])))
-        .filter(|(a, b)| len(a) <= SUBTITLE_LINE_CHARS && len(b) <= SUBTITLE_LINE_CHARS)
-        .min_by_key(|(a, b)| len(a).max(len(b)))
-}
-
-/// Whether `words` fit one subtitle cue: one line, or two.
-pub(crate) fn fits_a_cue<S: AsRef<str>>(words: &[S]) -> bool {
-    let one_line: usize = words.iter().map(|w| w.as_ref().chars().count() + 1).sum();
-    one_line <= SUBTITLE_LINE_CHARS + 1 || two_subtitle_lines(words).is_some()
-}
-
-/// A cue's text as subtitle lines: as it is when it fits one line, else two
-/// about even lines where two can hold it, else lines filled to
-/// [`SUBTITLE_LINE_CHARS`] (a long timed segment; a word longer than a line
-/// stays whole).
-fn subtitle_lines(text: &str) -> String {
-    let len = |s: &str| s.chars().count();
-    if len(text) <= SUBTITLE_LINE_CHARS {
-        return text.to_string();
-    }
-    let words: Vec<&str> = text.split_whitespace().collect();
-    if let Some((a, b)) = two_subtitle_lines(&words) {
-        return format!("{a}\n{b}");
-    }
-    let mut lines: Vec<String> = Vec::new();
-    for word in words {
-        match lines.last_mut() {
-            Some(line) if len(line) + 1 + len(word) <= SUBTITLE_LINE_CHARS => {
-                line.push(' ');
-                line.push_str(word);
-            }
-            _ => lines.push(word.to_string()),
-        }
-    }
-    lines.join("\n")
-}
-
 pub fn render(t: &FileTranscript, format: Format) -> String {
     let mut out = String::new();
     match format {
@@ -176,7 +131,7 @@ pub fn render(t: &FileTranscript, format: Format) -> String {
                     i + 1,
                     clock(a, ','),
                     clock(b, ','),
-                    subtitle_lines(&format!("{who}{text}")),
+                    subtitles::lines(&format!("{who}{text}")),
                 );
             }
         }
@@ -190,7 +145,7 @@ pub fn render(t: &FileTranscript, format: Format) -> String {
                     "{} --> {}\n{who}{}\n\n",
                     clock(a, '.'),
                     clock(b, '.'),
-                    subtitle_lines(text)
+                    subtitles::lines(text)
                 );
             }
         }
@@ -293,23 +248,6 @@ mod tests {
         let srt = render(&sample(), Format::Srt);
         assert!(srt.starts_with("1\n00:00:00,000 --> 00:00:01,500\nHello there.\n\n2\n00:00:01,500 --> 00:00:01,501\nOverlap."));
         assert!(srt.contains("3\n01:02:03,004 --> 01:02:05,000\nLate.\n"));
-    }
-
-    #[test]
-    fn long_cues_become_two_even_lines_within_the_convention() {
-        let text =
-            "And Mr. John Dashwood had then leisure to consider how much there might be prudently";
-        let lines: Vec<String> = subtitle_lines(text).lines().map(String::from).collect();
-        assert_eq!(lines.len(), 2, "{lines:?}");
-        assert!(lines.iter().all(|l| l.chars().count() <= 42), "{lines:?}");
-        assert_eq!(lines.join(" "), text, "no word lost or split");
-        let diff = lines[0].chars().count().abs_diff(lines[1].chars().count());
-        assert!(diff <= 12, "about even: {lines:?}");
-        assert_eq!(subtitle_lines("Short."), "Short.");
-        let long = "word ".repeat(40);
-        let filled = subtitle_lines(long.trim());
-        assert!(filled.lines().count() > 2);
-        assert!(filled.lines().all(|l| l.chars().count() <= 42), "{filled}");
     }
 
     #[test]

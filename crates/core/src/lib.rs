@@ -27,6 +27,7 @@ pub mod profiles;
 pub mod recheck;
 pub mod settings;
 pub mod setup;
+pub mod subtitles;
 pub mod text;
 pub mod transcribe;
 pub mod transcript;

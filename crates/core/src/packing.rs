@@ -221,7 +221,7 @@ impl Window {
             let span = end_ms(starts[i]) - start_ms(starts[first]);
             let sentence_end = words[i - 1].ends_with(['.', '?', '!']);
             if pause_before(i)
-                || !crate::export::fits_a_cue(&words[first..=i])
+                || !crate::subtitles::fits_a_cue(&words[first..=i])
                 || end_ms(starts[i + 1]) - start_ms(starts[first]) > CUE_MAX_MS
                 || (sentence_end && span >= CUE_SENTENCE_MS)
             {
@@ -239,7 +239,7 @@ impl Window {
             if ms(last) < CUE_MIN_MS && !pause_before(last.0) {
                 cues.truncate(cues.len() - 2);
                 if ms((before.0, last.1)) <= CUE_MAX_MS
-                    && crate::export::fits_a_cue(&words[before.0..last.1])
+                    && crate::subtitles::fits_a_cue(&words[before.0..last.1])
                 {
                     cues.push((before.0, last.1));
                 } else {

@@ -111,3 +111,34 @@ fn the_documented_crate_graph_is_the_real_one() {
         wrong.join("\n")
     );
 }
+
+/// Every crate `name` reaches through normal dependencies.
+fn reachable(graph: &Graph, name: &str) -> BTreeSet<String> {
+    let mut seen = BTreeSet::new();
+    let mut todo = vec![name.to_string()];
+    while let Some(next) = todo.pop() {
+        for dep in graph.get(&next).into_iter().flatten() {
+            if seen.insert(dep.clone()) {
+                todo.push(dep.clone());
+            }
+        }
+    }
+    seen
+}
+
+/// The engine and the model store run in the server and in worker processes:
+/// they must not link the desktop (hotkeys, X11, Wayland, the clipboard).
+#[test]
+fn the_engine_and_the_models_do_not_reach_the_desktop() {
+    let graph = actual();
+    for name in ["utter-engine", "utter-models", "utter-base"] {
+        let reached = reachable(&graph, name);
+        for desktop in ["utter-platform", "utter-clipboard"] {
+            assert!(
+                !reached.contains(desktop),
+                "{name} reaches {desktop}: {reached:?}"
+            );
+        }
+    }
+    assert!(reachable(&graph, "utter-models").contains("utter-base"));
+}

@@ -12,7 +12,7 @@ use std::path::Path;
 /// the ranks before its own, never its own rank or a later one.
 const RANKS: &[&[&str]] = &[
     // Plain data and text, no I/O.
-    &["language", "text", "placeholders"],
+    &["language", "text", "placeholders", "subtitles"],
     // The microphone and audio files.
     &["audio"],
     // What a transcript is, how speech is packed for the engine, how its text is checked

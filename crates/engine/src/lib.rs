@@ -801,7 +801,7 @@ impl Drop for Engine {
     fn drop(&mut self) {
         self.tx.take();
         if let Some(t) = self.thread.take() {
-            utter_platform::threads::join_within(t, STOP_WITHIN, "the engine's supervisor");
+            utter_base::threads::join_within(t, STOP_WITHIN, "the engine's supervisor");
         }
     }
 }

@@ -127,14 +127,12 @@ pub fn import(
     options: ImportOptions,
 ) -> Result<ModelEntry, ModelError> {
     // The readers parse untrusted files: a bug there fails this import, not the app.
-    utter_platform::panics::contain(|| import_contained(store, path, options)).unwrap_or_else(
-        |panic| {
-            Err(ModelError::Invalid {
-                path: path.to_path_buf(),
-                message: format!("the file could not be read ({panic})"),
-            })
-        },
-    )
+    utter_base::panics::contain(|| import_contained(store, path, options)).unwrap_or_else(|panic| {
+        Err(ModelError::Invalid {
+            path: path.to_path_buf(),
+            message: format!("the file could not be read ({panic})"),
+        })
+    })
 }
 
 fn import_contained(

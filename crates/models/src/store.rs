@@ -149,10 +149,14 @@ impl ModelStore {
             .collect())
     }
 
-    /// The installed model called `name` (or an alias of its name).
+    /// The installed model called `name`, else the one `name` is an alias of
+    /// (a model imported under an alias's name keeps it).
     pub fn find(&self, name: &str) -> Result<Option<ModelEntry>, ModelError> {
-        let name = crate::names::canonical(name);
-        Ok(self.list()?.into_iter().find(|m| m.name == name))
+        let list = self.list()?;
+        let canonical = crate::names::canonical(name);
+        let exact = list.iter().position(|m| m.name == name);
+        let index = exact.or_else(|| list.iter().position(|m| m.name == canonical));
+        Ok(index.map(|i| list[i].clone()))
     }
 
     /// Adds or replaces the entry with the same name.
@@ -172,7 +176,8 @@ impl ModelStore {
 
     /// Removes a model's file and manifest entry.
     pub fn remove(&self, name: &str) -> Result<ModelEntry, ModelError> {
-        let name = crate::names::canonical(name);
+        let found = self.find(name)?.map(|m| m.name);
+        let name = found.as_deref().unwrap_or(name);
         let mut manifest = self.read_manifest()?;
         let index = manifest
             .models
@@ -365,6 +370,38 @@ mod tests {
             for_use(ModelUse::Files),
             "small",
             "a removed default falls back"
+        );
+    }
+
+    /// `moonshine-tiny` is an alias of `moonshine-tiny-en`, unless a model
+    /// was installed under that very name: then it is that model.
+    #[test]
+    fn an_alias_finds_its_model_and_never_hides_one_of_its_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = ModelStore::new(dir.path());
+        std::fs::write(dir.path().join("moonshine-tiny-en.bin"), b"x").unwrap();
+        store
+            .record(entry("moonshine-tiny-en", ModelKind::Speech))
+            .unwrap();
+        let found = store.find("moonshine-tiny").unwrap().unwrap();
+        assert_eq!(found.name, "moonshine-tiny-en");
+        std::fs::write(dir.path().join("moonshine-tiny.bin"), b"x").unwrap();
+        store
+            .record(entry("moonshine-tiny", ModelKind::Speech))
+            .unwrap();
+        assert_eq!(
+            store.find("moonshine-tiny").unwrap().unwrap().name,
+            "moonshine-tiny"
+        );
+        store.set_default("moonshine-tiny").unwrap();
+        assert_eq!(store.resolve_speech(None).unwrap().0, "moonshine-tiny");
+        assert_eq!(
+            store.remove("moonshine-tiny").unwrap().name,
+            "moonshine-tiny"
+        );
+        assert_eq!(
+            store.remove("moonshine-tiny").unwrap().name,
+            "moonshine-tiny-en"
         );
     }
 

@@ -35,18 +35,18 @@ pub mod focus;
 pub mod hotkeys;
 pub mod main_loop;
 pub mod output;
-pub mod panics;
-pub mod paths;
 #[cfg(desktop_linux)]
 pub mod portal;
 pub mod ptt;
 #[cfg(desktop_linux)]
 pub mod remote_desktop;
 pub mod session_watch;
-pub mod threads;
 
 /// The messages that drive a dictation: utter-ports' (the service and the
 /// hotkeys both speak them), here at their old path.
+/// Paths, bounded joins and contained panics live in the leaf crate `utter-base`
+/// (the engine and the model store use them without the desktop); here at their old paths.
+pub use utter_base::{panics, paths, threads};
 pub use utter_ports::control;
 
 use std::sync::Arc;
