@@ -18,6 +18,7 @@ mod service_host;
 
 pub use service_host::NotRunning;
 pub mod sounds;
+pub mod ui_limits;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};

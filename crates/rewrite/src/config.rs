@@ -9,8 +9,11 @@ use crate::modes::{self, Mode};
 use crate::provider::ProviderConfig;
 
 /// A prompt longer than this is refused (it is sent with every dictation).
-const PROMPT_MAX_CHARS: usize = 4_000;
-const MODE_NAME_MAX_CHARS: usize = 60;
+pub const PROMPT_MAX_CHARS: usize = 4_000;
+/// The longest name of a mode.
+pub const MODE_NAME_MAX_CHARS: usize = 60;
+/// The longest id of a mode (what a command line names).
+pub const MODE_ID_MAX_CHARS: usize = 40;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase", default)]
@@ -148,7 +151,7 @@ fn check_prompt(id: &str, prompt: &str) -> Result<(), ConfigError> {
 
 /// `clean-up`, `my-mode-2`: what a command line can name.
 pub(crate) fn valid_mode_id(id: &str) -> bool {
-    (1..=40).contains(&id.len())
+    (1..=MODE_ID_MAX_CHARS).contains(&id.len())
         && id
             .chars()
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')

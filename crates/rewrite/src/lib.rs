@@ -24,11 +24,14 @@ mod rewriter;
 mod sse;
 
 pub use client::ClientError;
-pub use config::{ConfigError, RewriteConfig};
+pub use config::{
+    ConfigError, RewriteConfig, MODE_ID_MAX_CHARS, MODE_NAME_MAX_CHARS, PROMPT_MAX_CHARS,
+};
 pub use keys::{ApiKey, KeyError, KeyStore, KEYCHAIN_SERVICE};
 pub use modes::Mode;
 pub use outcome::{Notice, Outcome};
 pub use provider::{
     providers, KeyUse, ProviderConfig, ProviderInfo, ProviderKind, DEFAULT_TIME_BUDGET_MS,
+    TIME_BUDGET_MS_RANGE,
 };
 pub use rewriter::{Rewriter, TEST_SENTENCE};

@@ -7,8 +7,9 @@ import { pasteKeysLabel, pasteKeysProblem } from './platform';
 import { languageName } from './settings';
 import type { OutputMethod, Profile, RecentApp } from './types';
 
-/** Mirrors PROFILES_MAX in crates/core/src/profiles.rs. */
-export const PROFILES_MAX = 100;
+/** From crates/core/src/profiles.rs (generated: crates/app/src/ui_limits.rs). */
+import { PROFILES_MAX } from './generated/limits';
+export { PROFILES_MAX };
 
 /** The settings a profile may override, each absent when unset. */
 export const OVERRIDES = [

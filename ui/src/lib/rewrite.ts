@@ -4,6 +4,14 @@
 // mirror of the shell's checks (crates/rewrite/src/{config.rs, provider.rs}) so a
 // mistake shows beside its field at once, and the providers grouped for the select.
 
+import {
+  BUDGET_MAX_MS,
+  BUDGET_MIN_MS,
+  DEFAULT_BUDGET_MS,
+  MODE_ID_MAX_CHARS,
+  MODE_NAME_MAX_CHARS,
+  PROMPT_MAX_CHARS,
+} from './generated/limits';
 import type { ProfileProblem } from './profiles';
 import type {
   Notice,
@@ -23,14 +31,8 @@ export const COMMAND_MODE = 'command';
 /** The mode rewriting starts with (RewriteConfig::default). */
 export const DEFAULT_MODE = 'clean-up';
 
-/** Mirrors TIME_BUDGET_MS_RANGE and DEFAULT_TIME_BUDGET_MS in crates/rewrite/src/provider.rs. */
-export const BUDGET_MIN_MS = 200;
-export const BUDGET_MAX_MS = 60_000;
-export const DEFAULT_BUDGET_MS = 2_000;
-/** Mirrors PROMPT_MAX_CHARS and MODE_NAME_MAX_CHARS in crates/rewrite/src/config.rs. */
-export const PROMPT_MAX_CHARS = 4_000;
-export const MODE_NAME_MAX_CHARS = 60;
-const MODE_ID_MAX_CHARS = 40;
+/** crates/rewrite's limits (generated from the Rust constants: crates/app/src/ui_limits.rs). */
+export { BUDGET_MAX_MS, BUDGET_MIN_MS, DEFAULT_BUDGET_MS, MODE_NAME_MAX_CHARS, PROMPT_MAX_CHARS };
 
 /** `2`, `1.5`: seconds as a person reads them (outcome.rs `seconds`). */
 export function seconds(ms: number): string {

@@ -10,8 +10,9 @@ export interface FieldError {
   message: string;
 }
 
-/** Mirrors VOCABULARY_MAX in crates/core/src/settings.rs. */
-export const VOCABULARY_MAX = 200;
+/** From crates/core/src/settings.rs (generated: crates/app/src/ui_limits.rs). */
+import { VOCABULARY_MAX } from './generated/limits';
+export { VOCABULARY_MAX };
 
 const HOTKEY_RE = /^((ctrl|shift|alt|super)\+)*[a-z0-9]+$/;
 

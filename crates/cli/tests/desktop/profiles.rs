@@ -67,8 +67,8 @@ fn terminals_paste_with_their_own_keys_with_no_flag_and_both_selections_are_rest
 }
 
 /// A profile that dictates Spanish in xterm only: the same Spanish speech
-/// is transcribed as Spanish there and as English (the settings' language)
-/// in another app.
+/// is transcribed as Spanish there, and with the settings' language
+/// (English) in another app.
 #[test]
 fn a_profile_language_applies_to_its_app_only() {
     let _guard = serial();
@@ -126,12 +126,13 @@ fn a_profile_language_applies_to_its_app_only() {
     assert_eq!(started["language"], "en");
     drop(target);
     assert!(count(&in_xterm) >= 4, "Spanish in xterm: {in_xterm:?}");
-    // Whisper told to write English renders Spanish speech in English, but
-    // a phrase like "por favor" may stay as it is; the live windows differ
-    // with the machine's load, so one run kept two of the words.
+    // Elsewhere the engine was told English (the event above). What Whisper
+    // writes then for Spanish speech is its own: CI runs have seen an English
+    // rendering, a mix, and the Spanish words almost all kept (CI, stop 66),
+    // so the text elsewhere is only required to be there.
     assert!(
-        count(&elsewhere) + 2 <= count(&in_xterm),
-        "English elsewhere: {elsewhere:?} (xterm: {in_xterm:?})"
+        !elsewhere.is_empty(),
+        "the dictation elsewhere gave no text"
     );
     dictate.stop();
 }
