@@ -50,7 +50,7 @@ fi
 echo "==> the UI's generated types match the Rust types"
 if [ -n "$(git status --porcelain -- ui/src/lib/generated)" ]; then
   git status --short -- ui/src/lib/generated
-  echo "ui/src/lib/generated is stale: run \`cargo test -p utter-core -p utter-app-core -p utter-engine -p utter-models -p utter-platform -p utter-ports -p utter-convert -p utter-postprocess -p utter-rewrite -p utter-server --lib export_bindings\`" \
+  echo "ui/src/lib/generated is stale: run \`cargo test -p utter-core -p utter-capture -p utter-app-core -p utter-engine -p utter-models -p utter-platform -p utter-ports -p utter-convert -p utter-postprocess -p utter-rewrite -p utter-server --lib export_bindings\`" \
     "(commands.ts: \`cargo test -p utter-app --test command_types\`) and commit it" >&2
   exit 1
 fi

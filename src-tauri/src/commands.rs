@@ -16,13 +16,13 @@ use utter_app_core::server_host::ServerStatus;
 use utter_app_core::{
     App, AppError, CatalogRow, FileJob, ModelSummary, PackagedRow, Status, UseFor,
 };
-use utter_core::audio::capture::InputDevice;
-use utter_core::control::Control;
-use utter_core::engine::ComputeDevice;
+use utter_capture::microphone::InputDevice;
 use utter_core::export::Format;
-use utter_core::models::Quant;
-use utter_core::postprocess::snippets::Snippet;
 use utter_core::settings::Settings;
+use utter_engine::ComputeDevice;
+use utter_models::Quant;
+use utter_ports::control::Control;
+use utter_postprocess::snippets::Snippet;
 use utter_rewrite::{Mode, ProviderConfig, ProviderInfo, ProviderKind};
 
 use crate::error::CommandError;
@@ -212,7 +212,7 @@ pub fn cancel_dictation(core: State<App>) -> Result<()> {
 
 #[tauri::command]
 pub async fn list_devices() -> Result<Vec<InputDevice>> {
-    tauri::async_runtime::spawn_blocking(utter_core::audio::capture::input_devices)
+    tauri::async_runtime::spawn_blocking(utter_capture::microphone::input_devices)
         .await
         .map_err(CommandError::Worker)
 }
@@ -220,7 +220,7 @@ pub async fn list_devices() -> Result<Vec<InputDevice>> {
 /// Where a model can run (Settings → Compute device); asks the GPU drivers.
 #[tauri::command]
 pub async fn list_compute_devices() -> Result<Vec<ComputeDevice>> {
-    tauri::async_runtime::spawn_blocking(utter_core::engine::compute_devices)
+    tauri::async_runtime::spawn_blocking(utter_engine::compute_devices)
         .await
         .map_err(CommandError::Worker)
 }

@@ -21,12 +21,12 @@ mod webkit_network;
 
 use tauri::Manager;
 use utter_app_core::{App, Paths};
-use utter_core::platform::{MainThread, MainThreadError};
+use utter_platform::{MainThread, MainThreadError};
 
 fn main() {
     // The engine runs in a child re-executing this binary; this is that child
     // (before Tauri, single-instance and the tray: a worker is none of those).
-    if let Some(code) = utter_core::engine::worker::serve_if_worker() {
+    if let Some(code) = utter_engine::worker::serve_if_worker() {
         std::process::exit(i32::from(code));
     }
     let lean_workers = start_workers_from_lean_binary();
@@ -46,7 +46,7 @@ fn main() {
         .plugin(tauri_plugin_updater::Builder::new().build())
         .setup(move |app| {
             logging::init(app.path().app_log_dir().ok());
-            utter_core::quiet_native_logs();
+            utter_engine::quiet_native_logs();
             if !lean_workers {
                 tracing::info!(
                     "no utter-worker beside the app: its workers run from the app's own binary \
@@ -173,7 +173,7 @@ fn start_workers_from_lean_binary() -> bool {
     std::env::current_exe()
         .ok()
         .and_then(|exe| Some(exe.parent()?.join(name)))
-        .is_some_and(utter_core::engine::worker::start_workers_from)
+        .is_some_and(utter_engine::worker::start_workers_from)
 }
 
 /// WebKitGTK's accelerated compositing costs the web process about 90 MB of

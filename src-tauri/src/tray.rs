@@ -9,7 +9,7 @@ use tauri::menu::{Menu, MenuItem, PredefinedMenuItem};
 use tauri::tray::{MouseButton, MouseButtonState, TrayIconBuilder, TrayIconEvent};
 use tauri::{AppHandle, Manager, Wry};
 use utter_app_core::{App, AppState, Status};
-use utter_core::control::Control;
+use utter_ports::control::Control;
 
 const TRAY_ID: &str = "utter";
 static AVAILABLE: AtomicBool = AtomicBool::new(false);

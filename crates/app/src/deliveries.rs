@@ -12,7 +12,7 @@ use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
-use utter_core::platform::output::{
+use utter_platform::output::{
     open_sink, Delivery, DesktopError, Outcome, OutputConfig, OutputEnv, OutputError, TextSink,
 };
 

@@ -13,9 +13,9 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use super::{lock, service_host, AppError, AppEvent, Shared};
-use utter_core::models::download::{DownloadError, DownloadOptions, DownloadProgress};
-use utter_core::models::recommend::{recommend, Hardware};
-use utter_core::models::{self, Catalog, CatalogModel, ModelError, ModelUse};
+use utter_models::download::{DownloadError, DownloadOptions, DownloadProgress};
+use utter_models::recommend::{recommend, Hardware};
+use utter_models::{self as models, Catalog, CatalogModel, ModelError, ModelUse};
 
 /// Where one catalog model's download stands.
 #[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]

@@ -10,14 +10,14 @@ use serde::Serialize;
 
 use super::{lock, AppError, AppEvent, Shared};
 use crate::history::{EntryKind, EntryRecord, Segment};
-use utter_core::engine::{Engine, EngineNotice};
-use utter_core::models::diarize::{DiarizeOptions, SpeakerTurn};
-use utter_core::models::load::{load_models, EngineOptions, LoadError, LoadedModels};
-use utter_core::models::ModelUse;
 use utter_core::transcribe::{
     diarize_file, speaker_spans, transcribe_file, FileOptions, Segmentation,
 };
 use utter_core::transcript::FileTranscript;
+use utter_engine::{Engine, EngineNotice};
+use utter_models::diarize::{DiarizeOptions, SpeakerTurn};
+use utter_models::load::{load_models, EngineOptions, LoadError, LoadedModels};
+use utter_models::ModelUse;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
@@ -190,7 +190,7 @@ struct BatchModels {
     /// The settings' choice they were loaded for (`None`: the default).
     requested: Option<String>,
     engine: Arc<Engine>,
-    vad: utter_core::vad::SpeechDetector,
+    vad: utter_engine::vad::SpeechDetector,
     model_name: String,
 }
 
@@ -273,7 +273,7 @@ pub(super) fn file_options(settings: &utter_core::settings::Settings) -> FileOpt
     FileOptions {
         language: settings.engine_language(),
         vocabulary: settings.vocabulary.clone(),
-        rules: settings.text_rules().unwrap_or_default(),
+        rules: utter_desktop::setup::text_rules(settings).unwrap_or_default(),
         limits: utter_core::audio::AudioLimits::minutes(settings.max_audio_minutes),
         ..FileOptions::default()
     }
@@ -283,7 +283,7 @@ fn run_job(
     shared: &Shared,
     job: &FileJob,
     engine: &Arc<Engine>,
-    vad: &mut utter_core::vad::SpeechDetector,
+    vad: &mut utter_engine::vad::SpeechDetector,
     model_name: &str,
     options: FileOptions,
 ) -> Result<FileTranscript, AppError> {
@@ -349,7 +349,7 @@ fn speakers_of(
     path: &Path,
     progress: &mut dyn FnMut(f32) -> bool,
 ) -> Result<Vec<SpeakerTurn>, AppError> {
-    let models = utter_core::models::speakers::load(&shared.store)?;
+    let models = utter_models::speakers::load(&shared.store)?;
     let turns = diarize_file(&models, path, &DiarizeOptions::default(), progress)?;
     Ok(speaker_spans(&turns))
 }

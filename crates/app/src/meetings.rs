@@ -1,5 +1,5 @@
 //! The Meetings page: one meeting at a time, recorded with its live
-//! transcript while the app runs (core `meeting::MeetingSession`, as `utter
+//! transcript while the app runs (utter-capture's `MeetingSession`, as `utter
 //! meeting`), its transcript made when it stops; past meetings are the
 //! folders of the meetings directory.
 
@@ -7,15 +7,13 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use serde::Serialize;
-use utter_core::engine::{Engine, EngineConfig, Priority};
+use utter_capture::{MeetingNotice, MeetingSession, MeetingSources};
 use utter_core::export::{self, Format};
-use utter_core::meeting::{
-    self, Channel, MeetingModels, MeetingNotice, MeetingPhase, MeetingRecord, MeetingSession,
-    MeetingSources,
-};
-use utter_core::models::diarize::DiarizeOptions;
-use utter_core::models::ModelUse;
+use utter_core::meeting::{self, Channel, MeetingModels, MeetingPhase, MeetingRecord};
 use utter_core::transcript::FileTranscript;
+use utter_engine::{Engine, EngineConfig, Priority};
+use utter_models::diarize::DiarizeOptions;
+use utter_models::ModelUse;
 
 use super::history::{EntryKind, EntryRecord};
 use super::{lock, AppError, AppEvent, Shared};
@@ -187,7 +185,7 @@ fn models(shared: &Shared) -> Result<MeetingModels, AppError> {
         ..EngineConfig::new(model_path)
     })
     .map_err(|e| AppError::Meeting(e.to_string()))?;
-    let speakers = match utter_core::models::speakers::load(&shared.store) {
+    let speakers = match utter_models::speakers::load(&shared.store) {
         Ok(models) => Some(models),
         Err(e) => {
             tracing::info!("meetings: the others are one voice: {e}");
@@ -728,7 +726,7 @@ fn transcript_from_json(bytes: &[u8]) -> Option<utter_core::transcript::FileTran
     };
     let mut of_segment = Vec::new();
     for s in json["segments"].as_array()? {
-        t.segments.push(utter_core::engine::TimedText {
+        t.segments.push(utter_engine::TimedText {
             start_ms: s["start_ms"].as_i64()?,
             end_ms: s["end_ms"].as_i64()?,
             text: s["text"].as_str()?.to_string(),
@@ -775,7 +773,7 @@ mod tests {
             ..Default::default()
         };
         for (i, text) in ["Hello?", "Hi.", "Yes."].iter().enumerate() {
-            t.segments.push(utter_core::engine::TimedText {
+            t.segments.push(utter_engine::TimedText {
                 start_ms: i as i64 * 1_000,
                 end_ms: i as i64 * 1_000 + 900,
                 text: text.to_string(),

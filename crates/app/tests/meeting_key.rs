@@ -21,8 +21,8 @@ use meeting_events::wait_meeting;
 use support::app_dirs;
 use utter_app_core::meetings::MeetingState;
 use utter_app_core::{App, AppState};
-use utter_core::platform::MainThread;
 use utter_core::settings::Settings;
+use utter_platform::MainThread;
 use utter_test_support::desktop::{Display, SoundServer};
 
 /// How long a meeting event may take here.

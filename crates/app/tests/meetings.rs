@@ -21,7 +21,7 @@ use support::app_dirs;
 use utter_app_core::meetings::MeetingState;
 use utter_app_core::{App, AppEvent};
 use utter_core::export::Format;
-use utter_core::platform::MainThread;
+use utter_platform::MainThread;
 use utter_test_support::call::{two_sided_call, words};
 use utter_test_support::desktop::SoundServer;
 

@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use support::app_dirs;
 use utter_app_core::App;
-use utter_core::platform::MainThread;
+use utter_platform::MainThread;
 use utter_test_support::desktop::png;
 use utter_test_support::desktop::{wait_until, Display, KilledOnDrop};
 use utter_test_support::x11_clipboard::{clipboard, copy};

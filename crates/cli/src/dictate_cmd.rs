@@ -7,28 +7,28 @@ use std::time::Duration;
 
 use anyhow::Result;
 use clap::{Args, ValueEnum};
-use utter_core::control::TriggerMode;
 use utter_core::dictation::events::{DictationEvent, Stamped};
 use utter_core::dictation::strategy::LiveStrategy;
-use utter_core::engine::Compute;
-use utter_core::models::load::EngineOptions;
-use utter_core::models::ModelStore;
-use utter_core::platform::desktop::DesktopSession;
-use utter_core::platform::hotkeys::{Bindings, Hotkeys};
-use utter_core::platform::output::{open_sink, OutputEnv, OutputMethod, PasteFallback, PasteKeys};
-use utter_core::platform::ptt::PttServer;
-use utter_core::platform::session_watch;
-use utter_core::platform::{main_loop, MainThread};
 use utter_core::profiles::{self, Profile, ProfileSet};
 use utter_core::settings::defaults;
 use utter_core::settings::MicMode;
 use utter_core::settings::{parse_cli_value, parse_value, Language, Settings};
-use utter_core::setup::{self, Degraded, SetupError, WireError};
+use utter_desktop::setup::{self, Degraded, SetupError, WireError};
+use utter_engine::Compute;
+use utter_models::load::EngineOptions;
+use utter_models::ModelStore;
+use utter_platform::desktop::DesktopSession;
+use utter_platform::hotkeys::{Bindings, Hotkeys};
+use utter_platform::output::{open_sink, OutputEnv, OutputMethod, PasteFallback, PasteKeys};
+use utter_platform::ptt::PttServer;
+use utter_platform::session_watch;
+use utter_platform::{main_loop, MainThread};
+use utter_ports::control::TriggerMode;
 
 use crate::shutdown::Ending;
 use crate::text_args::TextArgs;
 use crate::{exit, hints};
-use utter_core::postprocess::TextRulesConfig;
+use utter_postprocess::TextRulesConfig;
 use utter_rewrite::{ProviderConfig, ProviderKind, RewriteConfig};
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -262,7 +262,7 @@ fn dictate(
     let recordings_dir = args
         .recordings_dir
         .clone()
-        .unwrap_or_else(utter_core::paths::recordings_dir);
+        .unwrap_or_else(utter_base::paths::recordings_dir);
     let mut prepared = match setup::prepare(store, &settings, recordings_dir, engine_options) {
         Ok(p) => p,
         Err(SetupError::Load(e)) => {
@@ -397,9 +397,9 @@ fn dictate(
 
 /// `utter ptt COMMAND`: drives the running dictation (for compositor key bindings).
 pub fn ptt(command: &str) -> Result<ExitCode> {
-    match utter_core::platform::ptt::send(command) {
+    match utter_platform::ptt::send(command) {
         Ok(()) => Ok(ExitCode::SUCCESS),
-        Err(e @ utter_core::platform::ptt::PttError::Unknown(_)) => {
+        Err(e @ utter_platform::ptt::PttError::Unknown(_)) => {
             eprintln!("error: {e}");
             Ok(ExitCode::from(exit::USAGE))
         }
@@ -412,13 +412,13 @@ pub fn ptt(command: &str) -> Result<ExitCode> {
 
 pub fn devices(compute: bool, system: bool) -> Result<ExitCode> {
     if compute {
-        for d in utter_core::engine::compute_devices() {
+        for d in utter_engine::compute_devices() {
             out!("{:<8} {:<16} {}", d.kind, d.name, d.description);
         }
         return Ok(ExitCode::SUCCESS);
     }
     let inputs = if system {
-        match utter_core::audio::capture::system_audio_devices() {
+        match utter_capture::microphone::system_audio_devices() {
             Ok(devices) => devices,
             Err(e) => {
                 eprintln!("error: {e}");
@@ -426,7 +426,7 @@ pub fn devices(compute: bool, system: bool) -> Result<ExitCode> {
             }
         }
     } else {
-        utter_core::audio::capture::list_input_devices()
+        utter_capture::microphone::list_input_devices()
     };
     if inputs.devices.is_empty() {
         out!("No input devices found.");

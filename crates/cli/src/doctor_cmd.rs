@@ -4,10 +4,10 @@
 use std::process::ExitCode;
 
 use anyhow::Result;
-use utter_core::models::ModelStore;
-use utter_core::platform::desktop::DesktopSession;
-use utter_core::platform::doctor::{self, Capability};
 use utter_core::profiles::{self, ProfileSet};
+use utter_models::ModelStore;
+use utter_platform::desktop::DesktopSession;
+use utter_platform::doctor::{self, Capability};
 
 use crate::hints;
 
@@ -23,7 +23,7 @@ fn with_hint(e: &(dyn std::error::Error + 'static)) -> String {
 /// A null device (or a muted one) gives digital silence, never a real
 /// microphone's own noise.
 fn microphone() -> Result<String, String> {
-    use utter_core::audio::capture;
+    use utter_capture::microphone as capture;
     let listed = capture::microphone_presence().map_err(|e| e.to_string())?;
     match capture::probe_microphone(None, std::time::Duration::from_millis(500)) {
         Ok(probe) if probe.heard_signal => Ok(listed),
@@ -68,20 +68,20 @@ pub fn run(store: &ModelStore) -> Result<ExitCode> {
     ));
     list.push(Capability::new(
         "cpu",
-        Ok::<_, std::convert::Infallible>(utter_core::engine::cpu::describe()),
+        Ok::<_, std::convert::Infallible>(utter_engine::cpu::describe()),
     ));
     list.push(Capability::new(
         "threads",
-        Ok::<_, String>(utter_core::engine::cpu_load::describe_threads(
+        Ok::<_, String>(utter_engine::cpu_load::describe_threads(
             std::time::Duration::from_millis(500),
         )),
     ));
-    let gpus: Vec<String> = utter_core::engine::compute_devices()
+    let gpus: Vec<String> = utter_engine::compute_devices()
         .into_iter()
         .filter(|d| !d.kind.eq_ignore_ascii_case("cpu"))
         .map(|d| format!("{} {} ({})", d.kind, d.name, d.description))
         .collect();
-    let built = utter_core::engine::gpu_backends_built();
+    let built = utter_engine::gpu_backends_built();
     list.push(Capability::new(
         "gpu",
         match (gpus.is_empty(), built.is_empty()) {
@@ -103,7 +103,7 @@ pub fn run(store: &ModelStore) -> Result<ExitCode> {
     ));
 
     // The app's AI settings: the same provider its dictations would use.
-    let rewrite = utter_core::settings::peek(&utter_core::paths::settings_file())
+    let rewrite = utter_core::settings::peek(&utter_base::paths::settings_file())
         .map_err(anyhow::Error::from)
         .and_then(|s| {
             if !s.rewrite.enabled {

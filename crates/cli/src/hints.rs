@@ -5,9 +5,9 @@
 use std::borrow::Cow;
 use std::error::Error;
 
-use utter_core::models::load::LoadError;
-use utter_core::models::{self, ModelError};
-use utter_core::platform::hotkeys::{HotkeyError, NoHotkeys};
+use utter_models::load::LoadError;
+use utter_models::{self as models, ModelError};
+use utter_platform::hotkeys::{HotkeyError, NoHotkeys};
 use utter_server::ServeError;
 
 /// What to run when no model is installed.

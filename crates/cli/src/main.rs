@@ -121,7 +121,7 @@ fn init_logging(verbose: u8) {
         .with_target(false)
         .init();
     if verbose < 2 {
-        utter_core::quiet_native_logs();
+        utter_engine::quiet_native_logs();
     }
 }
 
@@ -140,14 +140,13 @@ fn parse_args() -> Cli {
 
 fn main() -> ExitCode {
     // The engine runs in a child re-executing this binary; this is that child.
-    if let Some(code) = utter_core::engine::worker::serve_if_worker() {
+    if let Some(code) = utter_engine::worker::serve_if_worker() {
         return ExitCode::from(code);
     }
     let cli = parse_args();
     init_logging(cli.verbose);
-    let store = utter_core::models::ModelStore::new(
-        cli.models_dir.unwrap_or_else(utter_core::paths::models_dir),
-    );
+    let store =
+        utter_models::ModelStore::new(cli.models_dir.unwrap_or_else(utter_base::paths::models_dir));
     let result = match cli.command {
         Command::Transcribe(args) => transcribe_cmd::run(&store, *args),
         Command::Models(cmd) => models_cmd::run(&store, cmd),

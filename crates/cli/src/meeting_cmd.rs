@@ -9,15 +9,14 @@ use std::process::ExitCode;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use crossbeam_channel::{never, select, unbounded};
-use utter_core::engine::cpu::Threads;
-use utter_core::engine::{Engine, EngineConfig, Priority};
+use utter_capture::{MeetingNotice, MeetingSession, MeetingSources};
 use utter_core::export::{self, Format};
-use utter_core::meeting::{
-    self, Channel, LiveLine, MeetingModels, MeetingNotice, MeetingSession, MeetingSources,
-};
-use utter_core::models::diarize::DiarizeOptions;
-use utter_core::models::{ModelStore, ModelUse};
+use utter_core::meeting::{self, Channel, LiveLine, MeetingModels};
 use utter_core::transcribe::FileOptions;
+use utter_engine::cpu::Threads;
+use utter_engine::{Engine, EngineConfig, Priority};
+use utter_models::diarize::DiarizeOptions;
+use utter_models::{ModelStore, ModelUse};
 
 use crate::exit;
 use crate::output_target::{self, OutputTarget};
@@ -80,7 +79,7 @@ pub fn run(store: &ModelStore, args: MeetingArgs) -> Result<ExitCode> {
     let root = args
         .meetings_dir
         .clone()
-        .unwrap_or_else(utter_core::paths::meetings_dir);
+        .unwrap_or_else(utter_base::paths::meetings_dir);
     // The models are checked before anything is recorded.
     let models = match models(store, &args)? {
         Ok(models) => models,
@@ -140,7 +139,7 @@ fn models(store: &ModelStore, args: &MeetingArgs) -> Result<Result<MeetingModels
     let rules = args.text.rules()?.with_vocabulary(&vocabulary);
     let engine = match Engine::start(EngineConfig {
         threads: Threads::FitToLoad {
-            max: utter_core::engine::cpu::engine_threads(),
+            max: utter_engine::cpu::engine_threads(),
         },
         // Below the user's own work: a dictation during the meeting goes first.
         priority: Priority::Background,
@@ -160,7 +159,7 @@ fn models(store: &ModelStore, args: &MeetingArgs) -> Result<Result<MeetingModels
         eprintln!("error: {e}");
         return Ok(Err(ExitCode::from(exit::USAGE)));
     }
-    let speakers = match utter_core::models::speakers::load(store) {
+    let speakers = match utter_models::speakers::load(store) {
         Ok(models) => Some(models),
         Err(e) => {
             eprintln!(

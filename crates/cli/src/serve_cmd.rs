@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use clap::Args;
-use utter_core::models::ModelStore;
+use utter_models::ModelStore;
 use utter_server::{ServeConfig, ServeError};
 
 use crate::exit;

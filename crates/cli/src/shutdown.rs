@@ -20,8 +20,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use crossbeam_channel::{never, select, unbounded, Receiver, Sender};
-use utter_core::control::Control;
-use utter_core::platform::session_watch::SessionEnded;
+use utter_platform::session_watch::SessionEnded;
+use utter_ports::control::Control;
 
 use crate::exit;
 

@@ -6,9 +6,9 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
-use utter_core::postprocess::snippets::file as snippet_file;
-use utter_core::postprocess::{vocabulary, Replacement, TextRules, TextRulesConfig};
 use utter_core::settings::VOCABULARY_MAX;
+use utter_postprocess::snippets::file as snippet_file;
+use utter_postprocess::{vocabulary, Replacement, TextRules, TextRulesConfig};
 
 #[derive(Args, Debug, Default)]
 pub struct TextArgs {

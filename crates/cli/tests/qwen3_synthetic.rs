@@ -17,7 +17,7 @@ use std::sync::OnceLock;
 
 use utter_convert::ggml::{GgmlTensor, GgmlType};
 use utter_convert::gguf::{GgufFile, Value};
-use utter_core::engine::{Engine, EngineConfig, RunCost, RunParams, Timestamps};
+use utter_engine::{Engine, EngineConfig, RunCost, RunParams, Timestamps};
 
 const LIBRIVOX: &str = "/usr/share/pocketsphinx/test/data/librivox";
 const CLIP: &str =

@@ -375,7 +375,7 @@ fn the_desktop_app_exits_with_its_workers_when_its_display_goes_away() {
         .env("UTTER_CONFIG_DIR", &config)
         .env("UTTER_DATA_DIR", dir.join("data"))
         .env("UTTER_CACHE_DIR", dir.join("cache"))
-        .env("UTTER_MODELS_DIR", utter_core::paths::models_dir())
+        .env("UTTER_MODELS_DIR", utter_base::paths::models_dir())
         .env("XDG_DATA_HOME", dir.join("xdg-data"))
         .env("XDG_CONFIG_HOME", dir.join("xdg-config"))
         .env("UTTER_UPDATE_CHECK", "0")

@@ -6,7 +6,7 @@
 //! Pure format code over bytes (a converter may read the files of a model
 //! folder, nothing else): it knows nothing of the models directory, the
 //! engine or the app. `utter-core` imports through it (`models::import`) and
-//! re-exports it as `utter_core::models::convert`; the fuzz targets use it
+//! re-exports it as `utter_models::convert`; the fuzz targets use it
 //! alone.
 
 pub mod ct2;

@@ -11,8 +11,8 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use utter_core::engine::{Engine, EngineConfig, EngineHost, RunParams};
-use utter_core::models::ModelStore;
+use utter_engine::{Engine, EngineConfig, EngineHost, RunParams};
+use utter_models::ModelStore;
 
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
@@ -20,7 +20,7 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 fn main() {
-    utter_core::quiet_native_logs();
+    utter_engine::quiet_native_logs();
     let mut args = std::env::args().skip(1);
     let usage = "usage: bench_engine_boundary UTTER_BIN CLIP.wav [CALLS]";
     let exe = PathBuf::from(args.next().expect(usage));
@@ -28,7 +28,7 @@ fn main() {
     let calls: usize = args
         .next()
         .map_or(20, |n| n.parse().expect("CALLS is a number"));
-    let store = ModelStore::new(utter_core::paths::models_dir());
+    let store = ModelStore::new(utter_base::paths::models_dir());
     let (_, model_path) = store.resolve_speech(None).expect("default model installed");
 
     // Decoded to 16 kHz mono, as the engine takes it.

@@ -9,10 +9,10 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use utter_core::engine::{Engine, EngineConfig, RunParams};
-use utter_core::models::ModelStore;
 use utter_core::transcribe::{transcribe_file, FileOptions, Segmentation};
-use utter_core::vad::SpeechDetector;
+use utter_engine::vad::SpeechDetector;
+use utter_engine::{Engine, EngineConfig, RunParams};
+use utter_models::ModelStore;
 
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
@@ -20,13 +20,13 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 fn main() {
-    utter_core::quiet_native_logs();
+    utter_engine::quiet_native_logs();
     let mut args = std::env::args().skip(1);
     let file = PathBuf::from(args.next().expect("usage: bench_transcribe FILE [ROUNDS]"));
     let rounds: usize = args
         .next()
         .map_or(3, |r| r.parse().expect("ROUNDS is a number"));
-    let store = ModelStore::new(utter_core::paths::models_dir());
+    let store = ModelStore::new(utter_base::paths::models_dir());
     let (name, model_path) = store.resolve_speech(None).expect("default model installed");
     let vad_path = store.path_of(&store.vad().unwrap().expect("VAD installed"));
 
@@ -43,7 +43,7 @@ fn main() {
     let pair: Vec<Engine> = (0..2)
         .map(|_| {
             Engine::start(EngineConfig {
-                threads: utter_core::engine::cpu::Threads::Fixed(1),
+                threads: utter_engine::cpu::Threads::Fixed(1),
                 ..EngineConfig::new(mp.clone())
             })
             .unwrap()

@@ -11,8 +11,8 @@ use std::path::Path;
 use std::time::Instant;
 
 use transcribe_cpp::{Model, RunOptions, Session};
-use utter_core::engine::fit_vocabulary;
-use utter_core::models::ModelStore;
+use utter_engine::fit_vocabulary;
+use utter_models::ModelStore;
 
 /// Realistic entries: product names, people, jargon (100 of them).
 const WORDS: &[&str] = &[
@@ -124,7 +124,7 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 fn main() {
-    utter_core::quiet_native_logs();
+    utter_engine::quiet_native_logs();
     let mut args: Vec<String> = std::env::args().skip(1).collect();
     let rounds = match args.first().and_then(|a| a.parse::<usize>().ok()) {
         Some(n) => {
@@ -134,7 +134,7 @@ fn main() {
         None => 5,
     };
     assert_eq!(WORDS.len(), 100);
-    let store = ModelStore::new(utter_core::paths::models_dir());
+    let store = ModelStore::new(utter_base::paths::models_dir());
     let (name, model_path) = store.resolve_speech(None).expect("default model installed");
     let model = Model::load(&model_path).expect("model loads");
     let mut session: Session = model.session().expect("session");

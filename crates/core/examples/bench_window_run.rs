@@ -11,7 +11,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use transcribe_cpp::{Model, RunOptions, Session, TimestampKind};
-use utter_core::models::ModelStore;
+use utter_models::ModelStore;
 
 fn timed(
     session: &mut Session,
@@ -28,8 +28,8 @@ fn timed(
 }
 
 fn main() {
-    utter_core::quiet_native_logs();
-    let store = ModelStore::new(utter_core::paths::models_dir());
+    utter_engine::quiet_native_logs();
+    let store = ModelStore::new(utter_base::paths::models_dir());
     let (name, model_path) = store.resolve_speech(None).expect("default model installed");
     let model = Model::load(&model_path).expect("model loads");
     let mut session = model.session().expect("session");

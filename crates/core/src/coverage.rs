@@ -13,7 +13,7 @@
 //! Pure functions over samples and text, tested on their own.
 
 use crate::audio::{ms_to_samples, samples_to_ms};
-use crate::engine::Utterance;
+use utter_engine::Utterance;
 
 /// Speech left after the text's end that counts as missing: less is the
 /// coarseness of timestamps and the span's trailing pad.

@@ -190,7 +190,7 @@ pub fn render(t: &FileTranscript, format: Format) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::TimedText;
+    use utter_engine::TimedText;
 
     #[test]
     fn format_names_are_serdes_in_any_case_plus_two_common_ones() {

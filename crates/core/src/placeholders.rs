@@ -1,12 +1,18 @@
 //! The values of a snippet's placeholders at the moment it is inserted:
 //! `{date}` and `{time}` from the clock in the user's time zone, `{clipboard}`
-//! the clipboard's text (read only when a snippet that holds it fires).
+//! the clipboard's text through utter-ports' [`ClipboardText`] (read only
+//! when a snippet that holds it fires).
 
+use std::sync::Arc;
+
+use utter_ports::clipboard::ClipboardText;
 use utter_postprocess::{Placeholder, PlaceholderValues};
 
-/// The clock and the system clipboard.
-#[derive(Debug, Default)]
-pub struct SystemValues;
+/// The clock and a clipboard.
+#[derive(Debug)]
+pub struct SystemValues {
+    pub clipboard: Arc<dyn ClipboardText>,
+}
 
 impl PlaceholderValues for SystemValues {
     fn value(&self, placeholder: Placeholder) -> Option<String> {
@@ -14,18 +20,7 @@ impl PlaceholderValues for SystemValues {
         match placeholder {
             Placeholder::Date => Some(now.format("%Y-%m-%d").to_string()),
             Placeholder::Time => Some(now.format("%H:%M").to_string()),
-            Placeholder::Clipboard => clipboard_text(),
+            Placeholder::Clipboard => self.clipboard.text(),
         }
     }
-}
-
-/// The clipboard's text; `None` when it holds none or cannot be read (the
-/// caller tells the user). arboard opens its own connection (X11, Wayland
-/// data-control, NSPasteboard, Win32), usable from any thread.
-fn clipboard_text() -> Option<String> {
-    let text = arboard::Clipboard::new()
-        .and_then(|mut clipboard| clipboard.get_text())
-        .map_err(|e| tracing::warn!(error = %e, "a snippet's {{clipboard}} could not be read"))
-        .ok()?;
-    (!text.is_empty()).then_some(text)
 }

@@ -14,8 +14,8 @@ use serde::{Deserialize, Serialize};
 use utter_postprocess::TextRules;
 
 use crate::language::Language;
-use crate::platform::focus::FocusedApp;
-use crate::platform::output::{OutputMethod, PasteKeys};
+use utter_ports::focus::FocusedApp;
+use utter_ports::output::{OutputMethod, PasteKeys};
 
 /// The most profiles and patterns kept (a settings file is edited by hand too).
 pub const PROFILES_MAX: usize = 100;

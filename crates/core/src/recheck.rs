@@ -10,9 +10,9 @@ use std::ops::Range;
 
 use crossbeam_channel::Receiver;
 
-use crate::engine::{Engine, EngineError, Run, RunParams, Utterance};
-use crate::postprocess::doubts::{self, Doubt};
-use crate::postprocess::TextRules;
+use utter_engine::{Engine, EngineError, Run, RunParams, Utterance};
+use utter_postprocess::doubts::{self, Doubt};
+use utter_postprocess::TextRules;
 
 /// Audio longer than this is not rechecked in one decode (a dictation's
 /// text for it comes from several windows; a file's segments are shorter).

@@ -9,12 +9,13 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use utter_postprocess::{RuleError, TextRules, TextRulesConfig};
 
-use crate::control::TriggerMode;
-use crate::engine::Compute;
 pub use crate::language::{BadLanguage, Language};
-use crate::platform::hotkeys::parse_hotkey;
-use crate::platform::output::{OutputConfig, OutputMethod, PasteFallback, PasteKeys};
 use crate::profiles::{Profile, ProfileSet};
+use utter_engine::Compute;
+use utter_ports::clipboard::{ClipboardText, NoClipboard};
+use utter_ports::control::TriggerMode;
+use utter_ports::hotkey::Hotkey;
+use utter_ports::output::{OutputConfig, OutputMethod, PasteFallback, PasteKeys};
 
 pub mod defaults;
 
@@ -186,22 +187,22 @@ impl Settings {
                 format!("expected {SETTINGS_VERSION}, found {}", self.version),
             ));
         }
-        parse_hotkey(&self.hotkey).map_err(|e| invalid("hotkey", e.to_string()))?;
+        Hotkey::parse(&self.hotkey).map_err(|e| invalid("hotkey", e.to_string()))?;
         if let Some(key) = &self.command_key {
-            parse_hotkey(key).map_err(|e| invalid("commandKey", e.to_string()))?;
-            if parse_hotkey(key).ok() == parse_hotkey(&self.hotkey).ok() {
+            Hotkey::parse(key).map_err(|e| invalid("commandKey", e.to_string()))?;
+            if Hotkey::parse(key).ok() == Hotkey::parse(&self.hotkey).ok() {
                 return Err(invalid("commandKey", "is the dictation hotkey"));
             }
         }
         if let Some(key) = &self.meeting_key {
-            let parsed = parse_hotkey(key).map_err(|e| invalid("meetingKey", e.to_string()))?;
-            if Some(parsed) == parse_hotkey(&self.hotkey).ok() {
+            let parsed = Hotkey::parse(key).map_err(|e| invalid("meetingKey", e.to_string()))?;
+            if Some(parsed) == Hotkey::parse(&self.hotkey).ok() {
                 return Err(invalid("meetingKey", "is the dictation hotkey"));
             }
             let command = self
                 .command_key
                 .as_deref()
-                .and_then(|k| parse_hotkey(k).ok());
+                .and_then(|k| Hotkey::parse(k).ok());
             if self.rewrite.enabled && Some(parsed) == command {
                 return Err(invalid("meetingKey", "is the AI command shortcut"));
             }
@@ -271,7 +272,7 @@ impl Settings {
                 format!("`{bad}`: each entry is one word or phrase of 1 to {VOCABULARY_ENTRY_MAX_CHARS} characters"),
             ));
         }
-        self.text_rules()?;
+        self.text_rules(Arc::new(NoClipboard))?;
         self.profile_set()?;
         self.rewrite
             .validate()
@@ -298,12 +299,17 @@ impl Settings {
         Ok(())
     }
 
-    pub fn text_rules(&self) -> Result<TextRules, SettingsError> {
+    /// The text rules, a snippet's `{clipboard}` read from `clipboard`.
+    pub fn text_rules(
+        &self,
+        clipboard: Arc<dyn ClipboardText>,
+    ) -> Result<TextRules, SettingsError> {
+        let values = Arc::new(crate::placeholders::SystemValues { clipboard });
         TextRules::new(&self.text_rules)
             .map(|rules| {
                 rules
                     .with_vocabulary(&self.vocabulary)
-                    .with_placeholders(Arc::new(crate::placeholders::SystemValues))
+                    .with_placeholders(values)
             })
             .map_err(|e| {
                 let field = match e {
@@ -327,8 +333,8 @@ impl Settings {
 
     /// How the app runs the dictation engine: all cores, and unloaded
     /// after the idle time set here.
-    pub fn engine_options(&self) -> crate::models::load::EngineOptions {
-        crate::models::load::EngineOptions {
+    pub fn engine_options(&self) -> utter_models::load::EngineOptions {
+        utter_models::load::EngineOptions {
             compute: self.compute.clone(),
             threads: 0,
             idle_unload: self.engine_idle_unload(),
@@ -695,17 +701,17 @@ mod tests {
     #[test]
     fn the_cli_reads_the_mode_in_kebab_case_and_the_settings_file_keeps_its_spelling() {
         assert_eq!(
-            parse_cli_value::<crate::control::TriggerMode>("push-to-talk").unwrap(),
-            crate::control::TriggerMode::PushToTalk
+            parse_cli_value::<TriggerMode>("push-to-talk").unwrap(),
+            TriggerMode::PushToTalk
         );
         assert_eq!(
-            parse_value::<crate::control::TriggerMode>("push_to_talk").unwrap(),
-            crate::control::TriggerMode::PushToTalk
+            parse_value::<TriggerMode>("push_to_talk").unwrap(),
+            TriggerMode::PushToTalk
         );
         assert_eq!(
-            serde_json::to_string(&crate::control::TriggerMode::PushToTalk).unwrap(),
+            serde_json::to_string(&TriggerMode::PushToTalk).unwrap(),
             "\"push_to_talk\""
         );
-        assert!(parse_cli_value::<crate::control::TriggerMode>("push").is_err());
+        assert!(parse_cli_value::<TriggerMode>("push").is_err());
     }
 }

@@ -14,11 +14,11 @@ use utter_postprocess::TextRules;
 
 use crate::audio::{self, AudioError};
 use crate::coverage::{self, Coverage, TextEnd};
-use crate::engine::{Engine, EngineError, Run, RunParams, Utterance};
-use crate::engine::{ModelInfo, RunCost};
 use crate::packing::{assemble, Packing, Window, WindowPacker};
 use crate::transcript::FileTranscript;
-use crate::vad::{Segmenter, SegmenterConfig, SpeechDetector};
+use utter_engine::vad::{Segmenter, SegmenterConfig, SpeechDetector};
+use utter_engine::{Engine, EngineError, Run, RunParams, Utterance};
+use utter_engine::{ModelInfo, RunCost};
 use utter_models::diarize::SpeakerTurn;
 
 /// How many times a window the model cut short is split again: four levels
@@ -120,7 +120,7 @@ pub fn diarize_file(
 /// Who spoke when in `path`, told by a diarization model of the engine's own
 /// (Sortformer) instead of Utter's; speakers numbered by first appearance.
 pub fn diarize_file_with_engine(
-    diarizer: &mut crate::engine::diarize_model::EngineDiarizer,
+    diarizer: &mut utter_engine::diarize_model::EngineDiarizer,
     path: &Path,
 ) -> Result<Vec<SpeakerTurn>, DiarizeFileError> {
     let pcm = decode_whole(path)?;
@@ -566,7 +566,7 @@ impl<'a> Batches<'a> {
         let utterances = run.wait()?;
         let mut end = 0;
         let engine = &self.engines[0];
-        let timed = engine.info().timestamps != crate::engine::Timestamps::None;
+        let timed = engine.info().timestamps != utter_engine::Timestamps::None;
         for (w, u) in windows.iter().zip(utterances) {
             for (w, u) in rerun_if_cut_short(engine, &self.params, w, u, MAX_SPLITS)? {
                 let parts = match self.check_coverage {
@@ -687,7 +687,7 @@ pub fn transcribe_file_streamed(
     model_name: &str,
     options: &FileOptions,
     mut on_progress: impl FnMut(Progress),
-    mut on_segment: impl FnMut(&crate::engine::TimedText),
+    mut on_segment: impl FnMut(&utter_engine::TimedText),
 ) -> Result<FileTranscript, FileError> {
     assert!(!engines.is_empty(), "at least one engine");
     let model = engines[0].info();
@@ -854,7 +854,7 @@ fn rerun_if_uncovered(
     utterance: Utterance,
 ) -> Result<Vec<(Window, Utterance)>, EngineError> {
     const ROUNDS: usize = 2;
-    let timed = engine.info().timestamps != crate::engine::Timestamps::None;
+    let timed = engine.info().timestamps != utter_engine::Timestamps::None;
     let mut results = vec![(window.clone(), utterance)];
     if !timed {
         // Files are never prefixed, so a model with timestamps always has
@@ -1077,7 +1077,7 @@ mod streaming_tests {
 
     /// The VAD model the tests install (`npm test` provisions it).
     fn detector() -> SpeechDetector {
-        let store = crate::models::ModelStore::new(crate::paths::models_dir());
+        let store = utter_models::ModelStore::new(utter_base::paths::models_dir());
         let vad = store
             .vad()
             .unwrap()

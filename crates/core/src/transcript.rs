@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use utter_models::diarize::SpeakerTurn;
 use utter_postprocess::TextRules;
 
-use crate::engine::TimedText;
+use utter_engine::TimedText;
 
 /// The transcript of one file, in file time.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
@@ -272,7 +272,7 @@ mod tests {
             .iter()
             .enumerate()
         {
-            t.segments.push(crate::engine::TimedText {
+            t.segments.push(utter_engine::TimedText {
                 start_ms: i as i64 * 1000,
                 end_ms: i as i64 * 1000 + 900,
                 text: format!(" {text}"),

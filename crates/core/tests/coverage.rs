@@ -7,9 +7,9 @@ mod common;
 mod live;
 
 use utter_core::dictation::events::DictationEvent;
-use utter_core::engine::Engine;
 use utter_core::text::word_error_rate;
-use utter_core::vad::SpeechDetector;
+use utter_engine::vad::SpeechDetector;
+use utter_engine::Engine;
 
 const RATE: usize = 16_000;
 
@@ -91,7 +91,7 @@ fn dictations_of_pairs_of_passages_deliver_every_sentence() {
 #[test]
 fn a_run_that_ends_early_is_followed_by_a_run_over_the_rest() {
     use utter_core::coverage::{self, Coverage, TextEnd};
-    use utter_core::engine::RunParams;
+    use utter_engine::RunParams;
     let (engine, _) = live::models();
     let (first, _) = clip("0870");
     let (second, t2) = clip("0920");

@@ -142,3 +142,115 @@ fn the_engine_and_the_models_do_not_reach_the_desktop() {
     }
     assert!(reachable(&graph, "utter-models").contains("utter-base"));
 }
+
+/// The target this test runs on (`rustc -vV`'s host).
+fn host_target() -> String {
+    let out = Command::new("rustc").arg("-vV").output().unwrap();
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .find_map(|l| l.strip_prefix("host: "))
+        .expect("rustc -vV names its host")
+        .to_string()
+}
+
+/// Every package `name` reaches through normal dependencies, external
+/// crates included (Cargo's resolved graph for this machine's target: the
+/// other targets' crates are not downloaded offline; `npm run check:targets`
+/// builds those).
+fn resolved_reach(name: &str) -> BTreeSet<String> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let out = Command::new(cargo)
+        .args(["metadata", "--format-version", "1", "--offline"])
+        .args(["--filter-platform", &host_target()])
+        .current_dir(workspace_root())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "cargo metadata: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let meta: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let name_of: BTreeMap<&str, &str> = meta["packages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| (p["id"].as_str().unwrap(), p["name"].as_str().unwrap()))
+        .collect();
+    let normal_deps: BTreeMap<&str, Vec<&str>> = meta["resolve"]["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|node| {
+            let deps = node["deps"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|d| {
+                    d["dep_kinds"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .any(|k| k["kind"].is_null())
+                })
+                .map(|d| d["pkg"].as_str().unwrap())
+                .collect();
+            (node["id"].as_str().unwrap(), deps)
+        })
+        .collect();
+    let start = name_of
+        .iter()
+        .find(|(_, n)| **n == name)
+        .map(|(id, _)| *id)
+        .unwrap_or_else(|| panic!("{name} is not in the workspace"));
+    let (mut seen, mut todo) = (BTreeSet::new(), vec![start]);
+    while let Some(id) = todo.pop() {
+        for dep in normal_deps.get(id).into_iter().flatten() {
+            if seen.insert(name_of[dep].to_string()) {
+                todo.push(dep);
+            }
+        }
+    }
+    seen
+}
+
+/// The desktop: hotkeys, key presses, the clipboard, the display server.
+const DESKTOP: &[&str] = &[
+    "utter-platform",
+    "utter-desktop",
+    "utter-clipboard",
+    "global-hotkey",
+    "enigo",
+    "arboard",
+    "x11rb",
+];
+
+/// The dictation, the files and the meetings' transcripts (utter-core) are
+/// held off the OS by the compiler: nothing below utter-core can open a
+/// window, grab a key, read the clipboard or open an audio device; it
+/// reaches them through utter-ports' traits. The server compiles no desktop
+/// either (it records through utter-capture for `--listen`, nothing more).
+#[test]
+fn the_core_and_the_server_cannot_touch_the_desktop() {
+    let core = resolved_reach("utter-core");
+    assert!(
+        core.contains("utter-ports") && core.contains("transcribe-cpp"),
+        "the resolved graph was read: {core:?}"
+    );
+    for banned in DESKTOP.iter().chain(&["utter-capture", "cpal"]) {
+        assert!(!core.contains(*banned), "utter-core reaches {banned}");
+    }
+    let server = resolved_reach("utter-server");
+    for banned in DESKTOP {
+        assert!(!server.contains(*banned), "utter-server reaches {banned}");
+    }
+    for name in ["utter-engine", "utter-models"] {
+        let reached = resolved_reach(name);
+        for banned in DESKTOP.iter().chain(&["cpal"]) {
+            assert!(!reached.contains(*banned), "{name} reaches {banned}");
+        }
+    }
+    let desktop = resolved_reach("utter-desktop");
+    assert!(desktop.contains("utter-platform") && desktop.contains("cpal"));
+}

@@ -8,8 +8,8 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use utter_core::engine::{Engine, EngineConfig, RunCost, RunParams, Timestamps};
 use utter_core::text::{normalize_words, word_edit_distance};
+use utter_engine::{Engine, EngineConfig, RunCost, RunParams, Timestamps};
 
 fn model(name: &str) -> PathBuf {
     let store = common::store();
@@ -28,7 +28,7 @@ fn wer(truth: &str, heard: &str) -> f64 {
     word_edit_distance(&r, &h) as f64 / r.len() as f64
 }
 
-fn run(engine: &Engine, pcm: Vec<f32>, params: RunParams) -> utter_core::engine::Utterance {
+fn run(engine: &Engine, pcm: Vec<f32>, params: RunParams) -> utter_engine::Utterance {
     engine.transcribe(vec![pcm], params).unwrap().remove(0)
 }
 
@@ -48,9 +48,9 @@ fn librivox_wer(name: &str) -> f64 {
 
 /// The recording Moonshine's own package tests itself with.
 fn beckett_wav(dir: &Path) -> PathBuf {
-    let wheel = utter_core::models::packaged::MOONSHINE_TINY_EN.wheels[0];
-    let cached = wheel.cached_path(&utter_core::paths::cache_dir());
-    utter_core::models::defaults::unpack_member(&cached, "moonshine_voice/assets/beckett.wav", dir)
+    let wheel = utter_models::packaged::MOONSHINE_TINY_EN.wheels[0];
+    let cached = wheel.cached_path(&utter_base::paths::cache_dir());
+    utter_models::defaults::unpack_member(&cached, "moonshine_voice/assets/beckett.wav", dir)
         .expect("the moonshine-voice wheel is cached by `utter models install moonshine-tiny-en`")
 }
 

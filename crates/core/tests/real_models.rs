@@ -3,9 +3,9 @@
 
 mod common;
 
-use utter_core::engine::{Engine, EngineConfig, RunParams};
 use utter_core::text::{normalize_words, word_edit_distance};
-use utter_core::vad::{SegmenterConfig, SpeechDetector};
+use utter_engine::vad::{SegmenterConfig, SpeechDetector};
+use utter_engine::{Engine, EngineConfig, RunParams};
 
 #[test]
 fn converted_tiny_en_transcribes_librivox_within_10_percent_wer() {
@@ -131,17 +131,14 @@ fn a_cancel_reaches_its_own_run_only_even_when_it_comes_late() {
         std::thread::sleep(std::time::Duration::from_millis(5));
     };
     assert!(
-        matches!(result, Err(utter_core::engine::EngineError::Cancelled)),
+        matches!(result, Err(utter_engine::EngineError::Cancelled)),
         "{result:?}"
     );
     first.cancel(); // late, while the second run is under way
     let second = second.wait().unwrap();
     assert!(second[0].text.contains("Dashwood"), "{}", second[0].text);
     assert!(
-        matches!(
-            third.wait(),
-            Err(utter_core::engine::EngineError::Cancelled)
-        ),
+        matches!(third.wait(), Err(utter_engine::EngineError::Cancelled)),
         "cancelled while queued"
     );
     let again = engine.transcribe(vec![pcm], RunParams::default()).unwrap();
@@ -150,7 +147,7 @@ fn a_cancel_reaches_its_own_run_only_even_when_it_comes_late() {
 
 #[test]
 fn whisper_has_no_streaming_decoder_so_a_stream_is_refused_and_the_worker_carries_on() {
-    use utter_core::engine::StreamEvent;
+    use utter_engine::StreamEvent;
     let engine = Engine::start(EngineConfig::new(common::speech_model())).unwrap();
     // Dictation therefore uses VAD segments with this model.
     assert!(!engine.info().streaming);

@@ -12,10 +12,10 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use utter_core::dictation::events::DictationEvent;
-use utter_core::engine::Engine;
-use utter_core::postprocess::TextRules;
 use utter_core::transcribe::{transcribe_file, FileOptions, Segmentation};
-use utter_core::vad::SpeechDetector;
+use utter_engine::vad::SpeechDetector;
+use utter_engine::Engine;
+use utter_postprocess::TextRules;
 
 /// "eight of spades four of clubs seven of hearts": whisper tiny.en writes
 /// "four of close".

@@ -195,7 +195,7 @@ mod tests {
     /// same words at either width.
     #[test]
     fn the_session_follows_the_load_and_keeps_its_words() {
-        let store = utter_core::models::ModelStore::new(utter_core::paths::models_dir());
+        let store = utter_models::ModelStore::new(utter_base::paths::models_dir());
         let path = store
             .resolve_speech(None)
             .expect("the default model (npm test installs it)")
@@ -240,7 +240,7 @@ mod tests {
 
     #[test]
     fn a_fixed_count_is_kept_whatever_the_load() {
-        let store = utter_core::models::ModelStore::new(utter_core::paths::models_dir());
+        let store = utter_models::ModelStore::new(utter_base::paths::models_dir());
         let path = store.resolve_speech(None).expect("the default model").1;
         let model = Model::load(&path).unwrap();
         let token = CancelToken::new();

@@ -45,26 +45,9 @@ pub enum HotkeyError {
     Unavailable(#[from] NoHotkeys),
 }
 
-/// A hotkey that does not parse, with what is accepted.
-#[derive(Debug, thiserror::Error)]
-#[error(
-    "cannot parse hotkey `{keys}`: {why} (use modifiers ctrl, shift, alt, super joined by `+` \
-     with one key, e.g. ctrl+shift+space, alt+f9, super+d)"
-)]
-pub struct BadHotkey {
-    pub keys: String,
-    why: String,
-}
-
-/// Our words for the parser's error (its own ask users to report to its project).
-fn why_not(error: &global_hotkey::hotkey::HotKeyParseError) -> String {
-    use global_hotkey::hotkey::HotKeyParseError as E;
-    match error {
-        E::UnsupportedKey(key) => format!("`{}` is not a key name Utter knows", key.trim()),
-        E::EmptyToken(_) => "a `+` has nothing on one side".into(),
-        E::InvalidFormat(_) => "it needs exactly one key, after the modifiers".into(),
-    }
-}
+/// A hotkey that does not parse (Utter's grammar, utter-ports').
+pub use utter_ports::hotkey::BadHotkey;
+use utter_ports::hotkey::Hotkey;
 
 /// Why this session has no global hotkeys. The messages say what is wrong;
 /// each front end adds what its user can do instead.
@@ -103,10 +86,26 @@ pub enum NoHotkeys {
 
 /// Parses a hotkey like `ctrl+shift+space`, with a message that says what is accepted.
 pub fn parse_hotkey(keys: &str) -> Result<HotKey, BadHotkey> {
-    HotKey::from_str(keys).map_err(|e| BadHotkey {
-        keys: keys.into(),
-        why: why_not(&e),
-    })
+    Hotkey::parse(keys).map(os_hotkey)
+}
+
+/// The hotkey library's form of one of ours.
+fn os_hotkey(hotkey: Hotkey) -> HotKey {
+    use global_hotkey::hotkey::{Code, Modifiers};
+    let code = Code::from_str(hotkey.key)
+        .expect("utter-ports' KEYS holds W3C code names (test: our_key_names_are_the_librarys)");
+    let mut mods = Modifiers::empty();
+    for (held, m) in [
+        (hotkey.mods.alt, Modifiers::ALT),
+        (hotkey.mods.control, Modifiers::CONTROL),
+        (hotkey.mods.shift, Modifiers::SHIFT),
+        (hotkey.mods.meta, Modifiers::META),
+    ] {
+        if held {
+            mods |= m;
+        }
+    }
+    HotKey::new(Some(mods), code)
 }
 
 /// The keys of one dictation service, parsed.
@@ -521,6 +520,35 @@ fn check_x_server() -> Result<(), NoHotkeys> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Utter's grammar (utter-ports) decides what a hotkey is; the hotkey
+    /// library grabs it. Every name and short form of ours must be the key
+    /// the library knows by that name.
+    #[test]
+    fn our_key_names_are_the_librarys() {
+        use global_hotkey::hotkey::Code;
+        for (code, aliases) in utter_ports::hotkey::KEYS {
+            let ours = Code::from_str(code).unwrap_or_else(|_| panic!("{code} is no W3C code"));
+            for name in std::iter::once(code).chain(aliases.iter()) {
+                let theirs = HotKey::from_str(name).unwrap_or_else(|e| panic!("{name}: {e}"));
+                assert_eq!(theirs.key, ours, "{name}");
+                assert_eq!(parse_hotkey(name).unwrap(), theirs, "{name}");
+            }
+        }
+        for keys in [
+            "ctrl+shift+space",
+            "Alt+F9",
+            "super+d",
+            "CmdOrCtrl+Shift+K",
+            "shift+num5",
+        ] {
+            assert_eq!(
+                parse_hotkey(keys).unwrap(),
+                HotKey::from_str(keys).unwrap(),
+                "{keys}"
+            );
+        }
+    }
 
     #[test]
     fn hotkeys_parse_and_bad_ones_explain() {

@@ -11,6 +11,7 @@
 //! - [`paths`]: where Utter keeps its files (the OS's conventions).
 //! - [`threads`]: joining a thread with a bound.
 //! - [`panics`]: a third-party parser's panic contained as an error.
+//! - [`clipboard`]: the clipboard's text for a snippet's `{clipboard}`.
 //! - [`desktop`]: which desktop this process runs in (X11, Wayland, macOS, Windows).
 //! - [`session_watch`]: notices the display server going away (a logout).
 //! - [`hotkeys`]: the OS hotkey manager, owned by the main thread, forwarding
@@ -29,6 +30,7 @@
 //! The X11/Wayland code (Linux and the other Unix desktops) is selected with
 //! `cfg(desktop_linux)`, which build.rs sets: the condition is written once.
 
+pub mod clipboard;
 pub mod desktop;
 pub mod doctor;
 pub mod focus;

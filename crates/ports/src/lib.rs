@@ -9,13 +9,17 @@
 //! - [`focus`]: [`focus::FocusProbe`], which app the user dictates into.
 //! - [`selection`]: [`selection::SelectionReader`], the selected text for a command.
 //! - [`microphone`]: [`microphone::Microphone`], audio in.
+//! - [`clipboard`]: [`clipboard::ClipboardText`], a snippet's `{clipboard}`.
+//! - [`hotkey`]: the hotkey grammar (pure), so settings are checked without a desktop.
 //!
 //! It must not know: any OS or desktop crate (arboard, enigo, x11rb, cpal…),
 //! engines, models or settings. utter-platform implements the desktop ports,
-//! utter-core the microphone; the tests' fakes implement them all.
+//! utter-capture the microphone; the tests' fakes implement them all.
 
+pub mod clipboard;
 pub mod control;
 pub mod focus;
+pub mod hotkey;
 pub mod keys;
 pub mod microphone;
 pub mod output;

@@ -1,6 +1,6 @@
 //! The microphone as the dictation service sees it: the [`Microphone`] port,
 //! the events an open one sends and why one fails. The cpal implementation
-//! is utter-core's `audio::capture`.
+//! is utter-capture's `microphone`.
 
 use crossbeam_channel::Receiver;
 

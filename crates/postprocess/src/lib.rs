@@ -2,7 +2,7 @@
 //! it, in one place for dictation and file transcripts: the user's
 //! replacements, spoken punctuation (dictation only), clean-up, and the
 //! dictation's first capital. Pure functions over text; the settings say
-//! which steps run. `utter-core` re-exports it as `utter_core::postprocess`.
+//! which steps run. `utter-core` re-exports it as `utter_postprocess`.
 //!
 //! Order: clean-up first (a filler must not split a rule's words), then
 //! spoken commands, then the vocabulary's sound-alike corrections, then the

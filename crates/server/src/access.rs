@@ -85,7 +85,7 @@ pub fn read_private_file(path: &Path) -> Result<String, AccessError> {
 /// The default place of the MCP token: in the user's data folder, which
 /// other users cannot list.
 pub fn default_token_file() -> PathBuf {
-    utter_core::paths::data_dir().join("mcp-token")
+    utter_base::paths::data_dir().join("mcp-token")
 }
 
 /// The token in `path`, made (random, 256 bits, mode 0600) when there is

@@ -12,11 +12,11 @@ use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use utter_core::audio::AudioError;
-use utter_core::engine::cpu::Threads;
-use utter_core::engine::{Engine, EngineConfig, EngineError, TimedText};
 use utter_core::transcribe::{transcribe_file_streamed, FileError, FileOptions};
 use utter_core::transcript::FileTranscript;
-use utter_core::vad::SpeechDetector;
+use utter_engine::cpu::Threads;
+use utter_engine::vad::SpeechDetector;
+use utter_engine::{Engine, EngineConfig, EngineError, TimedText};
 
 use crate::error::ApiError;
 
@@ -70,7 +70,7 @@ impl Jobs {
             slots: Arc::new(Semaphore::new(workers)),
             workers,
             threads: Threads::FitToLoad {
-                max: (utter_core::engine::cpu::engine_threads() / workers).max(1),
+                max: (utter_engine::cpu::engine_threads() / workers).max(1),
             },
             idle: Mutex::new(Vec::new()),
             busy: AtomicUsize::new(0),

@@ -31,7 +31,7 @@ use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 use utter_core::audio::AudioLimits;
-use utter_core::models::ModelStore;
+use utter_models::ModelStore;
 
 pub use access::{parse_net, AccessError};
 pub use browsers::{parse_origin, BadOrigin};

@@ -5,9 +5,9 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use utter_core::audio::capture::{Capture, CaptureError, CaptureEvent};
+use utter_capture::microphone::{Capture, CaptureError, CaptureEvent};
 use utter_core::audio::wav::WavRecorder;
-use utter_core::vad::{Segmenter, SegmenterConfig, SpeechDetector};
+use utter_engine::vad::{Segmenter, SegmenterConfig, SpeechDetector};
 
 /// When a recording stops.
 #[derive(Debug, Clone, Copy)]
@@ -39,7 +39,7 @@ pub enum ListenError {
         source: std::io::Error,
     },
     #[error("the voice detector: {0}")]
-    Detector(#[from] utter_core::engine::EngineError),
+    Detector(#[from] utter_engine::EngineError),
 }
 
 /// Where the recording stands.

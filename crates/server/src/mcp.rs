@@ -17,11 +17,11 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use utter_core::engine::{Engine, EngineConfig, EngineError, UnsupportedLanguage};
 use utter_core::export::{self, Format};
-use utter_core::models::ModelStore;
 use utter_core::transcribe::{transcribe_file, FileError, FileOptions};
-use utter_core::vad::SpeechDetector;
+use utter_engine::vad::SpeechDetector;
+use utter_engine::{Engine, EngineConfig, EngineError, UnsupportedLanguage};
+use utter_models::ModelStore;
 
 use crate::error::ApiError;
 use crate::listen::{Heard, ListenLimits};
@@ -361,7 +361,7 @@ impl Session {
         let loaded = self.load(args)?;
         loaded.engine.info().check_language(language.as_deref())?;
         let detector = loaded.detector.as_mut().ok_or(ToolError::NoDetector)?;
-        let dir = utter_core::paths::recordings_dir();
+        let dir = utter_base::paths::recordings_dir();
         let wav = match crate::listen::record_answer(detector, &dir, limits)? {
             Heard::Speech(wav) => wav,
             Heard::Nothing => return Err(ToolError::NothingHeard(limits.wait.as_secs())),

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::time::UNIX_EPOCH;
 
 use serde::Serialize;
-use utter_core::models::{ModelEntry, ModelKind, ModelStore, ModelUse};
+use utter_models::{ModelEntry, ModelKind, ModelStore, ModelUse};
 
 use crate::error::ApiError;
 

@@ -196,7 +196,7 @@ pub fn decode_file_within(
     limits: &AudioLimits,
     sink: impl FnMut(&[f32]) -> bool,
 ) -> Result<DecodeReport, AudioError> {
-    crate::platform::panics::contain(|| decode_contained(path, limits, sink))
+    utter_base::panics::contain(|| decode_contained(path, limits, sink))
         .unwrap_or_else(|panic| Err(AudioError::DecoderFailed(panic.message)))
 }
 
@@ -374,7 +374,7 @@ fn decode_contained(
 
 /// The duration a file declares in its header, without decoding (for progress bars).
 pub fn probe_duration_secs(path: &Path) -> Option<f64> {
-    crate::platform::panics::contain(|| {
+    utter_base::panics::contain(|| {
         let probed = probe_format(path, File::open(path).ok()?).ok()?;
         declared_secs(&first_audio_track(probed.format.as_ref())?.codec_params)
     })

@@ -1,10 +1,8 @@
 //! Audio in: decoding files of any common container/codec, downmixing and
 //! resampling to the 16 kHz mono f32 the engine wants.
 
-pub mod capture;
 pub mod decode;
 mod flac_guard;
-pub mod host;
 pub mod limits;
 pub mod resample;
 pub mod wav;

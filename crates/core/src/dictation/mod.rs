@@ -23,10 +23,10 @@ use std::path::Path;
 
 use utter_postprocess::{Processed, TextRules};
 
-use crate::engine::Engine;
 use crate::transcribe::{transcribe_file, FileOptions, Segmentation};
 use crate::transcript::FileTranscript;
-use crate::vad::SpeechDetector;
+use utter_engine::vad::SpeechDetector;
+use utter_engine::Engine;
 
 use events::DictationEvent;
 use record_log::{RecordingRecord, RecordingStatus};

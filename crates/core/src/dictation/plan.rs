@@ -5,8 +5,8 @@
 
 use utter_postprocess::TextRules;
 
-use crate::engine::ModelInfo;
 use crate::profiles::Profile;
+use utter_engine::ModelInfo;
 use utter_ports::output::{Delivery, OutputConfig};
 
 use super::recording::DictationConfig;

@@ -9,9 +9,9 @@ use std::time::Duration;
 use crossbeam_channel::Select;
 
 use crate::audio::wav::WavRecorder;
-use crate::engine::{Engine, RunParams};
 use crate::recheck::Recheck;
-use crate::vad::{Segmenter, SegmenterConfig, SpeechDetector, SpeechSpan};
+use utter_engine::vad::{Segmenter, SegmenterConfig, SpeechDetector, SpeechSpan};
+use utter_engine::{Engine, RunParams};
 
 use super::events::DictationEvent;
 use super::plan::Plan;

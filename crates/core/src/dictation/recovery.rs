@@ -7,8 +7,8 @@
 use crate::coverage::{self, Coverage, TextEnd};
 use crossbeam_channel::Select;
 
-use crate::engine::{Run, RunParams, Utterance};
-use crate::vad::SpeechSpan;
+use utter_engine::vad::SpeechSpan;
+use utter_engine::{Run, RunParams, Utterance};
 
 use super::events::DictationEvent;
 use super::strategy::{RunContext, Tally};

@@ -13,9 +13,9 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{never, Receiver, Select, TryRecvError};
 
 use crate::audio::wav::WavRecorder;
-use crate::engine::{Engine, EngineNotice};
 use crate::profiles::Profile;
-use crate::vad::SpeechDetector;
+use utter_engine::vad::SpeechDetector;
+use utter_engine::{Engine, EngineNotice};
 use utter_ports::control::Control;
 use utter_ports::focus::FocusError;
 use utter_ports::microphone::CaptureEvent;

@@ -14,11 +14,11 @@ use std::str::FromStr;
 
 use crossbeam_channel::Select;
 
-use crate::engine::{
+use utter_engine::vad::SpeechSpan;
+use utter_engine::{
     Engine, EngineError, ModelInfo, Run, RunCost, RunParams, Stream as EngineStream, StreamEvent,
     Utterance,
 };
-use crate::vad::SpeechSpan;
 
 use super::events::DictationEvent;
 use super::recovery::Recovery;
@@ -180,7 +180,7 @@ impl<'a> RunContext<'a> {
             audio,
             params,
             aborted,
-            timestamps: engine.info().timestamps != crate::engine::Timestamps::None,
+            timestamps: engine.info().timestamps != utter_engine::Timestamps::None,
         }
     }
 

@@ -118,7 +118,7 @@ impl SpeechWindows {
 
     /// Growing windows of at most [`SHORT_WINDOW_MS`], with prefixes where
     /// `model` takes them.
-    pub fn short(model: &crate::engine::ModelInfo) -> Self {
+    pub fn short(model: &utter_engine::ModelInfo) -> Self {
         Self {
             prefixes: model.takes_prefix,
             ..Self::new(crate::audio::ms_to_samples(SHORT_WINDOW_MS))
@@ -140,12 +140,12 @@ impl SpeechWindows {
     /// them, as a file's windows are packed: a pause cut into a sentence
     /// heard whole made whisper tiny.en write "self-fish" for "selfish" and
     /// "He was not. An old-sposed young man?", where the file had it right.
-    pub fn for_model(model: &crate::engine::ModelInfo) -> Self {
+    pub fn for_model(model: &utter_engine::ModelInfo) -> Self {
         let margin_ms = 30_000 - WINDOW_MAX_MS as i64;
         let max_ms = (model.window_ms() - margin_ms).clamp(2_000, WINDOW_MAX_MS as i64);
         Self {
             prefixes: model.takes_prefix,
-            packed: matches!(model.run_cost, crate::engine::RunCost::Padded { .. }),
+            packed: matches!(model.run_cost, utter_engine::RunCost::Padded { .. }),
             ..Self::new(crate::audio::ms_to_samples(max_ms as u64))
         }
     }

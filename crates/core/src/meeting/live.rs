@@ -14,10 +14,10 @@ use crossbeam_channel::{unbounded, Receiver, Sender};
 use utter_models::diarize::echo::{loudspeaker_spans, EchoOptions};
 use utter_postprocess::TextRules;
 
-use super::recorder::Channel;
+use super::Channel;
 use crate::audio::{samples_to_ms, ENGINE_RATE};
-use crate::engine::{Engine, RunParams};
-use crate::vad::{Segmenter, SegmenterConfig, SpeechDetector, SpeechSpan};
+use utter_engine::vad::{Segmenter, SegmenterConfig, SpeechDetector, SpeechSpan};
+use utter_engine::{Engine, RunParams};
 
 /// One turn of the live transcript, in meeting time.
 #[derive(Debug, Clone, PartialEq)]

@@ -9,24 +9,21 @@
 //! the last half second, and a folder whose record still says
 //! [`MeetingPhase::Recording`] is a meeting to finish ([`unfinished`]).
 //!
-//! [`recorder`] captures; [`transcribe`] aligns the two channels, drops
+//! utter-capture records; [`transcribe`] aligns the two channels, drops
 //! what the microphone only heard from the loudspeaker, diarizes the others
 //! and merges both into one transcript.
 
+pub mod finish;
 pub mod live;
 pub mod playback;
-pub mod recorder;
-pub mod session;
 pub mod transcribe;
 
 use std::path::{Path, PathBuf};
 
-pub use live::{LiveConfig, LiveLine, LiveTranscriber};
-pub use recorder::{Channel, MeetingLevels, MeetingNotice, MeetingRecorder, MeetingSources};
-pub use session::{
-    finish_meeting, name_the_others, MeetingModels, MeetingSession, NoLiveTranscript,
-    StoppedMeeting,
+pub use finish::{
+    finish_meeting, name_the_others, FinalPass, MeetingModels, NoLiveTranscript, StoppedMeeting,
 };
+pub use live::{LiveConfig, LiveLine, LiveTranscriber};
 pub use transcribe::{transcribe_meeting, MeetingTranscription};
 
 /// The microphone's channel.
@@ -36,13 +33,29 @@ pub const OTHERS_WAV: &str = "others.wav";
 /// The meeting's [`MeetingRecord`].
 pub const RECORD_JSON: &str = "meeting.json";
 
+/// One side of the meeting.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Channel {
+    You,
+    Others,
+}
+
+impl std::fmt::Display for Channel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Channel::You => "the microphone",
+            Channel::Others => "the system audio",
+        })
+    }
+}
+
 /// Why a meeting could not be recorded or transcribed. Worded for the user.
 #[derive(Debug, thiserror::Error)]
 pub enum MeetingError {
     #[error("the microphone: {0}")]
-    Microphone(crate::audio::capture::CaptureError),
+    Microphone(utter_ports::microphone::CaptureError),
     #[error("{0}")]
-    SystemAudio(crate::audio::capture::CaptureError),
+    SystemAudio(utter_ports::microphone::CaptureError),
     #[error("{}: {source}", path.display())]
     Disk {
         path: PathBuf,
@@ -53,7 +66,7 @@ pub enum MeetingError {
     #[error(transparent)]
     Transcribe(#[from] crate::transcribe::FileError),
     #[error(transparent)]
-    Engine(crate::engine::EngineError),
+    Engine(utter_engine::EngineError),
     /// The live transcript's thread ended abnormally, with the model.
     #[error("{}: the live transcript stopped abnormally; the recording is whole: transcribe it again", .0.display())]
     LiveTranscriptFailed(PathBuf),
@@ -64,7 +77,7 @@ pub enum MeetingError {
 }
 
 impl MeetingError {
-    fn disk(path: &Path, source: std::io::Error) -> Self {
+    pub fn disk(path: &Path, source: std::io::Error) -> Self {
         Self::Disk {
             path: path.to_path_buf(),
             source,

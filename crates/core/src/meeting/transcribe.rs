@@ -10,10 +10,10 @@ use utter_models::diarize::{DiarizeOptions, SpeakerModels};
 use super::{MeetingError, MeetingPhase, MeetingRecord, OTHERS_WAV, YOU_WAV};
 use crate::audio::wav::WavRecorder;
 use crate::audio::ENGINE_RATE;
-use crate::engine::Engine;
 use crate::transcribe::{self, FileOptions, Segmentation};
 use crate::transcript::{FileTranscript, SpeakerLabels};
-use crate::vad::SpeechDetector;
+use utter_engine::vad::SpeechDetector;
+use utter_engine::Engine;
 
 /// How to transcribe a meeting.
 pub struct MeetingTranscription<'a> {
@@ -342,7 +342,7 @@ impl<S: Samples> Aligned<S> {
 /// speakers when you spoke first.
 pub fn merge(mine: FileTranscript, theirs: FileTranscript, your_name: &str) -> FileTranscript {
     let their_labels = theirs.speakers.clone().unwrap_or_default();
-    let mut rows: Vec<(crate::engine::TimedText, String, String)> = Vec::new();
+    let mut rows: Vec<(utter_engine::TimedText, String, String)> = Vec::new();
     for (seg, raw) in mine.segments.into_iter().zip(mine.raw_segments) {
         rows.push((seg, raw, your_name.to_string()));
     }
@@ -400,7 +400,7 @@ pub fn merge(mine: FileTranscript, theirs: FileTranscript, your_name: &str) -> F
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::TimedText;
+    use utter_engine::TimedText;
 
     fn transcript(rows: &[(i64, &str)]) -> FileTranscript {
         FileTranscript {

@@ -4,13 +4,13 @@
 
 use std::path::{Path, PathBuf};
 
-use utter_core::models::ModelStore;
+use utter_models::ModelStore;
 
 /// Real LibriVox speech from Debian's `pocketsphinx-testdata`.
 pub const LIBRIVOX: &str = "/usr/share/pocketsphinx/test/data/librivox";
 
 pub fn store() -> ModelStore {
-    let store = ModelStore::new(utter_core::paths::models_dir());
+    let store = ModelStore::new(utter_base::paths::models_dir());
     assert!(
         store.resolve_speech(None).is_ok() && store.vad().unwrap().is_some(),
         "the default models are not installed in {}: run `npm test` (it provisions them) or `utter models install-default`",

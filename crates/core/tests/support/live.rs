@@ -10,10 +10,10 @@ use utter_core::dictation::events::DictationEvent;
 use utter_core::dictation::plan::{plan, PlanDefaults};
 use utter_core::dictation::recording::{Dictation, DictationConfig};
 use utter_core::dictation::strategy::LiveStrategy;
-use utter_core::engine::{Engine, EngineConfig};
-use utter_core::platform::output::OutputConfig;
-use utter_core::postprocess::TextRules;
-use utter_core::vad::SpeechDetector;
+use utter_engine::vad::SpeechDetector;
+use utter_engine::{Engine, EngineConfig};
+use utter_ports::output::OutputConfig;
+use utter_postprocess::TextRules;
 
 use super::common;
 

@@ -235,7 +235,7 @@ pub fn start_app_in_sway(
         .env("UTTER_DATA_DIR", dir.join("data"))
         .env("UTTER_CACHE_DIR", dir.join("cache"))
         // The models `npm test` provisioned (XDG_DATA_HOME moves below).
-        .env("UTTER_MODELS_DIR", utter_core::paths::models_dir())
+        .env("UTTER_MODELS_DIR", utter_base::paths::models_dir())
         .env("XDG_DATA_HOME", dir.join("xdg-data"))
         .env("XDG_CONFIG_HOME", dir.join("xdg-config"))
         .env("UTTER_UPDATE_CHECK", "0")

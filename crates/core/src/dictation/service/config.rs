@@ -66,7 +66,7 @@ impl ServiceConfig {
             post_roll: Duration::from_millis(defaults::POST_ROLL_MS),
             output: OutputConfig::default(),
             dictation: DictationConfig::defaults(),
-            recordings_dir: crate::paths::recordings_dir(),
+            recordings_dir: utter_base::paths::recordings_dir(),
             keep_recordings: defaults::KEEP_RECORDINGS,
             model_name,
             text_rules: TextRules::default(),

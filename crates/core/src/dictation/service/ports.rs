@@ -1,7 +1,7 @@
 //! The service's ends towards the OS — keys, text sink, microphone, focus
 //! and selection — held together. The traits are utter-ports' (a leaf crate
 //! that knows no OS crate), so the service itself touches no OS API; the
-//! real implementations are plugged in at setup (`crate::setup`), the tests'
+//! real implementations are plugged in at setup (utter-desktop's `setup`), the tests'
 //! fakes in `service/tests/rig.rs`.
 
 use utter_ports::focus::FocusProbe;

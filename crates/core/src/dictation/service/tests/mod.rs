@@ -17,10 +17,10 @@ use utter_postprocess::TextRules;
 
 use super::*;
 use crate::dictation::rewrite_step::{RewriteReport, RewriteStep};
-use crate::engine::EngineError;
 use crate::profiles::ProfileSet;
 use crate::settings::MicMode;
 use rig::*;
+use utter_engine::EngineError;
 use utter_ports::control::{TriggerKey, TriggerMode};
 use utter_ports::focus::{FocusProbe, FocusedApp};
 use utter_ports::keys::RecordingKeys;

@@ -16,8 +16,8 @@ use crossbeam_channel::{bounded, never, unbounded, Receiver, RecvTimeoutError, S
 
 pub use utter_ports::microphone::{CaptureError, CaptureEvent, Microphone};
 
-use super::host;
-use super::resample::{downmix, StreamResampler};
+use crate::host;
+use utter_core::audio::resample::{downmix, StreamResampler};
 
 /// A working input stream delivers audio continuously (silence included).
 /// This long without any means the device went away without an error: the
@@ -435,7 +435,7 @@ impl Capture {
                                  // Closing the stream can block for good when the sound server
                                  // is gone (the ALSA PulseAudio plugin waits on its dead
                                  // mainloop); the thread owns the stream, so it may be left.
-            crate::threads::join_within(t, CLOSE_WITHIN, "the microphone's capture thread");
+            utter_base::threads::join_within(t, CLOSE_WITHIN, "the microphone's capture thread");
         }
     }
 }
@@ -584,8 +584,8 @@ fn run(
     let channels = config.channels.max(1) as usize;
     // A device's (or a virtual driver's) format sizes the buffers below:
     // one that no audio has is refused before anything is allocated.
-    let format_ok = super::limits::check_rate(config.sample_rate)
-        .and_then(|()| super::limits::check_channels(channels));
+    let format_ok = utter_core::audio::limits::check_rate(config.sample_rate)
+        .and_then(|()| utter_core::audio::limits::check_channels(channels));
     if let Err(bad) = format_ok {
         let _ = ready.send(Err(open_error(bad.to_string())));
         return;

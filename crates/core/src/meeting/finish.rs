@@ -1,21 +1,19 @@
-//! A meeting from start to transcript, the same for every front end: the
-//! recorder and the live transcript started together, stopped together, and
-//! the final pass with the models a user has.
+//! A recorded meeting's last steps, the same for every front end: the live
+//! transcript's start (or why there is none) and the final pass with the
+//! models a user has. The recording itself (the microphone and the system
+//! audio) is utter-capture's `MeetingSession`.
 
 use std::path::{Path, PathBuf};
 
-use crossbeam_channel::{never, Receiver};
+use utter_engine::vad::SpeechDetector;
+use utter_engine::Engine;
 use utter_models::diarize::{DiarizeOptions, SpeakerModels};
 
-use super::live::{LiveConfig, LiveLine, LiveTranscriber};
-use super::recorder::{MeetingLevels, MeetingNotice, MeetingRecorder, MeetingSources};
+use super::live::{LiveConfig, LiveTranscriber};
 use super::transcribe::{transcribe_meeting, MeetingTranscription};
-use super::{new_meeting_dir, MeetingError, MeetingRecord};
-use crate::audio::capture::CaptureInfo;
-use crate::engine::Engine;
+use super::{MeetingError, MeetingRecord};
 use crate::transcribe::FileOptions;
 use crate::transcript::FileTranscript;
-use crate::vad::SpeechDetector;
 
 /// What a meeting is transcribed with.
 pub struct MeetingModels {
@@ -28,145 +26,41 @@ pub struct MeetingModels {
     pub options: FileOptions,
 }
 
-/// Whether the meeting is transcribed while it goes on.
-enum Live {
-    On(LiveTranscriber),
-    /// No live transcript: the engine waits for the end.
-    Off(Box<Engine>),
+/// What a meeting's final pass needs besides the engine (which the live
+/// transcript holds while the meeting is recorded).
+pub struct FinalPass {
+    pub model_name: String,
+    pub vad: Option<PathBuf>,
+    pub speakers: Option<SpeakerModels>,
+    pub options: FileOptions,
 }
 
-/// A meeting being recorded.
-pub struct MeetingSession {
-    recorder: MeetingRecorder,
-    live: Live,
-    lines: Receiver<LiveLine>,
-    model_name: String,
-    vad: Option<PathBuf>,
-    speakers: Option<SpeakerModels>,
-    options: FileOptions,
+impl MeetingModels {
+    pub fn split(self) -> (Engine, FinalPass) {
+        let Self {
+            engine,
+            model_name,
+            vad,
+            speakers,
+            options,
+        } = self;
+        let pass = FinalPass {
+            model_name,
+            vad,
+            speakers,
+            options,
+        };
+        (engine, pass)
+    }
 }
 
 /// Why there is no live transcript (the meeting is recorded all the same).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NoLiveTranscript(pub String);
 
-impl MeetingSession {
-    /// Starts recording into a new folder under `root`, with the live
-    /// transcript when `live` (and a voice detector) allows; the second value
-    /// says why there is none when it was wanted.
-    pub fn start(
-        root: &Path,
-        sources: &MeetingSources,
-        models: MeetingModels,
-        live: bool,
-    ) -> Result<(Self, Option<NoLiveTranscript>), MeetingError> {
-        let MeetingModels {
-            engine,
-            model_name,
-            vad,
-            speakers,
-            options,
-        } = models;
-        let (live, why_not) = match (&vad, live) {
-            (_, false) => (Live::Off(Box::new(engine)), None),
-            (None, true) => (
-                Live::Off(Box::new(engine)),
-                Some(NoLiveTranscript("no voice detector is installed".into())),
-            ),
-            (Some(vad), true) => match live_transcriber(engine, vad, &options) {
-                Ok(live) => (Live::On(live), None),
-                Err((engine, why)) => (Live::Off(engine), Some(why)),
-            },
-        };
-        let dir = new_meeting_dir(root)?;
-        let tap = match &live {
-            Live::On(live) => Some(live.audio()),
-            Live::Off(_) => None,
-        };
-        let recorder = match MeetingRecorder::start(&dir, sources, tap) {
-            Ok(r) => r,
-            Err(e) => {
-                let _ = std::fs::remove_dir_all(&dir);
-                return Err(e);
-            }
-        };
-        let lines = match &live {
-            Live::On(live) => live.lines().clone(),
-            Live::Off(_) => never(),
-        };
-        Ok((
-            Self {
-                recorder,
-                live,
-                lines,
-                model_name,
-                vad,
-                speakers,
-                options,
-            },
-            why_not,
-        ))
-    }
-
-    pub fn dir(&self) -> &Path {
-        self.recorder.dir()
-    }
-
-    pub fn microphone(&self) -> &CaptureInfo {
-        &self.recorder.microphone
-    }
-
-    pub fn system_audio(&self) -> &CaptureInfo {
-        &self.recorder.system_audio
-    }
-
-    /// The live transcript's turns as they are transcribed.
-    pub fn lines(&self) -> &Receiver<LiveLine> {
-        &self.lines
-    }
-
-    pub fn notices(&self) -> &Receiver<MeetingNotice> {
-        self.recorder.notices()
-    }
-
-    /// How loud each side is now (level meters).
-    pub fn levels(&self) -> MeetingLevels {
-        self.recorder.levels()
-    }
-
-    pub fn pause(&self) {
-        self.recorder.pause();
-    }
-
-    pub fn resume(&self) {
-        self.recorder.resume();
-    }
-
-    /// Stops recording; the live transcript's last turns come with the
-    /// meeting, ready for its final pass.
-    pub fn stop(self) -> Result<(StoppedMeeting, Vec<LiveLine>), MeetingError> {
-        let dir = self.recorder.dir().to_path_buf();
-        let record = self.recorder.stop()?;
-        let (last, engine) = match self.live {
-            Live::Off(engine) => (Vec::new(), Some(*engine)),
-            Live::On(live) => live.finish(),
-        };
-        Ok((
-            StoppedMeeting {
-                dir,
-                record,
-                engine,
-                model_name: self.model_name,
-                vad: self.vad,
-                speakers: self.speakers,
-                options: self.options,
-            },
-            last,
-        ))
-    }
-}
-
-fn live_transcriber(
+/// The live transcript of a meeting about to be recorded; on failure the
+/// engine comes back with why, and the meeting is recorded without one.
+pub fn live_transcriber(
     engine: Engine,
     vad: &Path,
     options: &FileOptions,
@@ -206,6 +100,31 @@ pub struct StoppedMeeting {
 }
 
 impl StoppedMeeting {
+    /// A meeting whose recording just stopped. `engine` is `None` when the
+    /// live transcript's thread failed with it.
+    pub fn new(
+        dir: PathBuf,
+        record: MeetingRecord,
+        engine: Option<Engine>,
+        models: FinalPass,
+    ) -> Self {
+        let FinalPass {
+            model_name,
+            vad,
+            speakers,
+            options,
+        } = models;
+        Self {
+            dir,
+            record,
+            engine,
+            model_name,
+            vad,
+            speakers,
+            options,
+        }
+    }
+
     /// The final transcript, with who said what. `your_name` labels the
     /// microphone; `others` names the others in the order they first speak.
     pub fn transcribe(

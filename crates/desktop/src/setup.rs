@@ -11,48 +11,59 @@ use std::path::PathBuf;
 
 use crossbeam_channel::{Receiver, Sender};
 
-use crate::audio::capture::CpalMicrophone;
-use crate::control::Control;
-use crate::dictation::events::DictationEvent;
-use crate::dictation::rewrite_step::RewriteStep;
-use crate::dictation::service::{self, ServiceConfig, ServiceIo};
-use crate::engine::UnsupportedLanguage;
-use crate::models::load::{load_models, EngineOptions, LoadError, LoadedModels};
-use crate::models::{ModelStore, ModelUse};
-use crate::platform::desktop::DesktopSession;
-use crate::platform::focus::SessionFocus;
-use crate::platform::hotkeys::{Bindings, HotkeyError, Hotkeys, NoRecordingKeys, RecordingKeys};
-use crate::platform::output::selection::{NoSelection, SelectionReader, SystemSelection};
-use crate::platform::output::{OutputConfig, OutputEnv, OutputError, TextSink};
-use crate::platform::ptt::PttServer;
-use crate::settings::{Settings, SettingsError};
+use std::sync::Arc;
+
+use utter_capture::microphone::CpalMicrophone;
+use utter_core::dictation::events::DictationEvent;
+use utter_core::dictation::rewrite_step::RewriteStep;
+use utter_core::dictation::service::{self, ServiceConfig, ServiceIo};
+use utter_core::settings::{Settings, SettingsError};
+use utter_engine::UnsupportedLanguage;
+use utter_models::load::{load_models, EngineOptions, LoadError, LoadedModels};
+use utter_models::{ModelStore, ModelUse};
+use utter_platform::clipboard::SystemClipboard;
+use utter_platform::desktop::DesktopSession;
+use utter_platform::focus::SessionFocus;
+use utter_platform::hotkeys::{Bindings, HotkeyError, Hotkeys, NoRecordingKeys, RecordingKeys};
+use utter_platform::output::selection::{NoSelection, SelectionReader, SystemSelection};
+use utter_platform::output::{OutputConfig, OutputEnv, OutputError, TextSink};
+use utter_platform::ptt::PttServer;
+use utter_ports::control::Control;
+use utter_postprocess::TextRules;
 use utter_rewrite::KeyStore;
 
-impl ServiceConfig {
-    /// What the settings say about dictation; fields the settings do not
-    /// hold (latch and cancel keys, post-roll, retention) keep their defaults.
-    pub fn from_settings(settings: &Settings, model_name: String) -> Result<Self, SettingsError> {
-        let mut config = ServiceConfig::new(model_name);
-        config.hotkey = settings.hotkey.clone();
-        config.mode = settings.mode;
-        config.device = settings.input_device.clone();
-        config.mic = settings.microphone;
-        config.output = settings.output_config();
-        config.dictation.vocabulary = settings.vocabulary.clone();
-        config.dictation.segmenter.threshold = settings.vad_threshold;
-        config.dictation.segmenter.min_silence_ms = settings.silence_ms;
-        let rules = settings.text_rules()?;
-        let language = settings.engine_language();
-        config.text_rules = rules.for_language(language.as_deref());
-        config.profiles = settings.profile_set()?;
-        config.dictation.language = language;
-        config.rewrite = rewrite_step(settings)?;
-        if config.rewrite.is_some() {
-            config.command_key = settings.command_key.clone();
-        }
-        config.meeting_key = settings.meeting_key.clone();
-        Ok(config)
+/// The settings' text rules, with this desktop's clock and clipboard for a
+/// snippet's placeholders.
+pub fn text_rules(settings: &Settings) -> Result<TextRules, SettingsError> {
+    settings.text_rules(Arc::new(SystemClipboard))
+}
+
+/// What the settings say about dictation; fields the settings do not hold
+/// (latch and cancel keys, post-roll, retention) keep their defaults.
+pub fn service_config(
+    settings: &Settings,
+    model_name: String,
+) -> Result<ServiceConfig, SettingsError> {
+    let mut config = ServiceConfig::new(model_name);
+    config.hotkey = settings.hotkey.clone();
+    config.mode = settings.mode;
+    config.device = settings.input_device.clone();
+    config.mic = settings.microphone;
+    config.output = settings.output_config();
+    config.dictation.vocabulary = settings.vocabulary.clone();
+    config.dictation.segmenter.threshold = settings.vad_threshold;
+    config.dictation.segmenter.min_silence_ms = settings.silence_ms;
+    let rules = text_rules(settings)?;
+    let language = settings.engine_language();
+    config.text_rules = rules.for_language(language.as_deref());
+    config.profiles = settings.profile_set()?;
+    config.dictation.language = language;
+    config.rewrite = rewrite_step(settings)?;
+    if config.rewrite.is_some() {
+        config.command_key = settings.command_key.clone();
     }
+    config.meeting_key = settings.meeting_key.clone();
+    Ok(config)
 }
 
 /// The AI step as the settings have it, with the provider's key from the
@@ -127,7 +138,7 @@ pub fn prepare(
         ModelUse::Dictation,
         options,
     )?;
-    let mut config = ServiceConfig::from_settings(settings, models.model_name.clone())?;
+    let mut config = service_config(settings, models.model_name.clone())?;
     let unsupported_language = models
         .engine
         .info()
@@ -136,7 +147,7 @@ pub fn prepare(
     if unsupported_language.is_some() {
         // Dictate in the model's language rather than not at all.
         config.dictation.language = None;
-        config.text_rules = settings.text_rules()?.for_language(None);
+        config.text_rules = text_rules(settings)?.for_language(None);
     }
     std::fs::create_dir_all(&recordings_dir).map_err(|source| SetupError::RecordingsDir {
         path: recordings_dir.clone(),
@@ -168,7 +179,7 @@ pub struct Desktop<'a> {
     pub ptt: Option<&'a PttServer>,
     pub output: OutputEnv,
     /// Opens the dictation's output: the platform's
-    /// [`open_sink`](crate::platform::output::open_sink), or a front end's
+    /// [`open_sink`](utter_platform::output::open_sink), or a front end's
     /// own kept sink (the app shares one with History's Paste, so that one
     /// clipboard server serves the user's copy, whatever restarts).
     pub open_sink: &'a OpenSink,
@@ -281,7 +292,7 @@ impl Wired<'_> {
             engine,
             mut vad,
         } = self.models;
-        crate::dictation::recover_unfinished(
+        utter_core::dictation::recover_unfinished(
             &self.config.recordings_dir,
             &engine,
             &mut vad,

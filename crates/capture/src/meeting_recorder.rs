@@ -16,10 +16,14 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{never, select, unbounded, Receiver, Sender};
 
-use super::{MeetingError, MeetingPhase, MeetingRecord, OTHERS_WAV, YOU_WAV};
-use crate::audio::capture::{Capture, CaptureEvent, CaptureInfo, Source};
-use crate::audio::wav::WavRecorder;
-use crate::audio::ENGINE_RATE;
+use utter_core::audio::wav::WavRecorder;
+use utter_core::audio::ENGINE_RATE;
+use utter_core::meeting::live::LiveAudio;
+use utter_core::meeting::{
+    Channel, MeetingError, MeetingPhase, MeetingRecord, OTHERS_WAV, YOU_WAV,
+};
+
+use crate::microphone::{Capture, CaptureEvent, CaptureInfo, Source};
 
 /// Which devices a meeting records.
 #[derive(Debug, Clone, Default)]
@@ -37,22 +41,6 @@ pub enum MeetingNotice {
     Lost { channel: Channel, message: String },
     /// Both devices are gone: the recording ended by itself.
     Ended,
-}
-
-/// One side of the meeting.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Channel {
-    You,
-    Others,
-}
-
-impl std::fmt::Display for Channel {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Channel::You => "the microphone",
-            Channel::Others => "the system audio",
-        })
-    }
 }
 
 enum Command {
@@ -117,14 +105,14 @@ pub struct MeetingRecorder {
 
 impl MeetingRecorder {
     /// Opens both devices and starts writing into `dir` (a new folder from
-    /// [`super::new_meeting_dir`]). Either device failing to open is an
+    /// [`utter_core::meeting::new_meeting_dir`]). Either device failing to open is an
     /// error: a meeting without the other side is not what was asked for.
     /// `live`, when given, receives every chunk written (a
-    /// [`super::LiveTranscriber`]).
+    /// [`utter_core::meeting::LiveTranscriber`]).
     pub fn start(
         dir: &Path,
         sources: &MeetingSources,
-        live: Option<Sender<super::live::LiveAudio>>,
+        live: Option<Sender<LiveAudio>>,
     ) -> Result<Self, MeetingError> {
         let system = Capture::open_source(Source::SystemAudio(sources.system_audio.clone()))
             .map_err(MeetingError::SystemAudio)?;
@@ -268,7 +256,7 @@ struct Writer {
     others: Side,
     record: MeetingRecord,
     notices: Sender<MeetingNotice>,
-    live: Option<Sender<super::live::LiveAudio>>,
+    live: Option<Sender<LiveAudio>>,
     /// Since when both devices have run (for the drift).
     running: Instant,
     both_ran_for: Duration,
