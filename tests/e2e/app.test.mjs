@@ -5,7 +5,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { cpSync, existsSync, readFileSync, readdirSync, readlinkSync, writeFileSync, mkdirSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import {
   APP_BIN, LIBRIVOX, MODELS_DIR, appDirs, appProcesses, attrs, captureStreams, closeWindow, pasteTarget, sessionBus, stopAll, testModels, byTestId, desktop, invoke, launch, librivoxTruth, modelServer, sleep, waitFor, wordErrorRate,
 } from './harness.mjs';
@@ -354,7 +354,8 @@ function directEnv(dirs, extra = {}) {
 
 /** Starts the app binary directly; resolves once dictation is ready. */
 async function startDirect(env, args = []) {
-  const app = spawn(APP_BIN, args, { env, stdio: ['ignore', 'ignore', 'pipe'] });
+  // Through the harness: killed with everything else if the suite is stopped mid-test.
+  const app = d.start(APP_BIN, args, { env, stdio: ['ignore', 'ignore', 'pipe'] });
   const out = { app, log: '' };
   app.stderr.on('data', (b) => (out.log += b));
   await waitFor('dictation ready', () => out.log.includes('dictation ready'), 60000);
@@ -385,9 +386,9 @@ const screenshot = (window) => {
 
 /** The share of pixels that differ between two same-sized images (ImageMagick's compare, 5 % fuzz). */
 function differingPixels(a, b) {
-  const out = spawnSync('compare', ['-metric', 'AE', '-fuzz', '5%', a, b, 'null:'], { env: d.env, encoding: 'utf8' });
+  const out = spawnSync('compare', ['-metric', 'AE', '-fuzz', '5%', a, b, 'null:'], { env: d.env, encoding: 'utf8', timeout: 30000 });
   const count = Number.parseFloat(out.stderr);
-  const [w, h] = spawnSync('identify', ['-format', '%w %h', a], { encoding: 'utf8' }).stdout.split(' ').map(Number);
+  const [w, h] = d.run('identify', ['-format', '%w %h', a]).split(' ').map(Number);
   return Number.isFinite(count) ? count / (w * h) : 1;
 }
 
@@ -406,7 +407,9 @@ test('closed to the tray the app has no WebKit process; a second launch brings t
     await waitFor('the window', mainWindow);
     await waitFor('its web process', () => webProcesses(dirs).length === 1);
     // What the window shows once the UI has loaded and settled (two shots a second apart agree).
-    let before = screenshot(mainWindow());
+    // The window can be remapped while the page loads (seen with an accessibility bus): the
+    // first shot waits for it like the others.
+    let before = await waitFor('a first shot of the window', () => screenshot(mainWindow()));
     await waitFor('the page to settle', async () => {
       await sleep(1000);
       const next = screenshot(mainWindow());

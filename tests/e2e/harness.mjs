@@ -29,6 +29,13 @@ export function stopAll() {
   }
 }
 process.on('exit', stopAll);
+// Killed from outside (a CI step's timeout, Ctrl-C): 'exit' alone does not run on a signal.
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
+  process.once(signal, () => {
+    stopAll();
+    process.exit(128 + (signal === 'SIGINT' ? 2 : signal === 'SIGTERM' ? 15 : 1));
+  });
+}
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
@@ -58,7 +65,7 @@ function freePort() {
 }
 
 function start(cmd, args, env, opts = {}) {
-  const child = spawn(cmd, args, { env, stdio: opts.stdio ?? 'ignore' });
+  const child = spawn(cmd, args, { env: opts.env ?? env, stdio: opts.stdio ?? 'ignore' });
   children.push(child);
   return child;
 }
@@ -99,7 +106,7 @@ export async function desktop() {
   const display = `:${n}`;
   const env = { ...process.env, DISPLAY: display, XDG_RUNTIME_DIR: runtime };
   start('Xvfb', [display, '-screen', '0', '1280x800x24', '-nolisten', 'tcp'], env);
-  await waitFor('Xvfb', () => spawnSync('xdpyinfo', [], { env }).status === 0);
+  await waitFor('Xvfb', () => spawnSync('xdpyinfo', [], { env, timeout: 5000 }).status === 0);
   start(
     'pulseaudio',
     [
@@ -112,9 +119,9 @@ export async function desktop() {
     ],
     env,
   );
-  await waitFor('PulseAudio', () => spawnSync('pactl', ['info'], { env }).status === 0);
-  spawnSync('pactl', ['set-default-source', 'vmic'], { env });
-  spawnSync('pactl', ['set-default-sink', 'vspk'], { env });
+  await waitFor('PulseAudio', () => spawnSync('pactl', ['info'], { env, timeout: 5000 }).status === 0);
+  spawnSync('pactl', ['set-default-source', 'vmic'], { env, timeout: 5000 });
+  spawnSync('pactl', ['set-default-sink', 'vspk'], { env, timeout: 5000 });
 
   // Every tool call is bounded: one that waits (ImageMagick's `import` with no window
   // waits for a mouse click) fails the test instead of hanging the suite.

@@ -47,6 +47,7 @@ export function defaultSettings(): Settings {
     checkUpdates: true,
     vadThreshold: 0.5,
     silenceMs: 600,
+    stopOnSilenceMs: null,
     keepAudioDays: 30,
     maxAudioMinutes: 480,
     engineIdleUnloadMinutes: 10,

@@ -9,6 +9,7 @@ use utter_core::settings::VOCABULARY_MAX;
 /// Each limit's TypeScript name and value.
 pub fn limits() -> Vec<(&'static str, u64)> {
     let budget = utter_rewrite::TIME_BUDGET_MS_RANGE;
+    let silence = utter_core::dictation::silence_stop::AFTER_RANGE_MS;
     vec![
         ("VOCABULARY_MAX", VOCABULARY_MAX as u64),
         ("PROFILES_MAX", PROFILES_MAX as u64),
@@ -24,6 +25,8 @@ pub fn limits() -> Vec<(&'static str, u64)> {
             utter_rewrite::MODE_NAME_MAX_CHARS as u64,
         ),
         ("MODE_ID_MAX_CHARS", utter_rewrite::MODE_ID_MAX_CHARS as u64),
+        ("STOP_ON_SILENCE_MIN_MS", *silence.start()),
+        ("STOP_ON_SILENCE_MAX_MS", *silence.end()),
     ]
 }
 

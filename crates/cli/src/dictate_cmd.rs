@@ -106,6 +106,12 @@ pub struct DictateArgs {
     /// Silence that ends a segment, in ms
     #[arg(long, default_value_t = defaults::SILENCE_MS)]
     silence_ms: u32,
+    /// Hands-free: end a dictation after this many seconds of silence that
+    /// follow speech (0.5 to 30), and cancel one with no speech in 10 s.
+    /// Works in toggle mode, after a latch, and in push-to-talk after a tap
+    /// (a press released within 0.4 s)
+    #[arg(long, value_name = "SECONDS", value_parser = parse_stop_on_silence)]
+    stop_on_silence: Option<u32>,
     /// Audio kept after the key is released, in ms
     #[arg(long, default_value_t = defaults::POST_ROLL_MS)]
     post_roll_ms: u64,
@@ -246,6 +252,7 @@ fn dictate(
         paste_fallback: args.paste_fallback,
         trailing_space: args.trailing_space,
         silence_ms: args.silence_ms,
+        stop_on_silence_ms: args.stop_on_silence,
         microphone: args.mic,
         profiles,
         vocabulary,
@@ -382,6 +389,9 @@ fn dictate(
             DictationEvent::Notice { message }
             | DictationEvent::EngineRestarted { message, .. } => eprintln!("note: {message}"),
             DictationEvent::Cancelled { .. } => eprintln!("(cancelled)"),
+            DictationEvent::StoppingOnSilence {
+                left_ms: Some(ms), ..
+            } => eprintln!("(quiet: stopping in {} s)", ms / 1000),
             _ => {}
         }
     };
@@ -450,4 +460,21 @@ pub fn vocabulary_ignored(model: &str) -> String {
     format!(
         "{model} does not take a vocabulary as a prompt: your words correct what sounds like them after transcription, and replacements still apply; a Whisper model also hears them as a prompt"
     )
+}
+
+/// `--stop-on-silence SECONDS` in ms, within what the settings accept.
+fn parse_stop_on_silence(value: &str) -> Result<u32, String> {
+    let range = utter_core::dictation::silence_stop::AFTER_RANGE_MS;
+    let seconds: f64 = value
+        .parse()
+        .map_err(|_| format!("`{value}` is not a number of seconds"))?;
+    let ms = (seconds * 1000.0).round();
+    if !(ms >= *range.start() as f64 && ms <= *range.end() as f64) {
+        return Err(format!(
+            "must be {} to {} seconds",
+            *range.start() as f64 / 1000.0,
+            *range.end() as f64 / 1000.0
+        ));
+    }
+    Ok(ms as u32)
 }

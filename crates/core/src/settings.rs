@@ -60,6 +60,11 @@ pub struct Settings {
     pub check_updates: bool,
     pub vad_threshold: f32,
     pub silence_ms: u32,
+    /// Hands-free stop: a dictation no key is held for (toggle mode, a
+    /// latched or tapped push-to-talk) ends after this much silence
+    /// following speech, and one with no speech in 10 s is cancelled;
+    /// `null`: only a key ends it.
+    pub stop_on_silence_ms: Option<u32>,
     pub keep_audio_days: u32,
     /// The longest audio one file may hold (files dropped on the app, its
     /// server's uploads): a file past it is refused while it is decoded.
@@ -119,6 +124,7 @@ impl Default for Settings {
             check_updates: true,
             vad_threshold: 0.5,
             silence_ms: defaults::SILENCE_MS,
+            stop_on_silence_ms: None,
             keep_audio_days: 30,
             max_audio_minutes: crate::audio::limits::DEFAULT_MAX_AUDIO_MINUTES,
             engine_idle_unload_minutes: 10,
@@ -219,6 +225,19 @@ impl Settings {
         }
         if !(200..=3000).contains(&self.silence_ms) {
             return Err(invalid("silenceMs", "must be between 200 and 3000 ms"));
+        }
+        if let Some(ms) = self.stop_on_silence_ms {
+            let range = crate::dictation::silence_stop::AFTER_RANGE_MS;
+            if !range.contains(&u64::from(ms)) {
+                return Err(invalid(
+                    "stopOnSilenceMs",
+                    format!(
+                        "must be {} to {} ms, or null (off)",
+                        range.start(),
+                        range.end()
+                    ),
+                ));
+            }
         }
         if self.keep_audio_days > 3650 {
             return Err(invalid("keepAudioDays", "must be 0 (forever) to 3650"));

@@ -12,11 +12,13 @@ use std::path::PathBuf;
 use crossbeam_channel::{Receiver, Sender};
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use utter_capture::microphone::CpalMicrophone;
 use utter_core::dictation::events::DictationEvent;
 use utter_core::dictation::rewrite_step::RewriteStep;
 use utter_core::dictation::service::{self, ServiceConfig, ServiceIo};
+use utter_core::dictation::silence_stop::SilenceStop;
 use utter_core::settings::{Settings, SettingsError};
 use utter_engine::UnsupportedLanguage;
 use utter_models::load::{load_models, EngineOptions, LoadError, LoadedModels};
@@ -63,6 +65,9 @@ pub fn service_config(
         config.command_key = settings.command_key.clone();
     }
     config.meeting_key = settings.meeting_key.clone();
+    config.stop_on_silence = settings
+        .stop_on_silence_ms
+        .map(|ms| SilenceStop::after(Duration::from_millis(ms.into())));
     Ok(config)
 }
 

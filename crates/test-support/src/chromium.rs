@@ -35,7 +35,7 @@ impl TextAreaPage {
         )
         .unwrap();
         let profile = dir.join("chromium-profile");
-        let browser = browser
+        let browser = crate::desktop::own_group(&mut browser)
             .args([
                 "--no-sandbox",
                 "--disable-gpu",

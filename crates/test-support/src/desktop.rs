@@ -25,22 +25,48 @@ pub fn wait_until(what: &str, timeout: Duration, mut ok: impl FnMut() -> bool) {
     }
 }
 
-/// A program the test started, killed (and reaped) when dropped.
+/// A program the test started, killed (and reaped) when dropped, with its
+/// process group when it leads one ([`own_group`]): a browser's helpers, or
+/// the program `runuser` started, go with it.
 pub struct KilledOnDrop(pub Child);
 
 impl Drop for KilledOnDrop {
     fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
+        kill_tree(&mut self.0);
     }
 }
 
-/// A shell that kills `pids` once this test process is gone: a test that
-/// panics (or a static that is never dropped) leaves no server behind.
+/// Starts `command`'s program in a process group of its own, so that
+/// [`kill_tree`] (and [`kill_when_tests_end`]) end what it starts too:
+/// Firefox's and Chromium's helper processes, sway under `runuser`. Without
+/// it they outlived the tests, adopted by init.
+pub fn own_group(command: &mut Command) -> &mut Command {
+    use std::os::unix::process::CommandExt;
+    command.process_group(0)
+}
+
+/// SIGKILLs `child`'s process group (when it leads one) and `child`, and
+/// reaps it.
+pub fn kill_tree(child: &mut Child) {
+    let _ = Command::new("kill")
+        .args(["-KILL", "--", &format!("-{}", child.id())])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status();
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+/// A shell that kills `pids` (and the process groups they lead) once this
+/// test process is gone: a test that panics (or a static that is never
+/// dropped) leaves no server behind.
 pub fn kill_when_tests_end(pids: &[u32]) -> Child {
-    let pids: Vec<String> = pids.iter().map(u32::to_string).collect();
+    let pids: Vec<String> = pids
+        .iter()
+        .flat_map(|p| [format!("-{p}"), p.to_string()])
+        .collect();
     let script = format!(
-        "while kill -0 {} 2>/dev/null; do sleep 1; done; kill {} 2>/dev/null",
+        "while kill -0 {} 2>/dev/null; do sleep 1; done; kill -- {} 2>/dev/null",
         std::process::id(),
         pids.join(" ")
     );

@@ -61,7 +61,7 @@ impl TextAreaPage {
         for open in [dir, profile.as_path(), home.as_path()] {
             std::fs::set_permissions(open, std::fs::Permissions::from_mode(0o777)).unwrap();
         }
-        let child = browser
+        let child = crate::desktop::own_group(&mut browser)
             .args(["--no-remote", "--new-instance", "--profile"])
             .arg(&profile)
             .arg(server.url("/"))

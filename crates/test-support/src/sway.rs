@@ -49,6 +49,8 @@ impl Session {
         } else {
             Command::new(program)
         };
+        // Its own process group: killing it ends the program `runuser` started too.
+        crate::desktop::own_group(&mut c);
         c.env("XDG_RUNTIME_DIR", &self.runtime_dir)
             .env("WAYLAND_DISPLAY", WAYLAND_DISPLAY)
             .env("HOME", &self.home)
@@ -276,8 +278,7 @@ impl Sway {
 
 impl Drop for Sway {
     fn drop(&mut self) {
-        let _ = self.sway.kill();
-        let _ = self.sway.wait();
+        crate::desktop::kill_tree(&mut self.sway);
         let _ = self.watchdog.kill();
         let _ = self.watchdog.wait();
     }

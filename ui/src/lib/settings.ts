@@ -11,8 +11,8 @@ export interface FieldError {
 }
 
 /** From crates/core/src/settings.rs (generated: crates/app/src/ui_limits.rs). */
-import { VOCABULARY_MAX } from './generated/limits';
-export { VOCABULARY_MAX };
+import { STOP_ON_SILENCE_MAX_MS, STOP_ON_SILENCE_MIN_MS, VOCABULARY_MAX } from './generated/limits';
+export { STOP_ON_SILENCE_MAX_MS, STOP_ON_SILENCE_MIN_MS, VOCABULARY_MAX };
 
 const HOTKEY_RE = /^((ctrl|shift|alt|super)\+)*[a-z0-9]+$/;
 
@@ -59,6 +59,13 @@ export function validateSettings(s: Settings, mac = false): FieldError | null {
   }
   if (!Number.isInteger(s.silenceMs) || s.silenceMs < 200 || s.silenceMs > 3000) {
     return { field: 'silenceMs', message: 'Pause length must be 200 to 3000 ms.' };
+  }
+  if (
+    s.stopOnSilenceMs !== null &&
+    (!Number.isInteger(s.stopOnSilenceMs) || s.stopOnSilenceMs < STOP_ON_SILENCE_MIN_MS || s.stopOnSilenceMs > STOP_ON_SILENCE_MAX_MS)
+  ) {
+    const [min, max] = [STOP_ON_SILENCE_MIN_MS / 1000, STOP_ON_SILENCE_MAX_MS / 1000];
+    return { field: 'stopOnSilenceMs', message: `Stop after ${min} to ${max} seconds of silence.` };
   }
   if (!Number.isInteger(s.keepAudioDays) || s.keepAudioDays < 0 || s.keepAudioDays > 3650) {
     return { field: 'keepAudioDays', message: 'Keep audio for 0 (forever) to 3650 days.' };

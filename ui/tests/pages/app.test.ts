@@ -315,6 +315,21 @@ describe('live text', () => {
 });
 
 describe('overlay', () => {
+  it('counts down a hands-free stop, and drops the countdown when speech resumes', async () => {
+    const f = baseFixture();
+    f.status.state = 'recording';
+    const { page, problems, close } = await open(h, f, { path: 'overlay.html', viewport: { width: 400, height: 56 } });
+    await page.waitForFunction(() => document.querySelector('[data-testid=overlay]')?.getAttribute('data-state') === 'recording');
+    expect(await page.getByTestId('overlay-countdown').count()).toBe(0);
+    await emit(page, 'dictation', { event: 'stopping_on_silence', id: 3, left_ms: 2000 });
+    await page.getByTestId('overlay-countdown').waitFor();
+    expect(await page.getByTestId('overlay-countdown').textContent()).toBe('stops in 2 s');
+    await emit(page, 'dictation', { event: 'stopping_on_silence', id: 3, left_ms: null });
+    await page.getByTestId('overlay-countdown').waitFor({ state: 'detached' });
+    expect(problems).toEqual([]);
+    await close();
+  });
+
   it('shows the last two lines of the words so far, the newest at the bottom, without taking focus', async () => {
     const f = baseFixture();
     f.status.state = 'recording';

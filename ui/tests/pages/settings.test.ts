@@ -278,6 +278,23 @@ describe('settings', () => {
     await close();
   });
 
+  it('turns the hands-free stop on, in seconds, and saves it in ms', async () => {
+    const { page, problems, close } = await open(h, baseFixture(), { hash: 'settings' });
+    await page.getByTestId('stop-on-silence-on').check();
+    const seconds = page.getByTestId('stop-on-silence-seconds');
+    expect(await seconds.inputValue()).toBe('2');
+    await seconds.fill('0.2');
+    await page.getByTestId('settings-save').click();
+    await page.getByTestId('error-stop-on-silence').waitFor();
+    expect(await calls(page, 'save_settings')).toHaveLength(0);
+    await seconds.fill('1.5');
+    await page.getByTestId('settings-save').click();
+    const [save] = await waitForCall(page, 'save_settings');
+    expect((save.args.settings as Settings).stopOnSilenceMs).toBe(1500);
+    expect(problems).toEqual([]);
+    await close();
+  });
+
   it('catches out-of-range values before asking the shell', async () => {
     const { page, close } = await open(h, baseFixture(), { hash: 'settings' });
     await page.getByTestId('silence-ms').fill('100');

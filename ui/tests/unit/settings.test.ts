@@ -47,6 +47,8 @@ describe('validateSettings (mirror of the shell)', () => {
     [{ silenceMs: 100 }, 'silenceMs'],
     [{ silenceMs: 3001 }, 'silenceMs'],
     [{ silenceMs: 650.5 }, 'silenceMs'],
+    [{ stopOnSilenceMs: 400 }, 'stopOnSilenceMs'],
+    [{ stopOnSilenceMs: 30001 }, 'stopOnSilenceMs'],
     [{ keepAudioDays: -1 }, 'keepAudioDays'],
     [{ keepAudioDays: 4000 }, 'keepAudioDays'],
     [{ maxAudioMinutes: 0 }, 'maxAudioMinutes'],
@@ -77,6 +79,8 @@ describe('validateSettings (mirror of the shell)', () => {
   it('accepts the range edges', () => {
     expect(validateSettings({ ...defaults, silenceMs: 200, keepAudioDays: 0, vadThreshold: 0.1 })).toBeNull();
     expect(validateSettings({ ...defaults, silenceMs: 3000, keepAudioDays: 3650, vadThreshold: 0.9 })).toBeNull();
+    expect(validateSettings({ ...defaults, stopOnSilenceMs: 500 })).toBeNull();
+    expect(validateSettings({ ...defaults, stopOnSilenceMs: 30000 })).toBeNull();
   });
 
   it('finds the field in a shell rejection', () => {

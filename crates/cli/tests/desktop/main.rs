@@ -16,6 +16,7 @@ mod harness;
 mod apps;
 mod doctor;
 mod engine;
+mod hands_free;
 mod keys;
 mod paste;
 mod profiles;

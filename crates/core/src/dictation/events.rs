@@ -78,6 +78,13 @@ pub enum DictationEvent {
     Latched {
         id: u64,
     },
+    /// Hands-free stop: the user is quiet after speaking, and the dictation
+    /// stops in `left_ms` (whole seconds as they change) unless they speak
+    /// again; `null` when they did (the countdown is off).
+    StoppingOnSilence {
+        id: u64,
+        left_ms: Option<u64>,
+    },
     /// The meeting shortcut was pressed: the front end starts or stops a
     /// meeting (the CLI binds none).
     MeetingKey,

@@ -4,7 +4,8 @@
 //! Pipeline order: [`service`] serialises all inputs and owns the mic; a
 //! [`recording::Dictation`] records, segments and hands spans to its
 //! [`strategy`], which decides the engine runs;
-//! [`trigger`] maps keys to intents; [`events`] reports progress;
+//! [`trigger`] maps keys to intents; [`silence_stop`] ends a hands-free
+//! dictation after a pause; [`events`] reports progress;
 //! [`record_log`] keeps each recording's outcome so none is ever lost.
 
 pub mod windows;
@@ -16,6 +17,7 @@ pub mod recording;
 mod recovery;
 pub mod rewrite_step;
 pub mod service;
+pub mod silence_stop;
 pub mod strategy;
 pub mod trigger;
 

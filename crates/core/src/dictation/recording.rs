@@ -4,13 +4,15 @@
 //! only the tail is left to transcribe.
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crossbeam_channel::Select;
 
 use crate::audio::wav::WavRecorder;
 use crate::recheck::Recheck;
 use utter_engine::vad::{Segmenter, SegmenterConfig, SpeechDetector, SpeechSpan};
+
+use super::silence_stop::Heard;
 use utter_engine::{Engine, RunParams};
 
 use super::events::DictationEvent;
@@ -85,6 +87,8 @@ pub struct Dictation {
     audio_path: PathBuf,
     segmenter: Segmenter,
     spans: Vec<SpeechSpan>,
+    /// When the press started it.
+    started: Instant,
     runs: Runs,
     tally: Tally,
     /// What it follows: the settings with the focused app's profile,
@@ -149,6 +153,7 @@ impl Dictation {
             audio_path: path.to_path_buf(),
             spans: Vec::new(),
             tally: Tally::default(),
+            started: Instant::now(),
             plan,
             purpose: Purpose::Dictation,
             aborted: false,
@@ -182,6 +187,27 @@ impl Dictation {
     /// the post-roll worth waiting for after the key is released.
     pub fn hearing_speech(&self) -> bool {
         self.segmenter.hearing_speech()
+    }
+
+    /// What the voice detector has heard, for a hands-free stop.
+    pub fn heard(&self) -> Heard {
+        if self.runs.wants_raw_audio() {
+            return Heard::Unknown;
+        }
+        if self.segmenter.hearing_speech() {
+            return Heard::Speaking;
+        }
+        match self.segmenter.quiet_since() {
+            Some(sample) => Heard::QuietSince {
+                ms: crate::audio::samples_to_ms(sample),
+            },
+            None => Heard::Nothing,
+        }
+    }
+
+    /// How long ago the press started it.
+    pub fn since_start(&self) -> Duration {
+        self.started.elapsed()
     }
 
     pub fn audio_path(&self) -> &Path {

@@ -25,6 +25,7 @@ use super::plan::{self, Plan, PlanDefaults};
 use super::record_log::{self, RecordingStatus};
 use super::recording::{post_roll_done, post_roll_length, Dictation, Purpose, NOT_SAVED};
 use super::rewrite_step::PendingRewrite;
+use super::silence_stop::{Heard, SilenceVerdict};
 use super::strategy::LiveStrategy;
 use super::trigger::{Intent, Stage, Trigger};
 
@@ -45,6 +46,9 @@ const PREROLL_SAMPLES: usize = crate::audio::ms_to_samples(300) as usize;
 /// first word"). This much silence goes first instead, as long as the
 /// ready microphone's pre-roll, so both modes give the engine the same.
 const LEAD_IN_SAMPLES: usize = PREROLL_SAMPLES;
+/// With hands-free stop on, a push-to-talk press released this soon is a
+/// tap: it latches the dictation, which then ends on silence.
+const TAP: Duration = Duration::from_millis(400);
 /// A dictation this soon after one that ended mid-sentence continues it.
 const CONTINUE_SENTENCE_WITHIN: Duration = Duration::from_secs(60);
 
@@ -135,6 +139,8 @@ struct Service<E: FnMut(DictationEvent)> {
     /// The last moment a dictation was in hand: the voice detector's worker
     /// is unloaded once the engine's idle time has passed since.
     busy_until: Instant,
+    /// The hands-free countdown the user was last shown (whole seconds).
+    countdown_shown: Option<u64>,
 }
 
 impl<E: FnMut(DictationEvent)> Service<E> {
@@ -169,6 +175,7 @@ impl<E: FnMut(DictationEvent)> Service<E> {
             level_sent: Instant::now(),
             focus_unsupported_told: false,
             busy_until: Instant::now(),
+            countdown_shown: None,
         }
     }
 
@@ -245,6 +252,13 @@ impl<E: FnMut(DictationEvent)> Service<E> {
         match self.trigger.on_control(control, self.phase.stage()) {
             Some(Intent::Start) => self.start(Purpose::Dictation),
             Some(Intent::StartCommand) => self.start_command(),
+            Some(Intent::Stop) if self.is_tap(control) => {
+                self.trigger.latch();
+                if let Some(d) = self.phase.dictation() {
+                    let id = d.id;
+                    (self.emit)(DictationEvent::Latched { id });
+                }
+            }
             Some(Intent::Stop) => self.stop(),
             Some(Intent::Latch) => {
                 if let Some(d) = self.phase.dictation() {
@@ -266,10 +280,71 @@ impl<E: FnMut(DictationEvent)> Service<E> {
         }
     }
 
+    /// Whether `control` ends a push-to-talk press so short it was a tap,
+    /// which with hands-free stop on starts a dictation that ends on silence.
+    fn is_tap(&self, control: Control) -> bool {
+        let release = matches!(
+            control,
+            Control::Key {
+                key: utter_ports::control::TriggerKey::Main,
+                pressed: false
+            }
+        );
+        release
+            && self.config.stop_on_silence.is_some()
+            && self.config.mode == utter_ports::control::TriggerMode::PushToTalk
+            && matches!(&self.phase, Phase::Recording(d) if d.since_start() < TAP)
+    }
+
+    /// Hands-free stop: a dictation no key is held for ends once the user
+    /// has been quiet long enough after speaking (the countdown shown as it
+    /// goes), and is cancelled when nothing was said at all.
+    fn stop_on_silence(&mut self) {
+        let (Some(rule), Phase::Recording(d)) = (self.config.stop_on_silence, &self.phase) else {
+            return;
+        };
+        if self.trigger.key_held() {
+            return;
+        }
+        let id = d.id;
+        match rule.verdict(d.audio_ms(), d.heard()) {
+            SilenceVerdict::GoOn => self.show_countdown(id, None),
+            SilenceVerdict::CountingDown { left_ms } => self.show_countdown(id, Some(left_ms)),
+            SilenceVerdict::Stop => {
+                self.countdown_shown = None;
+                self.stop();
+            }
+            SilenceVerdict::Cancel => {
+                self.notice(Some(format!(
+                    "nothing was said within {} s, so the dictation was cancelled (if you spoke, \
+                     check that the microphone is not muted)",
+                    rule.no_speech_within.as_secs()
+                )));
+                self.countdown_shown = None;
+                self.cancel();
+            }
+        }
+    }
+
+    fn show_countdown(&mut self, id: u64, left_ms: Option<u64>) {
+        let seconds = left_ms.map(|ms| ms.div_ceil(1000));
+        if seconds != self.countdown_shown {
+            self.countdown_shown = seconds;
+            (self.emit)(DictationEvent::StoppingOnSilence {
+                id,
+                left_ms: seconds.map(|s| s * 1000),
+            });
+        }
+    }
+
     fn on_audio(&mut self, event: CaptureEvent) {
         match event {
             CaptureEvent::Audio(pcm) => match &mut self.phase {
-                Phase::Recording(d) | Phase::PostRoll { dictation: d, .. } => {
+                Phase::Recording(d) => {
+                    d.push_audio(&pcm, &mut self.vad, &self.engine, &mut self.emit);
+                    self.stop_on_silence();
+                }
+                Phase::PostRoll { dictation: d, .. } => {
                     d.push_audio(&pcm, &mut self.vad, &self.engine, &mut self.emit)
                 }
                 Phase::Idle | Phase::Finishing(_) | Phase::Rewriting { .. } => {
@@ -370,6 +445,14 @@ impl<E: FnMut(DictationEvent)> Service<E> {
         if !pre.is_empty() {
             d.push_audio(&pre, &mut self.vad, &self.engine, &mut self.emit);
         }
+        if self.config.stop_on_silence.is_some() && d.heard() == Heard::Unknown {
+            self.notice(Some(format!(
+                "{} streams without the voice detector, so it cannot stop on silence: end this \
+                 dictation with the key",
+                self.config.model_name
+            )));
+        }
+        self.countdown_shown = None;
         self.next_id += 1;
         self.phase = Phase::Recording(d);
     }

@@ -100,6 +100,18 @@ impl Trigger {
         self.settle(intent)
     }
 
+    /// Whether a key is held down for the recording in hand (push-to-talk
+    /// not latched, or a command): a hands-free stop then waits for its release.
+    pub fn key_held(&self) -> bool {
+        self.command || (self.mode == TriggerMode::PushToTalk && !self.latched)
+    }
+
+    /// Latches the recording in hand (a push-to-talk tap with hands-free
+    /// stop on): the release does not stop it.
+    pub fn latch(&mut self) {
+        self.latched = true;
+    }
+
     /// A latch (and a command) lasts one recording.
     fn settle(&mut self, intent: Option<Intent>) -> Option<Intent> {
         if matches!(

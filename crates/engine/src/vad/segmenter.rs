@@ -59,6 +59,8 @@ pub struct Segmenter {
     /// Index of the next frame to be pushed.
     frame: u64,
     state: State,
+    /// The latest frame heard as speech.
+    last_speech_frame: Option<u64>,
 }
 
 fn frames(ms: u32) -> u64 {
@@ -71,7 +73,18 @@ impl Segmenter {
             config,
             frame: 0,
             state: State::Idle,
+            last_speech_frame: None,
         }
+    }
+
+    /// The sample where the latest speech stopped, once it has: `None`
+    /// while speech is heard and before any was. A hands-free stop counts
+    /// its silence from here.
+    pub fn quiet_since(&self) -> Option<u64> {
+        if self.hearing_speech() {
+            return None;
+        }
+        self.last_speech_frame.map(|f| (f + 1) * FRAME_SAMPLES)
     }
 
     /// First sample (padding included) of the span being built, if any:
@@ -137,6 +150,9 @@ impl Segmenter {
         self.frame += 1;
         let cfg = self.config;
         let neg_threshold = (cfg.threshold - 0.15).max(0.01);
+        if prob >= cfg.threshold {
+            self.last_speech_frame = Some(f);
+        }
         match self.state {
             State::Idle => {
                 if prob >= cfg.threshold {
@@ -240,6 +256,29 @@ mod tests {
             .iter()
             .flat_map(|(p, n)| std::iter::repeat_n(*p, *n))
             .collect()
+    }
+
+    #[test]
+    fn quiet_since_is_where_the_latest_speech_stopped() {
+        let mut s = Segmenter::new(cfg());
+        s.push_all(pattern(&[(0.0, 5)]));
+        assert_eq!(s.quiet_since(), None, "nothing said yet");
+        s.push_all(pattern(&[(0.9, 10)]));
+        assert_eq!(s.quiet_since(), None, "speaking");
+        s.push_all(pattern(&[(0.0, 3)]));
+        assert_eq!(s.quiet_since(), Some(15 * FRAME_SAMPLES), "in the pause");
+        s.push_all(pattern(&[(0.0, 30)]));
+        assert_eq!(
+            s.quiet_since(),
+            Some(15 * FRAME_SAMPLES),
+            "after the span closed"
+        );
+        s.push_all(pattern(&[(0.9, 2), (0.0, 1)]));
+        assert_eq!(
+            s.quiet_since(),
+            Some(50 * FRAME_SAMPLES),
+            "the latest speech"
+        );
     }
 
     #[test]

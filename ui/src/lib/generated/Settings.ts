@@ -32,7 +32,14 @@ pasteFallback: PasteFallback, trailingSpace: boolean, sounds: boolean, autostart
 /**
  * Look for a new release at start (and offer it; never install unasked).
  */
-checkUpdates: boolean, vadThreshold: number, silenceMs: number, keepAudioDays: number, 
+checkUpdates: boolean, vadThreshold: number, silenceMs: number, 
+/**
+ * Hands-free stop: a dictation no key is held for (toggle mode, a
+ * latched or tapped push-to-talk) ends after this much silence
+ * following speech, and one with no speech in 10 s is cancelled;
+ * `null`: only a key ends it.
+ */
+stopOnSilenceMs: number | null, keepAudioDays: number, 
 /**
  * The longest audio one file may hold (files dropped on the app, its
  * server's uploads): a file past it is refused while it is decoded.

@@ -24,7 +24,7 @@ language?: string,
  * Set when the words are a spoken command for the selected text
  * (AI command mode) rather than a dictation.
  */
-command?: CommandStarted, } | { "event": "segment_closed", id: number, index: number, start_ms: number, end_ms: number, } | { "event": "segment_transcribed", id: number, index: number, text: string, engine_ms: number, } | { "event": "partial_text", id: number, settled: string, tentative: string, } | { "event": "recording_stopped", id: number, audio_ms: number, } | { "event": "latched", id: number, } | { "event": "meeting_key" } | { "event": "cancelled", id: number, } | { "event": "rewriting", id: number, mode: string, } | { "event": "text_delivered", id: number, text: string, output: string, engine_ms: number, segments: number, 
+command?: CommandStarted, } | { "event": "segment_closed", id: number, index: number, start_ms: number, end_ms: number, } | { "event": "segment_transcribed", id: number, index: number, text: string, engine_ms: number, } | { "event": "partial_text", id: number, settled: string, tentative: string, } | { "event": "recording_stopped", id: number, audio_ms: number, } | { "event": "latched", id: number, } | { "event": "stopping_on_silence", id: number, left_ms: number | null, } | { "event": "meeting_key" } | { "event": "cancelled", id: number, } | { "event": "rewriting", id: number, mode: string, } | { "event": "text_delivered", id: number, text: string, output: string, engine_ms: number, segments: number, 
 /**
  * What became of the text, as far as the desktop can tell (`pasted`
  * only where the app was seen reading it); absent when nothing was

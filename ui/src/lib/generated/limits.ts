@@ -8,3 +8,5 @@ export const DEFAULT_BUDGET_MS = 2000;
 export const PROMPT_MAX_CHARS = 4000;
 export const MODE_NAME_MAX_CHARS = 60;
 export const MODE_ID_MAX_CHARS = 40;
+export const STOP_ON_SILENCE_MIN_MS = 500;
+export const STOP_ON_SILENCE_MAX_MS = 30000;

@@ -14,6 +14,7 @@ use utter_ports::output::OutputConfig;
 
 use super::super::recording::DictationConfig;
 use super::super::rewrite_step::RewriteStep;
+use super::super::silence_stop::SilenceStop;
 
 /// Everything the service needs to know, resolved at the edge.
 #[derive(Debug, Clone)]
@@ -49,6 +50,9 @@ pub struct ServiceConfig {
     pub rewrite: Option<RewriteStep>,
     /// Report the mic level (~20 per second) while recording, for level meters.
     pub emit_levels: bool,
+    /// Hands-free stop: a dictation no key is held for ends after this
+    /// much silence following speech (`None`: only a key ends it).
+    pub stop_on_silence: Option<SilenceStop>,
 }
 
 impl ServiceConfig {
@@ -73,6 +77,7 @@ impl ServiceConfig {
             profiles: ProfileSet::default(),
             rewrite: None,
             emit_levels: false,
+            stop_on_silence: None,
         }
     }
 }

@@ -5,7 +5,8 @@
 //! [`rig`] holds the fakes and the rig that drives the service; the tests
 //! are in one module per topic: the keys ([`keys`]), when the engine runs
 //! ([`runs`]), the microphone ([`mic`]), what goes wrong ([`faults`]),
-//! per-app profiles ([`profiles`]) and the AI step ([`rewrite`]).
+//! per-app profiles ([`profiles`]), the AI step ([`rewrite`]) and the
+//! hands-free stop on silence ([`hands_free`]).
 
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -17,6 +18,7 @@ use utter_postprocess::TextRules;
 
 use super::*;
 use crate::dictation::rewrite_step::{RewriteReport, RewriteStep};
+use crate::dictation::silence_stop::SilenceStop;
 use crate::profiles::ProfileSet;
 use crate::settings::MicMode;
 use rig::*;
@@ -31,6 +33,7 @@ use utter_ports::selection::SelectionReader;
 use utter_ports::DesktopError;
 
 mod faults;
+mod hands_free;
 mod keys;
 mod mic;
 mod profiles;

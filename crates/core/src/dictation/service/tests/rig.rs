@@ -135,6 +135,8 @@ pub(super) struct Options {
     pub(super) mic_ready: bool,
     /// The AI step, against a loopback server.
     pub(super) rewrite: Option<utter_rewrite::RewriteConfig>,
+    /// Hands-free stop.
+    pub(super) stop_on_silence: Option<SilenceStop>,
 }
 
 /// Like a real engine, the fake hears all of the audio it is given: one word
@@ -174,6 +176,7 @@ pub(super) fn rig(options: Options) -> Rig {
         .clone()
         .and_then(|rewrite| RewriteStep::new(rewrite, Ok(None)).unwrap());
     config.dictation.vocabulary = vec!["Ana".into()];
+    config.stop_on_silence = options.stop_on_silence;
     let runs = Arc::new(AtomicUsize::new(0));
     let counted = runs.clone();
     let crashing = options.crashing_runs.clone();
