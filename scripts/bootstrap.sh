@@ -47,6 +47,8 @@ test_packages=(sox libsox-fmt-mp3 ffmpeg pocketsphinx-testdata
   qtwayland5
   # a real Secret Service for the keychain test, in its own private D-Bus session
   gnome-keyring dbus-bin
+  # the accessibility bus a real desktop has: the e2e suite runs in a D-Bus session with it
+  at-spi2-core
   # the virtual environment of the AI rewrite's real llama.cpp server (scripts/local-llm.sh)
   python3-venv)
 
