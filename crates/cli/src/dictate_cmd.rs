@@ -19,7 +19,9 @@ use utter_models::load::EngineOptions;
 use utter_models::ModelStore;
 use utter_platform::desktop::DesktopSession;
 use utter_platform::hotkeys::{Bindings, Hotkeys};
-use utter_platform::output::{open_sink, OutputEnv, OutputMethod, PasteFallback, PasteKeys};
+use utter_platform::output::{
+    open_sink, OutputEnv, OutputMethod, PasteFallback, PasteKeys, Submit,
+};
 use utter_platform::ptt::PttServer;
 use utter_platform::session_watch;
 use utter_platform::{main_loop, MainThread};
@@ -106,6 +108,16 @@ pub struct DictateArgs {
     /// Silence that ends a segment, in ms
     #[arg(long, default_value_t = defaults::SILENCE_MS)]
     silence_ms: u32,
+    /// The key pressed after each text, once it is in the app (a chat box,
+    /// a terminal): none, enter, ctrl-enter or shift-enter. Never pressed
+    /// when the text is left on the clipboard
+    #[arg(long, value_name = "KEY", default_value = "none", value_parser = parse_cli_value::<Submit>)]
+    submit: Submit,
+    /// A dictation whose last sentence is only "send" (or "send it",
+    /// "senden", "envoyer", "enviar", "invia"...) is sent: the word is taken
+    /// off and Enter (or --submit's key) pressed
+    #[arg(long)]
+    spoken_submit: bool,
     /// Hands-free: end a dictation after this many seconds of silence that
     /// follow speech (0.5 to 30), and cancel one with no speech in 10 s.
     /// Works in toggle mode, after a latch, and in push-to-talk after a tap
@@ -253,6 +265,8 @@ fn dictate(
         trailing_space: args.trailing_space,
         silence_ms: args.silence_ms,
         stop_on_silence_ms: args.stop_on_silence,
+        submit: args.submit,
+        spoken_submit: args.spoken_submit,
         microphone: args.mic,
         profiles,
         vocabulary,

@@ -15,7 +15,7 @@ use utter_postprocess::TextRules;
 
 use crate::language::Language;
 use utter_ports::focus::FocusedApp;
-use utter_ports::output::{OutputMethod, PasteKeys};
+use utter_ports::output::{OutputMethod, PasteKeys, Submit};
 
 /// The most profiles and patterns kept (a settings file is edited by hand too).
 pub const PROFILES_MAX: usize = 100;
@@ -39,6 +39,10 @@ pub struct Profile {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub trailing_space: Option<bool>,
+    /// The key pressed after the text in this app (`none` for nothing).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub submit: Option<Submit>,
     /// `false`: a sentence's final period is left off (chat apps).
     #[serde(skip_serializing_if = "Option::is_none")]
     #[ts(optional)]

@@ -15,7 +15,7 @@ use utter_engine::Compute;
 use utter_ports::clipboard::{ClipboardText, NoClipboard};
 use utter_ports::control::TriggerMode;
 use utter_ports::hotkey::Hotkey;
-use utter_ports::output::{OutputConfig, OutputMethod, PasteFallback, PasteKeys};
+use utter_ports::output::{OutputConfig, OutputMethod, PasteFallback, PasteKeys, Submit};
 
 pub mod defaults;
 
@@ -27,6 +27,8 @@ pub const SETTINGS_VERSION: u32 = 2;
 /// every run (docs/benchmarks.md); the rest wait for a reorder.
 pub const VOCABULARY_MAX: usize = 200;
 const VOCABULARY_ENTRY_MAX_CHARS: usize = 100;
+/// The most trigger words a user may add for a spoken submit.
+pub const SUBMIT_WORDS_MAX: usize = 20;
 /// The most a user may raise the audio limit to: a week.
 pub const MAX_AUDIO_MINUTES_CEILING: u32 = 7 * 24 * 60;
 
@@ -53,6 +55,16 @@ pub struct Settings {
     /// (say so), or type it.
     pub paste_fallback: PasteFallback,
     pub trailing_space: bool,
+    /// The key pressed after each dictation's text, once it is in the app
+    /// (per-app profiles may change it).
+    pub submit: Submit,
+    /// A dictation whose last sentence is only "send" (or another of the
+    /// trigger words) is sent: the word is taken off and Enter (or the
+    /// submit key) is pressed after the text.
+    pub spoken_submit: bool,
+    /// Trigger words besides the built-in ones ("send", "senden",
+    /// "envoyer", "enviar", "invia"...).
+    pub submit_words: Vec<String>,
     pub sounds: bool,
     pub autostart: bool,
     pub show_overlay: bool,
@@ -118,6 +130,9 @@ impl Default for Settings {
             restore_clipboard: true,
             paste_fallback: PasteFallback::default(),
             trailing_space: true,
+            submit: Submit::None,
+            spoken_submit: false,
+            submit_words: Vec::new(),
             sounds: true,
             autostart: false,
             show_overlay: true,
@@ -225,6 +240,17 @@ impl Settings {
         }
         if !(200..=3000).contains(&self.silence_ms) {
             return Err(invalid("silenceMs", "must be between 200 and 3000 ms"));
+        }
+        if self.submit_words.len() > SUBMIT_WORDS_MAX
+            || self
+                .submit_words
+                .iter()
+                .any(|w| w.trim().is_empty() || w.chars().count() > 40)
+        {
+            return Err(invalid(
+                "submitWords",
+                format!("at most {SUBMIT_WORDS_MAX} words or phrases of 1 to 40 characters"),
+            ));
         }
         if let Some(ms) = self.stop_on_silence_ms {
             let range = crate::dictation::silence_stop::AFTER_RANGE_MS;
@@ -372,8 +398,22 @@ impl Settings {
             restore_clipboard: self.restore_clipboard,
             paste_fallback: self.paste_fallback,
             trailing_space: self.trailing_space,
+            submit: self.submit,
             ..OutputConfig::default()
         }
+    }
+
+    /// The words that send a dictation when said alone at its end; empty
+    /// when the spoken submit is off.
+    pub fn spoken_submit_words(&self) -> Vec<String> {
+        if !self.spoken_submit {
+            return Vec::new();
+        }
+        crate::dictation::submit::SPOKEN_SUBMIT_WORDS
+            .iter()
+            .map(|w| w.to_string())
+            .chain(self.submit_words.iter().map(|w| w.trim().to_string()))
+            .collect()
     }
 }
 

@@ -65,6 +65,7 @@ pub fn service_config(
         config.command_key = settings.command_key.clone();
     }
     config.meeting_key = settings.meeting_key.clone();
+    config.spoken_submit = settings.spoken_submit_words();
     config.stop_on_silence = settings
         .stop_on_silence_ms
         .map(|ms| SilenceStop::after(Duration::from_millis(ms.into())));

@@ -20,7 +20,7 @@ use std::process::{Child, Stdio};
 use std::time::Duration;
 
 use utter_platform::output::{
-    open_sink, Delivered, Delivery, OutputConfig, OutputEnv, OutputMethod, PasteKeys,
+    open_sink, Delivered, Delivery, OutputConfig, OutputEnv, OutputMethod, PasteKeys, Submit,
 };
 use utter_test_support::desktop::{wait_until, KilledOnDrop};
 use utter_test_support::{chromium, firefox};
@@ -257,6 +257,7 @@ fn on_wayland_typed_text_arrives_exactly_under_german_and_french_layouts() {
         method,
         paste_keys: target.keys(),
         trailing_space: false,
+        submit: Submit::None,
     };
     // Line breaks go to the real Enter key: two paragraphs into the page.
     let paragraphs = "First line, typed.\nSecond line: ok!";

@@ -51,6 +51,35 @@ pub enum PasteFallback {
     Type,
 }
 
+/// The key pressed after a dictation's text, to send it (a chat box, a
+/// terminal, an AI agent's prompt). Spelled as in the settings file; the
+/// CLI's `--submit` takes the same words in kebab case.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, ts_rs::TS)]
+#[serde(rename_all = "snake_case")]
+#[ts(export)]
+pub enum Submit {
+    /// Nothing after the text.
+    #[default]
+    None,
+    Enter,
+    /// Ctrl+Enter (Cmd+Enter on macOS): sends in apps where Enter makes a new line.
+    CtrlEnter,
+    /// Shift+Enter.
+    ShiftEnter,
+}
+
+impl Submit {
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::None => "none",
+            Self::Enter => "Enter",
+            Self::CtrlEnter if cfg!(target_os = "macos") => "Cmd+Enter",
+            Self::CtrlEnter => "Ctrl+Enter",
+            Self::ShiftEnter => "Shift+Enter",
+        }
+    }
+}
+
 /// What became of a delivered text, as far as this desktop can tell. Utter
 /// reports `pasted` only where the app was seen reading the text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
@@ -121,6 +150,8 @@ pub struct Delivery {
     pub method: OutputMethod,
     pub paste_keys: PasteKeys,
     pub trailing_space: bool,
+    /// The key pressed once the text is in the app.
+    pub submit: Submit,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -133,6 +164,8 @@ pub struct OutputConfig {
     pub paste_timeout: Duration,
     /// What happens when the app does not read the paste within `paste_timeout`.
     pub paste_fallback: PasteFallback,
+    /// The key pressed after each text (none by default).
+    pub submit: Submit,
 }
 
 impl Default for OutputConfig {
@@ -144,6 +177,7 @@ impl Default for OutputConfig {
             trailing_space: false,
             paste_timeout: Duration::from_secs(2),
             paste_fallback: PasteFallback::default(),
+            submit: Submit::None,
         }
     }
 }
@@ -155,6 +189,7 @@ impl OutputConfig {
             method: self.method,
             paste_keys: self.paste_keys,
             trailing_space: self.trailing_space,
+            submit: self.submit,
         }
     }
 }
@@ -176,4 +211,13 @@ pub trait TextSink {
     /// keys and trailing space always; a set of sinks (utter-platform's `SinkSet`) also switches method.
     /// The outcome's [`Delivered::method`] is the method actually used.
     fn deliver(&mut self, text: &str, how: &Delivery) -> Result<Outcome, DesktopError>;
+
+    /// Presses `key` in the focused app, after a text was delivered into it.
+    /// Sinks that cannot press keys (the clipboard, stdout) refuse.
+    fn press_submit(&mut self, key: Submit) -> Result<(), DesktopError> {
+        Err(DesktopError::Unavailable(format!(
+            "this output cannot press {}",
+            key.name()
+        )))
+    }
 }

@@ -49,6 +49,9 @@ export function validateSettings(s: Settings, mac = false): FieldError | null {
   if (!['ctrl+v', 'ctrl+shift+v', 'shift+insert'].includes(s.pasteKeys)) {
     return { field: 'pasteKeys', message: 'Choose a paste keystroke.' };
   }
+  if (!['none', 'enter', 'ctrl_enter', 'shift_enter'].includes(s.submit)) {
+    return { field: 'submit', message: 'Choose the key pressed after the text.' };
+  }
   const keys = pasteKeysProblem(s.pasteKeys, mac);
   if (keys) return { field: 'pasteKeys', message: keys };
   if (s.microphone !== 'ready' && s.microphone !== 'on_press') {

@@ -23,5 +23,6 @@ mod profiles;
 mod recovery;
 mod rewrite;
 mod snippets;
+mod submit;
 mod wayland;
 mod words;

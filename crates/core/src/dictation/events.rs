@@ -7,7 +7,7 @@ use std::time::Instant;
 use serde::Serialize;
 
 use super::rewrite_step::RewriteReport;
-use utter_ports::output::Delivered;
+use utter_ports::output::{Delivered, Submit};
 
 /// Milliseconds since the process started (monotonic).
 pub fn now_ms() -> f64 {
@@ -128,6 +128,11 @@ pub enum DictationEvent {
         #[serde(skip_serializing_if = "Option::is_none")]
         #[ts(optional)]
         rewrite: Option<RewriteReport>,
+        /// The key pressed after the text to send it (auto-submit, or a
+        /// spoken "send"); absent when none was.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        submitted: Option<Submit>,
     },
     /// A recording from an earlier run whose transcription never finished.
     Recovered {

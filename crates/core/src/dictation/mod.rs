@@ -19,6 +19,7 @@ pub mod rewrite_step;
 pub mod service;
 pub mod silence_stop;
 pub mod strategy;
+pub mod submit;
 pub mod trigger;
 
 use std::path::Path;

@@ -98,6 +98,7 @@ pub fn delivery(output: &OutputConfig, profile: Option<&Profile>) -> Delivery {
         how.method = p.output.unwrap_or(how.method);
         how.paste_keys = p.paste_keys.unwrap_or(how.paste_keys);
         how.trailing_space = p.trailing_space.unwrap_or(how.trailing_space);
+        how.submit = p.submit.unwrap_or(how.submit);
     }
     how
 }

@@ -269,7 +269,11 @@ impl<E: FnMut(DictationEvent)> Service<E> {
             Some(Intent::Cancel) => self.cancel(),
             Some(Intent::PasteLast) if !self.last_text.is_empty() => {
                 let (_, profile) = self.focused_profile();
-                let how = plan::delivery(&self.config.output, profile.as_ref());
+                // Pasted again, not sent again.
+                let how = utter_ports::output::Delivery {
+                    submit: utter_ports::output::Submit::None,
+                    ..plan::delivery(&self.config.output, profile.as_ref())
+                };
                 match self.io.sink.deliver(&self.last_text, &how) {
                     Ok(outcome) => self.notice(outcome.notice),
                     Err(e) => self.error(e.to_string()),

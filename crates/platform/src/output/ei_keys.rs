@@ -21,6 +21,7 @@ use reis::PendingRequestResult;
 use xkbcommon::xkb;
 
 use super::PasteKeys;
+use utter_ports::output::Submit;
 
 /// How long the desktop may take to offer a resumed keyboard.
 const READY_TIMEOUT: Duration = Duration::from_secs(5);
@@ -35,6 +36,7 @@ mod evdev {
     pub const LEFT_SHIFT: u32 = 42;
     pub const V: u32 = 47;
     pub const INSERT: u32 = 110;
+    pub const ENTER: u32 = 28;
 }
 
 /// Why libei key presses are not available.
@@ -176,6 +178,19 @@ impl EiKeyboard {
     /// Presses and releases the paste chord.
     pub fn press(&mut self, keys: PasteKeys) -> Result<(), EiError> {
         let chord = self.codes.chord(keys);
+        let presses = chord.iter().map(|&code| (code, true));
+        let releases = chord.iter().rev().map(|&code| (code, false));
+        self.send(&presses.chain(releases).collect::<Vec<_>>())
+    }
+
+    /// Presses and releases the submit key (Return, with Ctrl or Shift).
+    pub fn press_submit(&mut self, key: Submit) -> Result<(), EiError> {
+        let chord = match key {
+            Submit::None => return Ok(()),
+            Submit::Enter => vec![self.codes.enter],
+            Submit::CtrlEnter => vec![self.codes.ctrl, self.codes.enter],
+            Submit::ShiftEnter => vec![self.codes.shift, self.codes.enter],
+        };
         let presses = chord.iter().map(|&code| (code, true));
         let releases = chord.iter().rev().map(|&code| (code, false));
         self.send(&presses.chain(releases).collect::<Vec<_>>())
@@ -326,6 +341,7 @@ pub struct KeyCodes {
     pub shift: u32,
     pub v: u32,
     pub insert: u32,
+    pub enter: u32,
     /// The Caps Lock modifier's bit in the desktop's modifier masks.
     caps_mask: u32,
     /// Per layout of the keymap: keysym → (evdev code, with Shift).
@@ -357,6 +373,7 @@ impl KeyCodes {
             shift: evdev::LEFT_SHIFT,
             v: evdev::V,
             insert: evdev::INSERT,
+            enter: evdev::ENTER,
             // xkb's usual modifier order puts Lock second.
             caps_mask: 1 << 1,
             typed: Vec::new(),
@@ -421,6 +438,7 @@ impl KeyCodes {
             shift: find(xkb::Keysym::Shift_L, evdev::LEFT_SHIFT),
             v: find(xkb::Keysym::v, evdev::V),
             insert: find(xkb::Keysym::Insert, evdev::INSERT),
+            enter: find(xkb::Keysym::Return, evdev::ENTER),
             caps_mask: if caps < 32 { 1 << caps } else { 0 },
             typed,
         }

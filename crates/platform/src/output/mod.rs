@@ -20,7 +20,8 @@ mod x11_layout;
 
 pub use sinks::{ClipboardSink, PasteSink, StdoutSink, TypeSink};
 pub use utter_ports::output::{
-    Delivered, Delivery, Outcome, OutputConfig, OutputMethod, PasteFallback, PasteKeys, TextSink,
+    Delivered, Delivery, Outcome, OutputConfig, OutputMethod, PasteFallback, PasteKeys, Submit,
+    TextSink,
 };
 pub use utter_ports::DesktopError;
 
@@ -262,6 +263,8 @@ pub struct SinkSet {
     open: OpenSink,
     configured: Box<dyn TextSink>,
     others: Vec<(OutputMethod, Box<dyn TextSink>)>,
+    /// The method that delivered the last text.
+    last: OutputMethod,
 }
 
 impl SinkSet {
@@ -277,6 +280,7 @@ impl SinkSet {
             open,
             configured,
             others: Vec::new(),
+            last: config.method,
         };
         Ok((set, notice))
     }
@@ -306,7 +310,16 @@ impl SinkSet {
 
 impl TextSink for SinkSet {
     fn deliver(&mut self, text: &str, how: &Delivery) -> Result<Outcome, DesktopError> {
-        self.sink_for(how.method)?.deliver(text, how)
+        let outcome = self.sink_for(how.method)?.deliver(text, how)?;
+        self.last = outcome.delivered.method();
+        Ok(outcome)
+    }
+
+    /// Pressed by the sink that delivered the last text (a paste that fell
+    /// back to typing: the typing sink's keyboard).
+    fn press_submit(&mut self, key: Submit) -> Result<(), DesktopError> {
+        let last = self.last;
+        self.sink_for(last)?.press_submit(key)
     }
 }
 

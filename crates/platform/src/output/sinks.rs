@@ -6,7 +6,7 @@ use enigo::{Direction, Enigo, Key, Keyboard, Settings};
 use super::paste_watch::{PasteWatch, Selection, Selections};
 use super::{
     finish, Delivered, Delivery, DesktopError, Outcome, OutputConfig, OutputEnv, OutputError,
-    PasteFallback, PasteKeys, TextSink,
+    PasteFallback, PasteKeys, Submit, TextSink,
 };
 use crate::desktop::DesktopSession;
 
@@ -124,6 +124,10 @@ impl TextSink for TypeSink {
         self.keyboard.type_text(&finish(text, how.trailing_space))?;
         Ok(Delivered::Typed.into())
     }
+
+    fn press_submit(&mut self, key: Submit) -> Result<(), DesktopError> {
+        Ok(self.keyboard.press_submit(key)?)
+    }
 }
 
 /// What presses keys: the paste chord, or the text typed.
@@ -136,6 +140,16 @@ enum KeySender {
 }
 
 impl KeySender {
+    fn press_submit(&mut self, key: Submit) -> Result<(), OutputError> {
+        match self {
+            KeySender::Enigo(keys) => submit_chord(keys.current()?, key),
+            #[cfg(desktop_linux)]
+            KeySender::Libei(keyboard) => keyboard
+                .press_submit(key)
+                .map_err(|e| OutputError::Input(e.into())),
+        }
+    }
+
     fn type_text(&mut self, text: &str) -> Result<(), OutputError> {
         match self {
             // enigo types Unicode text without the layout lookup on every
@@ -614,6 +628,22 @@ fn chord(enigo: &mut Enigo, mods: &[Key], key: Key) -> Result<(), OutputError> {
     result
 }
 
+/// The submit key (Return, with Ctrl — Cmd on macOS — or Shift).
+fn submit_chord(enigo: &mut Enigo, key: Submit) -> Result<(), OutputError> {
+    let command = if cfg!(target_os = "macos") {
+        Key::Meta
+    } else {
+        Key::Control
+    };
+    let mods: &[Key] = match key {
+        Submit::None => return Ok(()),
+        Submit::Enter => &[],
+        Submit::CtrlEnter => &[command],
+        Submit::ShiftEnter => &[Key::Shift],
+    };
+    chord(enigo, mods, Key::Return)
+}
+
 fn press(enigo: &mut Enigo, keys: PasteKeys, wayland: bool) -> Result<(), OutputError> {
     let modifier = if cfg!(target_os = "macos") {
         Key::Meta
@@ -649,6 +679,22 @@ impl TextSink for PasteSink {
             }
         }
         Ok(self.deliver_through_arboard(&text, how)?)
+    }
+
+    fn press_submit(&mut self, key: Submit) -> Result<(), DesktopError> {
+        if let Some(keyboard) = self.keyboard.as_mut() {
+            return Ok(keyboard.press_submit(key)?);
+        }
+        // macOS: made on the main thread, as the paste keystroke is.
+        let pressed = match &self.env.main_thread {
+            Some(main) => main
+                .call(move || {
+                    input(&DesktopSession::MacOs).and_then(|mut e| submit_chord(&mut e, key))
+                })
+                .map_err(|e| OutputError::Input(e.into()))?,
+            None => input(&DesktopSession::MacOs).and_then(|mut e| submit_chord(&mut e, key)),
+        };
+        Ok(pressed?)
     }
 }
 

@@ -7,7 +7,8 @@
 use std::time::{Duration, Instant};
 
 use utter_platform::output::{
-    open_sink, Delivered, Delivery, OutputConfig, OutputEnv, OutputMethod, PasteKeys, TextSink,
+    open_sink, Delivered, Delivery, OutputConfig, OutputEnv, OutputMethod, PasteKeys, Submit,
+    TextSink,
 };
 
 /// One app receiving pastes, and how to read back what it holds.
@@ -184,6 +185,7 @@ pub fn typing(keys: PasteKeys) -> Delivery {
         method: OutputMethod::Type,
         paste_keys: keys,
         trailing_space: false,
+        submit: Submit::None,
     }
 }
 
@@ -192,6 +194,7 @@ pub fn delivery(keys: PasteKeys) -> Delivery {
         method: OutputMethod::Paste,
         paste_keys: keys,
         trailing_space: false,
+        submit: Submit::None,
     }
 }
 

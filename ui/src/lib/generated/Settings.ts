@@ -7,6 +7,7 @@ import type { Profile } from "./Profile";
 import type { Replacement } from "./Replacement";
 import type { RewriteConfig } from "./RewriteConfig";
 import type { Snippet } from "./Snippet";
+import type { Submit } from "./Submit";
 import type { Theme } from "./Theme";
 import type { TriggerMode } from "./TriggerMode";
 
@@ -28,7 +29,23 @@ output: OutputMethod, pasteKeys: PasteKeys, restoreClipboard: boolean,
  * When the app never reads a paste: leave the text on the clipboard
  * (say so), or type it.
  */
-pasteFallback: PasteFallback, trailingSpace: boolean, sounds: boolean, autostart: boolean, showOverlay: boolean, 
+pasteFallback: PasteFallback, trailingSpace: boolean, 
+/**
+ * The key pressed after each dictation's text, once it is in the app
+ * (per-app profiles may change it).
+ */
+submit: Submit, 
+/**
+ * A dictation whose last sentence is only "send" (or another of the
+ * trigger words) is sent: the word is taken off and Enter (or the
+ * submit key) is pressed after the text.
+ */
+spokenSubmit: boolean, 
+/**
+ * Trigger words besides the built-in ones ("send", "senden",
+ * "envoyer", "enviar", "invia"...).
+ */
+submitWords: Array<string>, sounds: boolean, autostart: boolean, showOverlay: boolean, 
 /**
  * Look for a new release at start (and offer it; never install unasked).
  */

@@ -2,6 +2,7 @@
 import type { CommandStarted } from "./CommandStarted";
 import type { Delivered } from "./Delivered";
 import type { RewriteReport } from "./RewriteReport";
+import type { Submit } from "./Submit";
 
 /**
  * An event stamped with [`now_ms`].
@@ -51,4 +52,9 @@ warning?: string,
  * Set when the AI rewrite ran: the text as dictated, and the model
  * that rewrote it or why the dictated text was kept.
  */
-rewrite?: RewriteReport, } | { "event": "recovered", audio_path: string, text: string, raw_text: string | null, } | { "event": "error", message: string, } | { "event": "engine_restarted", message: string, on_cpu: boolean, } | { "event": "notice", message: string, } | { "event": "level", rms: number, });
+rewrite?: RewriteReport, 
+/**
+ * The key pressed after the text to send it (auto-submit, or a
+ * spoken "send"); absent when none was.
+ */
+submitted?: Submit, } | { "event": "recovered", audio_path: string, text: string, raw_text: string | null, } | { "event": "error", message: string, } | { "event": "engine_restarted", message: string, on_cpu: boolean, } | { "event": "notice", message: string, } | { "event": "level", rms: number, });

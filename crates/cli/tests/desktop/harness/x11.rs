@@ -228,6 +228,23 @@ impl Target {
         Self { child }
     }
 
+    /// What the entry held when something else pressed Return in it (the
+    /// dialog then closes and prints it); `None` while it is still open
+    /// after `wait`.
+    pub fn sent_within(&mut self, wait: Duration) -> Option<String> {
+        let deadline = Instant::now() + wait;
+        while Instant::now() < deadline {
+            if self.child.try_wait().unwrap().is_some() {
+                let mut out = String::new();
+                std::io::Read::read_to_string(self.child.stdout.as_mut().unwrap(), &mut out)
+                    .unwrap();
+                return Some(out.trim_end_matches('\n').to_string());
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        None
+    }
+
     /// Presses Return and returns what the entry held.
     pub fn submit(mut self, d: &Desktop) -> String {
         d.xdotool(&["key", "Return"]);

@@ -53,6 +53,9 @@ pub struct ServiceConfig {
     /// Hands-free stop: a dictation no key is held for ends after this
     /// much silence following speech (`None`: only a key ends it).
     pub stop_on_silence: Option<SilenceStop>,
+    /// Said alone as a dictation's last sentence, each of these sends it
+    /// (taken off the text; Enter or the submit key pressed). Empty: off.
+    pub spoken_submit: Vec<String>,
 }
 
 impl ServiceConfig {
@@ -78,6 +81,7 @@ impl ServiceConfig {
             rewrite: None,
             emit_levels: false,
             stop_on_silence: None,
+            spoken_submit: Vec::new(),
         }
     }
 }

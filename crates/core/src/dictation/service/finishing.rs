@@ -11,7 +11,9 @@ use super::super::events::DictationEvent;
 use super::super::record_log::{self, RecordingRecord, RecordingStatus};
 use super::super::recording::{Dictation, Purpose};
 use super::super::rewrite_step::{PendingRewrite, RewriteReport};
+use super::super::submit::{self, SubmitStep};
 use super::{Phase, Service, CONTINUE_SENTENCE_WITHIN};
+use utter_ports::output::{Delivered, Submit};
 
 impl<E: FnMut(DictationEvent)> Service<E> {
     /// Engine replies in any phase (eager runs go on while the user speaks);
@@ -152,6 +154,21 @@ impl<E: FnMut(DictationEvent)> Service<E> {
         let mut how = d.plan().delivery;
         // A command's answer replaces the selection: nothing is added after it.
         how.trailing_space &= !command;
+        how.submit = if command { Submit::None } else { how.submit };
+        // "…. Send.": the trigger goes, and the text is sent (Enter unless
+        // a submit key is set).
+        let text = match (
+            command,
+            submit::strip_spoken_submit(&text, &self.config.spoken_submit),
+        ) {
+            (false, Some(rest)) => {
+                if how.submit == Submit::None {
+                    how.submit = Submit::Enter;
+                }
+                rest
+            }
+            _ => text,
+        };
         let status = if text.is_empty() {
             RecordingStatus::NoSpeech
         } else {
@@ -166,6 +183,12 @@ impl<E: FnMut(DictationEvent)> Service<E> {
             Ok(outcome) => self.notice(outcome.as_ref().and_then(|o| o.notice.clone())),
             Err(e) => self.error(e.to_string()),
         }
+        let submitted = match &delivered {
+            Ok(Some(outcome)) if how.submit != Submit::None => {
+                self.submit(outcome.delivered, how.submit)
+            }
+            _ => None,
+        };
         // The sidecar marks the recording finished only once the text is out
         // (on a delivery or engine error it stays unfinished: the next start
         // transcribes it again). It is written before `text_delivered`, so
@@ -190,12 +213,42 @@ impl<E: FnMut(DictationEvent)> Service<E> {
             error: d.failed().map(str::to_string),
             warning: d.coverage_warning(),
             rewrite,
+            submitted,
         });
         if !text.is_empty() && !command {
             self.last_text = text;
             self.last_delivered = Some(Instant::now());
         }
         record_log::prune(&self.config.recordings_dir, self.config.keep_recordings);
+    }
+
+    /// Presses the submit key once the text is in the app; says why not
+    /// where it is not. The key pressed, if it was.
+    fn submit(&mut self, delivered: Delivered, key: Submit) -> Option<Submit> {
+        let press = match submit::after_delivery(delivered, key) {
+            SubmitStep::Press => true,
+            SubmitStep::PressAfter(wait) => {
+                std::thread::sleep(wait);
+                true
+            }
+            SubmitStep::Skip(why) => {
+                self.notice(Some(why));
+                false
+            }
+        };
+        if !press {
+            return None;
+        }
+        match self.io.sink.press_submit(key) {
+            Ok(()) => Some(key),
+            Err(e) => {
+                self.error(format!(
+                    "the text is in the app, but {} could not be pressed to send it: {e}",
+                    key.name()
+                ));
+                None
+            }
+        }
     }
 
     /// Tells the user what the delivery needs them to know.

@@ -6,7 +6,7 @@
 //! are in one module per topic: the keys ([`keys`]), when the engine runs
 //! ([`runs`]), the microphone ([`mic`]), what goes wrong ([`faults`]),
 //! per-app profiles ([`profiles`]), the AI step ([`rewrite`]) and the
-//! hands-free stop on silence ([`hands_free`]).
+//! hands-free stop on silence ([`hands_free`]) and auto-submit ([`submit`]).
 
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -28,7 +28,7 @@ use utter_ports::focus::{FocusProbe, FocusedApp};
 use utter_ports::keys::RecordingKeys;
 use utter_ports::microphone::CaptureError;
 use utter_ports::output::{Delivered, Delivery, Outcome, OutputConfig, TextSink};
-use utter_ports::output::{OutputMethod, PasteKeys};
+use utter_ports::output::{OutputMethod, PasteKeys, Submit};
 use utter_ports::selection::SelectionReader;
 use utter_ports::DesktopError;
 
@@ -40,3 +40,4 @@ mod profiles;
 mod rewrite;
 mod rig;
 mod runs;
+mod submit;

@@ -41,7 +41,8 @@ fn the_profile_of_the_app_focused_at_the_press_shapes_that_dictation_only() {
         Delivery {
             method: OutputMethod::Type,
             paste_keys: PasteKeys::CtrlShiftV,
-            trailing_space: true
+            trailing_space: true,
+            submit: Submit::None,
         }
     );
     assert_eq!(hows[1], OutputConfig::default().delivery());

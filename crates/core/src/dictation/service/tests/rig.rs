@@ -22,6 +22,8 @@ struct FakeSink {
     delivered: Log<String>,
     /// How each text was to be delivered.
     hows: Log<Delivery>,
+    /// The submit keys pressed.
+    submits: Log<Submit>,
     fail: bool,
 }
 
@@ -41,6 +43,11 @@ impl TextSink for FakeSink {
             OutputMethod::Stdout => Delivered::Printed,
         }
         .into())
+    }
+
+    fn press_submit(&mut self, key: Submit) -> Result<(), DesktopError> {
+        self.submits.lock().unwrap().push(key);
+        Ok(())
     }
 }
 
@@ -110,6 +117,7 @@ pub(super) struct Rig {
     pub(super) grabs: Log<bool>,
     pub(super) delivered: Log<String>,
     pub(super) hows: Log<Delivery>,
+    pub(super) submits: Log<Submit>,
     pub(super) focus: Arc<Mutex<Result<FocusedApp, FocusError>>>,
     pub(super) selection: Arc<Mutex<Option<String>>>,
     pub(super) audio: Sender<CaptureEvent>,
@@ -137,6 +145,10 @@ pub(super) struct Options {
     pub(super) rewrite: Option<utter_rewrite::RewriteConfig>,
     /// Hands-free stop.
     pub(super) stop_on_silence: Option<SilenceStop>,
+    /// The key pressed after each text.
+    pub(super) submit: Option<Submit>,
+    /// The spoken submit's words (none: off).
+    pub(super) spoken_submit: Vec<String>,
 }
 
 /// Like a real engine, the fake hears all of the audio it is given: one word
@@ -177,6 +189,8 @@ pub(super) fn rig(options: Options) -> Rig {
         .and_then(|rewrite| RewriteStep::new(rewrite, Ok(None)).unwrap());
     config.dictation.vocabulary = vec!["Ana".into()];
     config.stop_on_silence = options.stop_on_silence;
+    config.output.submit = options.submit.unwrap_or_default();
+    config.spoken_submit = options.spoken_submit.clone();
     let runs = Arc::new(AtomicUsize::new(0));
     let counted = runs.clone();
     let crashing = options.crashing_runs.clone();
@@ -191,7 +205,7 @@ pub(super) fn rig(options: Options) -> Rig {
             false => Ok(fake_words(pcm)),
         }
     });
-    let (events, grabs, delivered, hows) = (log(), log(), log(), log());
+    let (events, grabs, delivered, hows, submits) = (log(), log(), log(), log(), log());
     let focus = Arc::new(Mutex::new(Err(FocusError::NoFocus)));
     let selection = Arc::new(Mutex::new(None));
     let (audio, rx) = unbounded();
@@ -201,6 +215,7 @@ pub(super) fn rig(options: Options) -> Rig {
         sink: Box::new(FakeSink {
             delivered: delivered.clone(),
             hows: hows.clone(),
+            submits: submits.clone(),
             fail: options.sink_fails,
         }),
         focus: Box::new(FakeFocus(focus.clone())),
@@ -222,6 +237,7 @@ pub(super) fn rig(options: Options) -> Rig {
         grabs,
         delivered,
         hows,
+        submits,
         focus,
         selection,
         audio,
