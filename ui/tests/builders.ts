@@ -51,6 +51,7 @@ export function defaultSettings(): Settings {
     vadThreshold: 0.5,
     silenceMs: 600,
     stopOnSilenceMs: null,
+    translate: false,
     keepAudioDays: 30,
     maxAudioMinutes: 480,
     engineIdleUnloadMinutes: 10,

@@ -108,6 +108,10 @@ pub struct DictateArgs {
     /// Silence that ends a segment, in ms
     #[arg(long, default_value_t = defaults::SILENCE_MS)]
     silence_ms: u32,
+    /// Write each dictation in English whatever the language spoken
+    /// (Whisper's translation; multilingual Whisper models only)
+    #[arg(long)]
+    translate: bool,
     /// The key pressed after each text, once it is in the app (a chat box,
     /// a terminal): none, enter, ctrl-enter or shift-enter. Never pressed
     /// when the text is left on the clipboard
@@ -266,6 +270,7 @@ fn dictate(
         silence_ms: args.silence_ms,
         stop_on_silence_ms: args.stop_on_silence,
         submit: args.submit,
+        translate: args.translate,
         spoken_submit: args.spoken_submit,
         microphone: args.mic,
         profiles,

@@ -51,6 +51,11 @@ pub struct Profile {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[ts(optional, type = "string")]
     pub language: Option<Language>,
+    /// `true`: dictations into this app are written in English (Whisper's
+    /// translation); `false`: in the language spoken.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub translate: Option<bool>,
     /// Words for this app, read before the settings' vocabulary (absent
     /// from the file when empty).
     #[serde(skip_serializing_if = "Vec::is_empty")]

@@ -72,6 +72,9 @@ pub struct Settings {
     pub check_updates: bool,
     pub vad_threshold: f32,
     pub silence_ms: u32,
+    /// Dictations are written in English whatever the language spoken
+    /// (multilingual Whisper models; per-app profiles may change it).
+    pub translate: bool,
     /// Hands-free stop: a dictation no key is held for (toggle mode, a
     /// latched or tapped push-to-talk) ends after this much silence
     /// following speech, and one with no speech in 10 s is cancelled;
@@ -140,6 +143,7 @@ impl Default for Settings {
             vad_threshold: 0.5,
             silence_ms: defaults::SILENCE_MS,
             stop_on_silence_ms: None,
+            translate: false,
             keep_audio_days: 30,
             max_audio_minutes: crate::audio::limits::DEFAULT_MAX_AUDIO_MINUTES,
             engine_idle_unload_minutes: 10,

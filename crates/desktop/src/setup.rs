@@ -55,6 +55,7 @@ pub fn service_config(
     config.dictation.vocabulary = settings.vocabulary.clone();
     config.dictation.segmenter.threshold = settings.vad_threshold;
     config.dictation.segmenter.min_silence_ms = settings.silence_ms;
+    config.dictation.translate = settings.translate;
     let rules = text_rules(settings)?;
     let language = settings.engine_language();
     config.text_rules = rules.for_language(language.as_deref());

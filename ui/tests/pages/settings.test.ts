@@ -295,15 +295,17 @@ describe('settings', () => {
     await close();
   });
 
-  it('sets the key pressed after the text and the spoken “send”, and saves them', async () => {
+  it('sets the key pressed after the text, the spoken “send” and English dictation, and saves them', async () => {
     const { page, problems, close } = await open(h, baseFixture(), { hash: 'settings' });
     await page.getByTestId('submit-select').selectOption('ctrl_enter');
     await page.getByTestId('spoken-submit').check();
+    await page.getByTestId('translate').check();
     await page.getByTestId('settings-save').click();
     const [save] = await waitForCall(page, 'save_settings');
     const saved = save.args.settings as Settings;
     expect(saved.submit).toBe('ctrl_enter');
     expect(saved.spokenSubmit).toBe(true);
+    expect(saved.translate).toBe(true);
     expect(problems).toEqual([]);
     await close();
   });

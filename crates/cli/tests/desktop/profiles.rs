@@ -136,3 +136,45 @@ fn a_profile_language_applies_to_its_app_only() {
     );
     dictate.stop();
 }
+
+/// `--translate`: Spanish speech dictated, English pasted (Whisper's own
+/// translation with whisper-base).
+#[test]
+fn spanish_speech_is_dictated_in_english_with_translate() {
+    let _guard = serial();
+    let d = desktop();
+    let tmp = tempfile::tempdir().unwrap();
+    let spanish = asterisk_prompt(d, "es_MX_f_Allison/tt-allbusy.g722", "spanish.wav");
+    let dictate = Dictate::start(
+        d,
+        tmp.path(),
+        &[
+            "--output",
+            "stdout",
+            "--model",
+            "whisper-base",
+            "--language",
+            "es",
+            "--translate",
+        ],
+    );
+    let ev = Take::hotkey(d, &spanish).run(&dictate);
+    let text = ev["text"].as_str().unwrap().to_lowercase();
+    eprintln!("translated: {text}");
+    let words: Vec<&str> = text
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect();
+    // "All the representatives ... are busy ... please wait ... your call ... in the order ..."
+    let english = [
+        "the", "all", "are", "please", "wait", "your", "call", "busy", "order",
+    ];
+    let found = english.iter().filter(|w| words.contains(w)).count();
+    assert!(found >= 4, "not English: {text}");
+    let spanish_words = ["todos", "los", "por", "favor", "espere"];
+    assert!(
+        !words.iter().any(|w| spanish_words.contains(w)),
+        "still Spanish: {text}"
+    );
+    dictate.stop();
+}

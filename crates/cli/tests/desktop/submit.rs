@@ -37,7 +37,11 @@ fn a_text_left_on_the_clipboard_is_not_sent() {
     let d = desktop();
     let tmp = tempfile::tempdir().unwrap();
     let mut target = Target::open(d, "NoSubmitTarget");
-    let dictate = Dictate::start(d, tmp.path(), &["--output", "clipboard", "--submit", "enter"]);
+    let dictate = Dictate::start(
+        d,
+        tmp.path(),
+        &["--output", "clipboard", "--submit", "enter"],
+    );
     let ev = Take::hotkey(d, &clip(4)).run(&dictate);
     assert!(ev["submitted"].is_null(), "{ev}");
     let notice = dictate

@@ -60,6 +60,17 @@ impl Plan {
 pub fn plan(defaults: &PlanDefaults, profile: Option<&Profile>, model: &ModelInfo) -> Plan {
     let mut dictation = defaults.dictation.clone();
     let mut warnings = Vec::new();
+    dictation.translate = profile
+        .and_then(|p| p.translate)
+        .unwrap_or(dictation.translate);
+    if dictation.translate && !model.translates {
+        dictation.translate = false;
+        warnings.push(format!(
+            "this model ({}) cannot translate, so this dictation is written in the language \
+             spoken (a multilingual Whisper model, e.g. whisper-base, translates into English)",
+            model.arch
+        ));
+    }
     let Some(p) = profile else {
         return Plan {
             profile: None,
@@ -147,6 +158,32 @@ mod tests {
             languages: languages.iter().map(|l| l.to_string()).collect(),
             ..ModelInfo::fake()
         }
+    }
+
+    #[test]
+    fn translation_is_asked_of_models_that_translate_and_a_profile_may_turn_it_off() {
+        let mut s = settings(&[]);
+        s.dictation.translate = true;
+        let translating = ModelInfo {
+            translates: true,
+            ..model(&["es", "en"])
+        };
+        let on = plan(&defaults(&s, None), None, &translating);
+        assert!(on.dictation.translate && on.warnings.is_empty());
+        let cannot = plan(&defaults(&s, None), None, &model(&["en"]));
+        assert!(!cannot.dictation.translate);
+        assert!(
+            cannot.warnings[0].contains("cannot translate"),
+            "{:?}",
+            cannot.warnings
+        );
+        let code = Profile {
+            name: "Code".into(),
+            translate: Some(false),
+            ..Profile::default()
+        };
+        let off = plan(&defaults(&s, None), Some(&code), &translating);
+        assert!(!off.dictation.translate && off.warnings.is_empty());
     }
 
     #[test]

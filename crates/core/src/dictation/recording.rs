@@ -33,6 +33,9 @@ pub struct DictationConfig {
     pub language: Option<String>,
     /// The user's words, passed to the engine with every run.
     pub vocabulary: Vec<String>,
+    /// Written in English whatever the language spoken (Whisper's own
+    /// translation; only models that translate).
+    pub translate: bool,
 }
 
 impl DictationConfig {
@@ -50,6 +53,7 @@ impl DictationConfig {
             strategy: None,
             language: None,
             vocabulary: Vec::new(),
+            translate: false,
         }
     }
 }
@@ -141,6 +145,7 @@ impl Dictation {
         let params = RunParams {
             language: config.language.clone(),
             vocabulary: config.vocabulary.clone(),
+            translate: config.translate,
             ..Default::default()
         };
         Self {

@@ -26,6 +26,11 @@ finalPeriod?: boolean,
  */
 language?: string, 
 /**
+ * `true`: dictations into this app are written in English (Whisper's
+ * translation); `false`: in the language spoken.
+ */
+translate?: boolean, 
+/**
  * Words for this app, read before the settings' vocabulary (absent
  * from the file when empty).
  */

@@ -51,6 +51,11 @@ submitWords: Array<string>, sounds: boolean, autostart: boolean, showOverlay: bo
  */
 checkUpdates: boolean, vadThreshold: number, silenceMs: number, 
 /**
+ * Dictations are written in English whatever the language spoken
+ * (multilingual Whisper models; per-app profiles may change it).
+ */
+translate: boolean, 
+/**
  * Hands-free stop: a dictation no key is held for (toggle mode, a
  * latched or tapped push-to-talk) ends after this much silence
  * following speech, and one with no speech in 10 s is cancelled;
