@@ -52,6 +52,7 @@ export function defaultSettings(): Settings {
     silenceMs: 600,
     stopOnSilenceMs: null,
     translate: false,
+    duckOtherAudio: null,
     keepAudioDays: 30,
     maxAudioMinutes: 480,
     engineIdleUnloadMinutes: 10,

@@ -108,6 +108,11 @@ pub struct DictateArgs {
     /// Silence that ends a segment, in ms
     #[arg(long, default_value_t = defaults::SILENCE_MS)]
     silence_ms: u32,
+    /// Lower other programs' sound to PERCENT of its volume while recording
+    /// (0 mutes it), and give it back after — also after a crash, at the
+    /// next start (Linux: PulseAudio or PipeWire)
+    #[arg(long, value_name = "PERCENT", value_parser = clap::value_parser!(u8).range(0..=100))]
+    duck: Option<u8>,
     /// Write each dictation in English whatever the language spoken
     /// (Whisper's translation; multilingual Whisper models only)
     #[arg(long)]
@@ -271,6 +276,7 @@ fn dictate(
         stop_on_silence_ms: args.stop_on_silence,
         submit: args.submit,
         translate: args.translate,
+        duck_other_audio: args.duck,
         spoken_submit: args.spoken_submit,
         microphone: args.mic,
         profiles,

@@ -72,6 +72,10 @@ pub struct Settings {
     pub check_updates: bool,
     pub vad_threshold: f32,
     pub silence_ms: u32,
+    /// Other programs' playback while a dictation records: lowered to this
+    /// percentage of its volume (0 mutes it), and given back after; `null`:
+    /// left alone.
+    pub duck_other_audio: Option<u8>,
     /// Dictations are written in English whatever the language spoken
     /// (multilingual Whisper models; per-app profiles may change it).
     pub translate: bool,
@@ -144,6 +148,7 @@ impl Default for Settings {
             silence_ms: defaults::SILENCE_MS,
             stop_on_silence_ms: None,
             translate: false,
+            duck_other_audio: None,
             keep_audio_days: 30,
             max_audio_minutes: crate::audio::limits::DEFAULT_MAX_AUDIO_MINUTES,
             engine_idle_unload_minutes: 10,
@@ -254,6 +259,12 @@ impl Settings {
             return Err(invalid(
                 "submitWords",
                 format!("at most {SUBMIT_WORDS_MAX} words or phrases of 1 to 40 characters"),
+            ));
+        }
+        if self.duck_other_audio.is_some_and(|p| p > 100) {
+            return Err(invalid(
+                "duckOtherAudio",
+                "must be 0 (mute) to 100 %, or null (off)",
             ));
         }
         if let Some(ms) = self.stop_on_silence_ms {

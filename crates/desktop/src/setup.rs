@@ -25,12 +25,14 @@ use utter_models::load::{load_models, EngineOptions, LoadError, LoadedModels};
 use utter_models::{ModelStore, ModelUse};
 use utter_platform::clipboard::SystemClipboard;
 use utter_platform::desktop::DesktopSession;
+use utter_platform::ducking::{self, Ducker};
 use utter_platform::focus::SessionFocus;
 use utter_platform::hotkeys::{Bindings, HotkeyError, Hotkeys, NoRecordingKeys, RecordingKeys};
 use utter_platform::output::selection::{NoSelection, SelectionReader, SystemSelection};
 use utter_platform::output::{OutputConfig, OutputEnv, OutputError, TextSink};
 use utter_platform::ptt::PttServer;
 use utter_ports::control::Control;
+use utter_ports::other_audio::LeaveOtherAudio;
 use utter_postprocess::TextRules;
 use utter_rewrite::KeyStore;
 
@@ -67,6 +69,9 @@ pub fn service_config(
     }
     config.meeting_key = settings.meeting_key.clone();
     config.spoken_submit = settings.spoken_submit_words();
+    config.duck_other_audio = settings
+        .duck_other_audio
+        .map(|percent| f32::from(percent.min(100)) / 100.0);
     config.stop_on_silence = settings
         .stop_on_silence_ms
         .map(|ms| SilenceStop::after(Duration::from_millis(ms.into())));
@@ -277,6 +282,10 @@ impl Prepared {
                 desktop.output.main_thread.clone(),
             )),
             selection: selection_reader(&config, &desktop.output),
+            other_audio: match config.duck_other_audio {
+                Some(level) => Box::new(Ducker::new(level, ducking::journal_path())),
+                None => Box::new(LeaveOtherAudio),
+            },
         };
         Ok(Wired {
             config,
@@ -299,6 +308,20 @@ impl Wired<'_> {
             engine,
             mut vad,
         } = self.models;
+        // Volumes a run cut off while ducking left turned down go back up
+        // (whatever the setting is now).
+        match ducking::restore_after_crash(&ducking::journal_path()) {
+            Ok(0) => {}
+            Ok(n) => emit(DictationEvent::Notice {
+                message: format!(
+                    "{n} other program(s) left turned down by a dictation that was cut off were \
+                     turned back up"
+                ),
+            }),
+            Err(e) => emit(DictationEvent::Notice {
+                message: format!("other audio left turned down could not be restored: {e}"),
+            }),
+        }
         utter_core::dictation::recover_unfinished(
             &self.config.recordings_dir,
             &engine,

@@ -12,6 +12,7 @@
 //! - [`threads`]: joining a thread with a bound.
 //! - [`panics`]: a third-party parser's panic contained as an error.
 //! - [`clipboard`]: the clipboard's text for a snippet's `{clipboard}`.
+//! - [`ducking`]: other programs' sound lowered while a dictation records.
 //! - [`desktop`]: which desktop this process runs in (X11, Wayland, macOS, Windows).
 //! - [`session_watch`]: notices the display server going away (a logout).
 //! - [`hotkeys`]: the OS hotkey manager, owned by the main thread, forwarding
@@ -33,6 +34,7 @@
 pub mod clipboard;
 pub mod desktop;
 pub mod doctor;
+pub mod ducking;
 pub mod focus;
 pub mod hotkeys;
 pub mod main_loop;

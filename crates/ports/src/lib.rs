@@ -10,6 +10,7 @@
 //! - [`selection`]: [`selection::SelectionReader`], the selected text for a command.
 //! - [`microphone`]: [`microphone::Microphone`], audio in.
 //! - [`clipboard`]: [`clipboard::ClipboardText`], a snippet's `{clipboard}`.
+//! - [`other_audio`]: [`other_audio::OtherAudio`], other programs' sound lowered while recording.
 //! - [`hotkey`]: the hotkey grammar (pure), so settings are checked without a desktop.
 //!
 //! It must not know: any OS or desktop crate (arboard, enigo, x11rb, cpal…),
@@ -22,6 +23,7 @@ pub mod focus;
 pub mod hotkey;
 pub mod keys;
 pub mod microphone;
+pub mod other_audio;
 pub mod output;
 pub mod selection;
 

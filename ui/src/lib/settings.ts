@@ -49,6 +49,9 @@ export function validateSettings(s: Settings, mac = false): FieldError | null {
   if (!['ctrl+v', 'ctrl+shift+v', 'shift+insert'].includes(s.pasteKeys)) {
     return { field: 'pasteKeys', message: 'Choose a paste keystroke.' };
   }
+  if (s.duckOtherAudio !== null && (!Number.isInteger(s.duckOtherAudio) || s.duckOtherAudio < 0 || s.duckOtherAudio > 100)) {
+    return { field: 'duckOtherAudio', message: 'Lower other audio to 0 (mute) to 100 %.' };
+  }
   if (!['none', 'enter', 'ctrl_enter', 'shift_enter'].includes(s.submit)) {
     return { field: 'submit', message: 'Choose the key pressed after the text.' };
   }

@@ -300,12 +300,14 @@ describe('settings', () => {
     await page.getByTestId('submit-select').selectOption('ctrl_enter');
     await page.getByTestId('spoken-submit').check();
     await page.getByTestId('translate').check();
+    await page.getByTestId('duck-select').selectOption('10');
     await page.getByTestId('settings-save').click();
     const [save] = await waitForCall(page, 'save_settings');
     const saved = save.args.settings as Settings;
     expect(saved.submit).toBe('ctrl_enter');
     expect(saved.spokenSubmit).toBe(true);
     expect(saved.translate).toBe(true);
+    expect(saved.duckOtherAudio).toBe(10);
     expect(problems).toEqual([]);
     await close();
   });

@@ -15,6 +15,7 @@ mod harness;
 
 mod apps;
 mod doctor;
+mod ducking;
 mod engine;
 mod hands_free;
 mod keys;

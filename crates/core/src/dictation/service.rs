@@ -141,6 +141,8 @@ struct Service<E: FnMut(DictationEvent)> {
     busy_until: Instant,
     /// The hands-free countdown the user was last shown (whole seconds).
     countdown_shown: Option<u64>,
+    /// Told once that other audio cannot be lowered here.
+    ducking_failure_told: bool,
 }
 
 impl<E: FnMut(DictationEvent)> Service<E> {
@@ -176,6 +178,7 @@ impl<E: FnMut(DictationEvent)> Service<E> {
             focus_unsupported_told: false,
             busy_until: Instant::now(),
             countdown_shown: None,
+            ducking_failure_told: false,
         }
     }
 
@@ -396,6 +399,7 @@ impl<E: FnMut(DictationEvent)> Service<E> {
         if !matches!(self.phase, Phase::Idle) || !self.open_mic() {
             return;
         }
+        self.lower_other_audio();
         // A model unloaded while idle loads while the user speaks; the
         // voice detector starts now (tens of ms; the audio waits in the
         // microphone's channel meanwhile).
@@ -461,6 +465,24 @@ impl<E: FnMut(DictationEvent)> Service<E> {
         self.phase = Phase::Recording(d);
     }
 
+    /// Other programs' sound down while the microphone records (ducking);
+    /// a failure is said once, and the dictation goes on.
+    fn lower_other_audio(&mut self) {
+        if let Err(why) = self.io.other_audio.lower() {
+            if !self.ducking_failure_told {
+                self.ducking_failure_told = true;
+                self.notice(Some(why));
+            }
+        }
+    }
+
+    /// ...and back up once it stops.
+    fn restore_other_audio(&mut self) {
+        if let Err(why) = self.io.other_audio.restore() {
+            self.notice(Some(why));
+        }
+    }
+
     /// The focused app's name and its profile, asked at the press. Where the
     /// desktop cannot tell, the user is told once (when they have profiles).
     fn focused_profile(&mut self) -> (Option<String>, Option<Profile>) {
@@ -504,6 +526,7 @@ impl<E: FnMut(DictationEvent)> Service<E> {
     fn stop(&mut self) {
         self.phase = match std::mem::replace(&mut self.phase, Phase::Idle) {
             Phase::Recording(d) => {
+                self.restore_other_audio();
                 let (id, audio_ms) = (d.id, d.audio_ms());
                 (self.emit)(DictationEvent::RecordingStopped { id, audio_ms });
                 Phase::PostRoll {
@@ -524,6 +547,7 @@ impl<E: FnMut(DictationEvent)> Service<E> {
             | Phase::Rewriting { dictation: d, .. } => d,
         };
         d.abort();
+        self.restore_other_audio();
         (self.emit)(DictationEvent::Cancelled { id: d.id });
         self.io.keys.set_recording(false);
         self.write_record(&d, RecordingStatus::Cancelled, String::new());
@@ -548,6 +572,7 @@ impl<E: FnMut(DictationEvent)> Service<E> {
             | Phase::Rewriting { dictation: d, .. } => d,
         };
         d.abort();
+        self.restore_other_audio();
         (self.emit)(DictationEvent::Notice {
             message: format!(
                 "the desktop session ended during a dictation: its recording ({}) is kept and \

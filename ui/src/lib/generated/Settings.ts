@@ -51,6 +51,12 @@ submitWords: Array<string>, sounds: boolean, autostart: boolean, showOverlay: bo
  */
 checkUpdates: boolean, vadThreshold: number, silenceMs: number, 
 /**
+ * Other programs' playback while a dictation records: lowered to this
+ * percentage of its volume (0 mutes it), and given back after; `null`:
+ * left alone.
+ */
+duckOtherAudio: number | null, 
+/**
  * Dictations are written in English whatever the language spoken
  * (multilingual Whisper models; per-app profiles may change it).
  */

@@ -56,6 +56,10 @@ pub struct ServiceConfig {
     /// Said alone as a dictation's last sentence, each of these sends it
     /// (taken off the text; Enter or the submit key pressed). Empty: off.
     pub spoken_submit: Vec<String>,
+    /// Other programs' playback while recording: lowered to this share of
+    /// its volume (0.0 mutes); `None`: left alone. Setup picks the
+    /// `other_audio` port from it.
+    pub duck_other_audio: Option<f32>,
 }
 
 impl ServiceConfig {
@@ -82,6 +86,7 @@ impl ServiceConfig {
             emit_levels: false,
             stop_on_silence: None,
             spoken_submit: Vec::new(),
+            duck_other_audio: None,
         }
     }
 }

@@ -1,5 +1,5 @@
-//! The service's ends towards the OS — keys, text sink, microphone, focus
-//! and selection — held together. The traits are utter-ports' (a leaf crate
+//! The service's ends towards the OS — keys, text sink, microphone, focus,
+//! selection and the other programs' sound — held together. The traits are utter-ports' (a leaf crate
 //! that knows no OS crate), so the service itself touches no OS API; the
 //! real implementations are plugged in at setup (utter-desktop's `setup`), the tests'
 //! fakes in `service/tests/rig.rs`.
@@ -7,6 +7,7 @@
 use utter_ports::focus::FocusProbe;
 use utter_ports::keys::RecordingKeys;
 use utter_ports::microphone::Microphone;
+use utter_ports::other_audio::OtherAudio;
 use utter_ports::output::TextSink;
 use utter_ports::selection::SelectionReader;
 
@@ -19,4 +20,6 @@ pub struct ServiceIo {
     pub focus: Box<dyn FocusProbe>,
     /// The selected text, for a spoken command.
     pub selection: Box<dyn SelectionReader>,
+    /// Other programs' sound, lowered while recording (ducking).
+    pub other_audio: Box<dyn OtherAudio>,
 }

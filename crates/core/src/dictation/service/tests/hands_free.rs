@@ -1,5 +1,6 @@
-//! Hands-free stop on silence: a dictation no key is held for ends after a
-//! pause that follows speech, and is cancelled when nothing is said.
+//! Hands-free: a dictation no key is held for ends after a pause that
+//! follows speech, and is cancelled when nothing is said; other audio is
+//! lowered while it records.
 
 use super::*;
 
@@ -124,4 +125,19 @@ fn without_hands_free_a_tap_stops_at_once() {
     r.key(TriggerKey::Main, true);
     r.key(TriggerKey::Main, false);
     assert!(!r.service.recording());
+}
+
+#[test]
+fn other_audio_is_lowered_while_recording_and_given_back_when_it_stops_or_is_cancelled() {
+    let mut r = rig(Options::default());
+    let asked = |r: &Rig| r.other_audio.lock().unwrap().clone();
+    r.key(TriggerKey::Main, true);
+    assert_eq!(asked(&r), ["lower"]);
+    r.hear(tone(400));
+    r.key(TriggerKey::Main, false);
+    assert_eq!(asked(&r), ["lower", "restore"], "back up at the release");
+    r.settle();
+    r.key(TriggerKey::Main, true);
+    r.key(TriggerKey::Cancel, true);
+    assert_eq!(asked(&r), ["lower", "restore", "lower", "restore"]);
 }

@@ -27,6 +27,7 @@ use utter_ports::control::{TriggerKey, TriggerMode};
 use utter_ports::focus::{FocusProbe, FocusedApp};
 use utter_ports::keys::RecordingKeys;
 use utter_ports::microphone::CaptureError;
+use utter_ports::other_audio::OtherAudio;
 use utter_ports::output::{Delivered, Delivery, Outcome, OutputConfig, TextSink};
 use utter_ports::output::{OutputMethod, PasteKeys, Submit};
 use utter_ports::selection::SelectionReader;

@@ -51,6 +51,20 @@ impl TextSink for FakeSink {
     }
 }
 
+/// Other audio: what the service asked of it, in order.
+struct FakeOtherAudio(Log<&'static str>);
+
+impl OtherAudio for FakeOtherAudio {
+    fn lower(&mut self) -> Result<usize, String> {
+        self.0.lock().unwrap().push("lower");
+        Ok(1)
+    }
+    fn restore(&mut self) -> Result<(), String> {
+        self.0.lock().unwrap().push("restore");
+        Ok(())
+    }
+}
+
 /// The focused app, as the test sets it.
 struct FakeFocus(Arc<Mutex<Result<FocusedApp, FocusError>>>);
 
@@ -118,6 +132,7 @@ pub(super) struct Rig {
     pub(super) delivered: Log<String>,
     pub(super) hows: Log<Delivery>,
     pub(super) submits: Log<Submit>,
+    pub(super) other_audio: Log<&'static str>,
     pub(super) focus: Arc<Mutex<Result<FocusedApp, FocusError>>>,
     pub(super) selection: Arc<Mutex<Option<String>>>,
     pub(super) audio: Sender<CaptureEvent>,
@@ -206,6 +221,7 @@ pub(super) fn rig(options: Options) -> Rig {
         }
     });
     let (events, grabs, delivered, hows, submits) = (log(), log(), log(), log(), log());
+    let other_audio = log();
     let focus = Arc::new(Mutex::new(Err(FocusError::NoFocus)));
     let selection = Arc::new(Mutex::new(None));
     let (audio, rx) = unbounded();
@@ -226,6 +242,7 @@ pub(super) fn rig(options: Options) -> Rig {
             broken: options.mic_broken,
             opens: opens.clone(),
         }),
+        other_audio: Box::new(FakeOtherAudio(other_audio.clone())),
     };
     let sink_events = events.clone();
     let emit: Box<dyn FnMut(DictationEvent)> =
@@ -238,6 +255,7 @@ pub(super) fn rig(options: Options) -> Rig {
         delivered,
         hows,
         submits,
+        other_audio,
         focus,
         selection,
         audio,
