@@ -53,6 +53,7 @@ export function defaultSettings(): Settings {
     stopOnSilenceMs: null,
     translate: false,
     duckOtherAudio: null,
+    editCommands: true,
     keepAudioDays: 30,
     maxAudioMinutes: 480,
     engineIdleUnloadMinutes: 10,

@@ -108,6 +108,10 @@ pub struct DictateArgs {
     /// Silence that ends a segment, in ms
     #[arg(long, default_value_t = defaults::SILENCE_MS)]
     silence_ms: u32,
+    /// Type "scratch that" and "press enter" (tab, escape) as words: by
+    /// default a dictation that is only one of these edits instead
+    #[arg(long)]
+    no_edit_commands: bool,
     /// Lower other programs' sound to PERCENT of its volume while recording
     /// (0 mutes it), and give it back after — also after a crash, at the
     /// next start (Linux: PulseAudio or PipeWire)
@@ -277,6 +281,7 @@ fn dictate(
         submit: args.submit,
         translate: args.translate,
         duck_other_audio: args.duck,
+        edit_commands: !args.no_edit_commands,
         spoken_submit: args.spoken_submit,
         microphone: args.mic,
         profiles,

@@ -1,5 +1,5 @@
 //! `utter doctor`: one line per capability (hotkey, paste, type, clipboard,
-//! microphone, model, GPU), working or not, and why.
+//! microphone, other audio, model, GPU), working or not, and why.
 
 use std::process::ExitCode;
 
@@ -51,6 +51,12 @@ pub fn run(store: &ModelStore) -> Result<ExitCode> {
     }
 
     list.push(Capability::new("microphone", microphone()));
+    list.push(Capability::new(
+        "other audio",
+        utter_platform::ducking::probe().map_err(|e| {
+            format!("{e}: other programs' sound cannot be lowered while you dictate (--duck)")
+        }),
+    ));
     list.push(Capability::new(
         "model",
         store

@@ -72,6 +72,10 @@ pub struct Settings {
     pub check_updates: bool,
     pub vad_threshold: f32,
     pub silence_ms: u32,
+    /// A dictation that is only "scratch that" (the last text taken back
+    /// out) or "press enter" / "press tab" / "press escape" edits instead
+    /// of typing the words.
+    pub edit_commands: bool,
     /// Other programs' playback while a dictation records: lowered to this
     /// percentage of its volume (0 mutes it), and given back after; `null`:
     /// left alone.
@@ -149,6 +153,7 @@ impl Default for Settings {
             stop_on_silence_ms: None,
             translate: false,
             duck_other_audio: None,
+            edit_commands: true,
             keep_audio_days: 30,
             max_audio_minutes: crate::audio::limits::DEFAULT_MAX_AUDIO_MINUTES,
             engine_idle_unload_minutes: 10,
@@ -268,7 +273,7 @@ impl Settings {
             ));
         }
         if let Some(ms) = self.stop_on_silence_ms {
-            let range = crate::dictation::silence_stop::AFTER_RANGE_MS;
+            let range = defaults::STOP_ON_SILENCE_RANGE_MS;
             if !range.contains(&u64::from(ms)) {
                 return Err(invalid(
                     "stopOnSilenceMs",
@@ -424,7 +429,7 @@ impl Settings {
         if !self.spoken_submit {
             return Vec::new();
         }
-        crate::dictation::submit::SPOKEN_SUBMIT_WORDS
+        defaults::SPOKEN_SUBMIT_WORDS
             .iter()
             .map(|w| w.to_string())
             .chain(self.submit_words.iter().map(|w| w.trim().to_string()))

@@ -16,6 +16,23 @@ fn workspace_root() -> &'static Path {
         .unwrap()
 }
 
+/// `cargo metadata` of the workspace (offline) with `args`.
+fn cargo_metadata(args: &[&str]) -> serde_json::Value {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let out = Command::new(cargo)
+        .args(["metadata", "--format-version", "1", "--offline"])
+        .args(args)
+        .current_dir(workspace_root())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "cargo metadata: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
 /// The `crate-graph` block: `name -> dep dep…` per line.
 fn documented() -> Graph {
     let doc = std::fs::read_to_string(workspace_root().join("docs/architecture.md")).unwrap();
@@ -42,24 +59,7 @@ fn documented() -> Graph {
 /// Each workspace package (test-support aside) → the workspace packages it
 /// depends on as a normal (or build) dependency.
 fn actual() -> Graph {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let out = Command::new(cargo)
-        .args([
-            "metadata",
-            "--format-version",
-            "1",
-            "--no-deps",
-            "--offline",
-        ])
-        .current_dir(workspace_root())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "cargo metadata: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let meta: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let meta = cargo_metadata(&["--no-deps"]);
     let packages = meta["packages"].as_array().unwrap();
     let names: BTreeSet<&str> = packages
         .iter()
@@ -159,19 +159,7 @@ fn host_target() -> String {
 /// other targets' crates are not downloaded offline; `npm run check:targets`
 /// builds those).
 fn resolved_reach(name: &str) -> BTreeSet<String> {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let out = Command::new(cargo)
-        .args(["metadata", "--format-version", "1", "--offline"])
-        .args(["--filter-platform", &host_target()])
-        .current_dir(workspace_root())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "cargo metadata: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let meta: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let meta = cargo_metadata(&["--filter-platform", &host_target()]);
     let name_of: BTreeMap<&str, &str> = meta["packages"]
         .as_array()
         .unwrap()

@@ -69,6 +69,7 @@ pub fn service_config(
     }
     config.meeting_key = settings.meeting_key.clone();
     config.spoken_submit = settings.spoken_submit_words();
+    config.edit_commands = settings.edit_commands;
     config.duck_other_audio = settings
         .duck_other_audio
         .map(|percent| f32::from(percent.min(100)) / 100.0);

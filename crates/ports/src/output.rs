@@ -80,6 +80,18 @@ impl Submit {
     }
 }
 
+/// A key an edit command presses ("press tab"), or that takes a text back
+/// out ("scratch that": Backspace once per character).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
+#[serde(rename_all = "snake_case")]
+#[ts(export)]
+pub enum EditKey {
+    Backspace,
+    Enter,
+    Tab,
+    Escape,
+}
+
 /// What became of a delivered text, as far as this desktop can tell. Utter
 /// reports `pasted` only where the app was seen reading the text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
@@ -110,6 +122,14 @@ impl Delivered {
             Self::LeftOnClipboard | Self::OnClipboard => OutputMethod::Clipboard,
             Self::Printed => OutputMethod::Stdout,
         }
+    }
+
+    /// Whether the text went into the app (not onto the clipboard or stdout).
+    pub fn in_app(self) -> bool {
+        matches!(
+            self,
+            Self::Pasted | Self::PasteUnconfirmed | Self::TypedAfterUnreadPaste | Self::Typed
+        )
     }
 
     pub fn name(self) -> &'static str {
@@ -218,6 +238,15 @@ pub trait TextSink {
         Err(DesktopError::Unavailable(format!(
             "this output cannot press {}",
             key.name()
+        )))
+    }
+
+    /// Presses `key` `times` times in the focused app (an edit command).
+    /// Sinks that cannot press keys refuse.
+    fn press_keys(&mut self, key: EditKey, times: usize) -> Result<(), DesktopError> {
+        let _ = times;
+        Err(DesktopError::Unavailable(format!(
+            "this output cannot press {key:?}"
         )))
     }
 }

@@ -301,6 +301,7 @@ describe('settings', () => {
     await page.getByTestId('spoken-submit').check();
     await page.getByTestId('translate').check();
     await page.getByTestId('duck-select').selectOption('10');
+    await page.getByTestId('edit-commands').uncheck();
     await page.getByTestId('settings-save').click();
     const [save] = await waitForCall(page, 'save_settings');
     const saved = save.args.settings as Settings;
@@ -308,6 +309,7 @@ describe('settings', () => {
     expect(saved.spokenSubmit).toBe(true);
     expect(saved.translate).toBe(true);
     expect(saved.duckOtherAudio).toBe(10);
+    expect(saved.editCommands).toBe(false);
     expect(problems).toEqual([]);
     await close();
   });

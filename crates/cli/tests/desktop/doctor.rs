@@ -36,6 +36,7 @@ fn doctor_says_what_works_in_this_session() {
         "ok  model",
         "ok  vad",
         "ok  microphone",
+        "ok  other audio",
     ] {
         assert!(report.contains(line), "`{line}` in:\n{report}");
     }

@@ -3,6 +3,7 @@
 //! configured silence after the last word, and one in which nothing is
 //! said is cancelled with the reason.
 
+use std::path::Path;
 use std::time::Duration;
 
 use utter_core::text::word_error_rate;
@@ -10,30 +11,37 @@ use utter_core::text::word_error_rate;
 use crate::harness::dictate::{Dictate, HOTKEY};
 use crate::harness::serial;
 use crate::harness::speech::{clip, truth};
-use crate::harness::x11::desktop;
+use crate::harness::x11::{desktop, Desktop};
 
 /// The dictation's voice-detector padding after each span (`DictationConfig`).
 const PAD_MS: i64 = 300;
 
-#[test]
-fn a_toggled_dictation_ends_the_set_silence_after_the_last_word() {
-    let _guard = serial();
-    let d = desktop();
-    let tmp = tempfile::tempdir().unwrap();
+/// `utter dictate` in toggle mode with `--stop-on-silence SECONDS`, one
+/// dictation started with a tap of the hotkey.
+fn started_hands_free(d: &Desktop, dir: &Path, seconds: &str) -> Dictate {
     let dictate = Dictate::start(
         d,
-        tmp.path(),
+        dir,
         &[
             "--mode",
             "toggle",
             "--output",
             "stdout",
             "--stop-on-silence",
-            "1.5",
+            seconds,
         ],
     );
     d.xdotool(&["key", HOTKEY]);
     dictate.expect("recording_started", Duration::from_secs(5));
+    dictate
+}
+
+#[test]
+fn a_toggled_dictation_ends_the_set_silence_after_the_last_word() {
+    let _guard = serial();
+    let d = desktop();
+    let tmp = tempfile::tempdir().unwrap();
+    let dictate = started_hands_free(d, tmp.path(), "1.5");
     d.speak(&clip(3));
     // No second press: the silence after the speech ends it.
     let stopped = dictate.expect("recording_stopped", Duration::from_secs(10));
@@ -67,20 +75,7 @@ fn a_hands_free_dictation_with_nothing_said_is_cancelled_and_says_why() {
     let _guard = serial();
     let d = desktop();
     let tmp = tempfile::tempdir().unwrap();
-    let dictate = Dictate::start(
-        d,
-        tmp.path(),
-        &[
-            "--mode",
-            "toggle",
-            "--output",
-            "stdout",
-            "--stop-on-silence",
-            "1",
-        ],
-    );
-    d.xdotool(&["key", HOTKEY]);
-    dictate.expect("recording_started", Duration::from_secs(5));
+    let dictate = started_hands_free(d, tmp.path(), "1");
     // Other notices (the desktop's) may come first.
     let said_why = (0..5).any(|_| {
         let notice = dictate.expect("notice", Duration::from_secs(15));

@@ -133,6 +133,12 @@ pub enum DictationEvent {
         #[serde(skip_serializing_if = "Option::is_none")]
         #[ts(optional)]
         submitted: Option<Submit>,
+        /// Set when the dictation was an edit command ("scratch that",
+        /// "press tab") that was carried out: `text` is empty, and
+        /// `raw_text` holds what was said.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        edit: Option<String>,
     },
     /// A recording from an earlier run whose transcription never finished.
     Recovered {

@@ -10,6 +10,7 @@
 
 pub mod windows;
 
+pub mod edit_commands;
 pub mod events;
 pub mod plan;
 pub mod record_log;

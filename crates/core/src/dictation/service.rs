@@ -52,6 +52,13 @@ const TAP: Duration = Duration::from_millis(400);
 /// A dictation this soon after one that ended mid-sentence continues it.
 const CONTINUE_SENTENCE_WITHIN: Duration = Duration::from_secs(60);
 
+/// The last text as it went into the app, for "scratch that".
+struct Erasable {
+    /// Characters put in (the trailing space included).
+    chars: usize,
+    at: Instant,
+}
+
 /// Where the dictation in hand is; each phase holds what it needs.
 enum Phase {
     Idle,
@@ -143,6 +150,8 @@ struct Service<E: FnMut(DictationEvent)> {
     countdown_shown: Option<u64>,
     /// Told once that other audio cannot be lowered here.
     ducking_failure_told: bool,
+    /// What "scratch that" would take back.
+    erasable: Option<Erasable>,
 }
 
 impl<E: FnMut(DictationEvent)> Service<E> {
@@ -179,6 +188,7 @@ impl<E: FnMut(DictationEvent)> Service<E> {
             busy_until: Instant::now(),
             countdown_shown: None,
             ducking_failure_told: false,
+            erasable: None,
         }
     }
 

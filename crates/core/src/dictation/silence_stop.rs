@@ -15,10 +15,8 @@ pub struct SilenceStop {
     pub no_speech_within: Duration,
 }
 
-/// The shortest and longest silence a user may choose: shorter ends a
-/// dictation at a breath (the voice detector itself needs a few hundred
-/// ms to call a pause); longer is no longer hands-free.
-pub const AFTER_RANGE_MS: std::ops::RangeInclusive<u64> = 500..=30_000;
+/// The silence a user may choose (the settings': `settings::defaults`).
+pub use crate::settings::defaults::STOP_ON_SILENCE_RANGE_MS as AFTER_RANGE_MS;
 /// Nothing said by then: the press was a mistake, or the microphone hears
 /// nothing (the user is told which is likelier).
 pub const NO_SPEECH_WITHIN: Duration = Duration::from_secs(10);

@@ -41,22 +41,8 @@ pub fn after_delivery(delivered: Delivered, key: Submit) -> SubmitStep {
     }
 }
 
-/// The words that, said alone as a dictation's last sentence, send it
-/// (English, German, French, Spanish, Italian, Portuguese, Dutch).
-pub const SPOKEN_SUBMIT_WORDS: &[&str] = &[
-    "send",
-    "send it",
-    "senden",
-    "abschicken",
-    "envoyer",
-    "envoie",
-    "enviar",
-    "envíalo",
-    "invia",
-    "invialo",
-    "verstuur",
-    "versturen",
-];
+/// The words that send a dictation (the settings': `settings::defaults`).
+pub use crate::settings::defaults::SPOKEN_SUBMIT_WORDS;
 
 /// `text` without its spoken trigger, when its last sentence is one of
 /// `words` and nothing else ("See you at six. Send." → "See you at six.").

@@ -24,3 +24,25 @@ pub const KEEP_RECORDINGS: usize = 500;
 pub const SERVER_PORT: u16 = 2022;
 /// Wyoming's usual port (Home Assistant, wyoming-faster-whisper).
 pub const WYOMING_PORT: u16 = 10300;
+
+/// The shortest and longest hands-free silence a user may choose: shorter
+/// ends a dictation at a breath (the voice detector itself needs a few
+/// hundred ms to call a pause); longer is no longer hands-free.
+pub const STOP_ON_SILENCE_RANGE_MS: std::ops::RangeInclusive<u64> = 500..=30_000;
+
+/// The words that, said alone as a dictation's last sentence, send it
+/// (English, German, French, Spanish, Italian, Portuguese, Dutch).
+pub const SPOKEN_SUBMIT_WORDS: &[&str] = &[
+    "send",
+    "send it",
+    "senden",
+    "abschicken",
+    "envoyer",
+    "envoie",
+    "enviar",
+    "envíalo",
+    "invia",
+    "invialo",
+    "verstuur",
+    "versturen",
+];

@@ -145,6 +145,22 @@ impl Drop for Ducker {
     }
 }
 
+/// Whether other audio can be lowered here, for `utter doctor`: the
+/// sound server answers, and how many programs play now.
+pub fn probe() -> Result<String, DuckError> {
+    #[cfg(target_os = "linux")]
+    {
+        let playing = pulse::Server::connect()?.playback_streams()?.len();
+        Ok(format!(
+            "the sound server answers ({playing} playback stream(s) now): --duck PERCENT lowers them while recording"
+        ))
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        Err(DuckError::Unsupported)
+    }
+}
+
 /// Gives back the volumes a run that ended while ducking left turned down;
 /// the streams restored.
 pub fn restore_after_crash(journal: &Path) -> Result<usize, DuckError> {

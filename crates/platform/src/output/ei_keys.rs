@@ -21,7 +21,7 @@ use reis::PendingRequestResult;
 use xkbcommon::xkb;
 
 use super::PasteKeys;
-use utter_ports::output::Submit;
+use utter_ports::output::{EditKey, Submit};
 
 /// How long the desktop may take to offer a resumed keyboard.
 const READY_TIMEOUT: Duration = Duration::from_secs(5);
@@ -37,6 +37,9 @@ mod evdev {
     pub const V: u32 = 47;
     pub const INSERT: u32 = 110;
     pub const ENTER: u32 = 28;
+    pub const BACKSPACE: u32 = 14;
+    pub const TAB: u32 = 15;
+    pub const ESC: u32 = 1;
 }
 
 /// Why libei key presses are not available.
@@ -196,6 +199,20 @@ impl EiKeyboard {
         self.send(&presses.chain(releases).collect::<Vec<_>>())
     }
 
+    /// Clicks an edit command's key `times` times.
+    pub fn press_keys(&mut self, key: EditKey, times: usize) -> Result<(), EiError> {
+        let code = match key {
+            EditKey::Backspace => self.codes.backspace,
+            EditKey::Enter => self.codes.enter,
+            EditKey::Tab => self.codes.tab,
+            EditKey::Escape => self.codes.escape,
+        };
+        let clicks: Vec<(u32, bool)> = (0..times)
+            .flat_map(|_| [(code, true), (code, false)])
+            .collect();
+        self.send(&clicks)
+    }
+
     /// Types `text` key by key, Shift held for the characters that need it.
     /// Nothing is typed when a character has no key in the desktop's layout.
     pub fn type_text(&mut self, text: &str) -> Result<(), EiError> {
@@ -342,6 +359,9 @@ pub struct KeyCodes {
     pub v: u32,
     pub insert: u32,
     pub enter: u32,
+    pub backspace: u32,
+    pub tab: u32,
+    pub escape: u32,
     /// The Caps Lock modifier's bit in the desktop's modifier masks.
     caps_mask: u32,
     /// Per layout of the keymap: keysym → (evdev code, with Shift).
@@ -374,6 +394,9 @@ impl KeyCodes {
             v: evdev::V,
             insert: evdev::INSERT,
             enter: evdev::ENTER,
+            backspace: evdev::BACKSPACE,
+            tab: evdev::TAB,
+            escape: evdev::ESC,
             // xkb's usual modifier order puts Lock second.
             caps_mask: 1 << 1,
             typed: Vec::new(),
@@ -439,6 +462,9 @@ impl KeyCodes {
             v: find(xkb::Keysym::v, evdev::V),
             insert: find(xkb::Keysym::Insert, evdev::INSERT),
             enter: find(xkb::Keysym::Return, evdev::ENTER),
+            backspace: find(xkb::Keysym::BackSpace, evdev::BACKSPACE),
+            tab: find(xkb::Keysym::Tab, evdev::TAB),
+            escape: find(xkb::Keysym::Escape, evdev::ESC),
             caps_mask: if caps < 32 { 1 << caps } else { 0 },
             typed,
         }

@@ -20,8 +20,8 @@ mod x11_layout;
 
 pub use sinks::{ClipboardSink, PasteSink, StdoutSink, TypeSink};
 pub use utter_ports::output::{
-    Delivered, Delivery, Outcome, OutputConfig, OutputMethod, PasteFallback, PasteKeys, Submit,
-    TextSink,
+    Delivered, Delivery, EditKey, Outcome, OutputConfig, OutputMethod, PasteFallback, PasteKeys,
+    Submit, TextSink,
 };
 pub use utter_ports::DesktopError;
 
@@ -320,6 +320,13 @@ impl TextSink for SinkSet {
     fn press_submit(&mut self, key: Submit) -> Result<(), DesktopError> {
         let last = self.last;
         self.sink_for(last)?.press_submit(key)
+    }
+
+    /// Pressed by the sink that delivered the last text (edit commands act
+    /// where the text went).
+    fn press_keys(&mut self, key: EditKey, times: usize) -> Result<(), DesktopError> {
+        let last = self.last;
+        self.sink_for(last)?.press_keys(key, times)
     }
 }
 

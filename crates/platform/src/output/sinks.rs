@@ -5,8 +5,8 @@ use enigo::{Direction, Enigo, Key, Keyboard, Settings};
 
 use super::paste_watch::{PasteWatch, Selection, Selections};
 use super::{
-    finish, Delivered, Delivery, DesktopError, Outcome, OutputConfig, OutputEnv, OutputError,
-    PasteFallback, PasteKeys, Submit, TextSink,
+    finish, Delivered, Delivery, DesktopError, EditKey, Outcome, OutputConfig, OutputEnv,
+    OutputError, PasteFallback, PasteKeys, Submit, TextSink,
 };
 use crate::desktop::DesktopSession;
 
@@ -128,6 +128,10 @@ impl TextSink for TypeSink {
     fn press_submit(&mut self, key: Submit) -> Result<(), DesktopError> {
         Ok(self.keyboard.press_submit(key)?)
     }
+
+    fn press_keys(&mut self, key: EditKey, times: usize) -> Result<(), DesktopError> {
+        Ok(self.keyboard.press_keys(key, times)?)
+    }
 }
 
 /// What presses keys: the paste chord, or the text typed.
@@ -146,6 +150,16 @@ impl KeySender {
             #[cfg(desktop_linux)]
             KeySender::Libei(keyboard) => keyboard
                 .press_submit(key)
+                .map_err(|e| OutputError::Input(e.into())),
+        }
+    }
+
+    fn press_keys(&mut self, key: EditKey, times: usize) -> Result<(), OutputError> {
+        match self {
+            KeySender::Enigo(keys) => click_times(keys.current()?, key, times),
+            #[cfg(desktop_linux)]
+            KeySender::Libei(keyboard) => keyboard
+                .press_keys(key, times)
                 .map_err(|e| OutputError::Input(e.into())),
         }
     }
@@ -628,6 +642,20 @@ fn chord(enigo: &mut Enigo, mods: &[Key], key: Key) -> Result<(), OutputError> {
     result
 }
 
+/// Clicks an edit command's key `times` times.
+fn click_times(enigo: &mut Enigo, key: EditKey, times: usize) -> Result<(), OutputError> {
+    let key = match key {
+        EditKey::Backspace => Key::Backspace,
+        EditKey::Enter => Key::Return,
+        EditKey::Tab => Key::Tab,
+        EditKey::Escape => Key::Escape,
+    };
+    for _ in 0..times {
+        enigo.key(key, Direction::Click).map_err(input_error)?;
+    }
+    Ok(())
+}
+
 /// The submit key (Return, with Ctrl — Cmd on macOS — or Shift).
 fn submit_chord(enigo: &mut Enigo, key: Submit) -> Result<(), OutputError> {
     let command = if cfg!(target_os = "macos") {
@@ -693,6 +721,20 @@ impl TextSink for PasteSink {
                 })
                 .map_err(|e| OutputError::Input(e.into()))?,
             None => input(&DesktopSession::MacOs).and_then(|mut e| submit_chord(&mut e, key)),
+        };
+        Ok(pressed?)
+    }
+
+    fn press_keys(&mut self, key: EditKey, times: usize) -> Result<(), DesktopError> {
+        if let Some(keyboard) = self.keyboard.as_mut() {
+            return Ok(keyboard.press_keys(key, times)?);
+        }
+        // macOS: on the main thread, as the paste keystroke.
+        let click =
+            move || input(&DesktopSession::MacOs).and_then(|mut e| click_times(&mut e, key, times));
+        let pressed = match &self.env.main_thread {
+            Some(main) => main.call(click).map_err(|e| OutputError::Input(e.into()))?,
+            None => click(),
         };
         Ok(pressed?)
     }

@@ -54,4 +54,10 @@ rewrite?: RewriteReport,
  * The key pressed after the text to send it (auto-submit, or a
  * spoken "send"); absent when none was.
  */
-submitted?: Submit, } | { "event": "recovered", audio_path: string, text: string, raw_text: string | null, } | { "event": "error", message: string, } | { "event": "engine_restarted", message: string, on_cpu: boolean, } | { "event": "notice", message: string, } | { "event": "level", rms: number, };
+submitted?: Submit, 
+/**
+ * Set when the dictation was an edit command ("scratch that",
+ * "press tab") that was carried out: `text` is empty, and
+ * `raw_text` holds what was said.
+ */
+edit?: string, } | { "event": "recovered", audio_path: string, text: string, raw_text: string | null, } | { "event": "error", message: string, } | { "event": "engine_restarted", message: string, on_cpu: boolean, } | { "event": "notice", message: string, } | { "event": "level", rms: number, };

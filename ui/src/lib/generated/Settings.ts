@@ -51,6 +51,12 @@ submitWords: Array<string>, sounds: boolean, autostart: boolean, showOverlay: bo
  */
 checkUpdates: boolean, vadThreshold: number, silenceMs: number, 
 /**
+ * A dictation that is only "scratch that" (the last text taken back
+ * out) or "press enter" / "press tab" / "press escape" edits instead
+ * of typing the words.
+ */
+editCommands: boolean, 
+/**
  * Other programs' playback while a dictation records: lowered to this
  * percentage of its volume (0 mutes it), and given back after; `null`:
  * left alone.

@@ -60,6 +60,9 @@ pub struct ServiceConfig {
     /// its volume (0.0 mutes); `None`: left alone. Setup picks the
     /// `other_audio` port from it.
     pub duck_other_audio: Option<f32>,
+    /// A dictation that is only "scratch that" or "press enter/tab/escape"
+    /// edits instead of typing.
+    pub edit_commands: bool,
 }
 
 impl ServiceConfig {
@@ -87,6 +90,7 @@ impl ServiceConfig {
             stop_on_silence: None,
             spoken_submit: Vec::new(),
             duck_other_audio: None,
+            edit_commands: true,
         }
     }
 }

@@ -7,13 +7,14 @@ use std::time::Instant;
 
 use utter_postprocess::{continues_sentence, Placeholder, Processed};
 
+use super::super::edit_commands::{self, EditCommand, SCRATCH_WITHIN};
 use super::super::events::DictationEvent;
 use super::super::record_log::{self, RecordingRecord, RecordingStatus};
 use super::super::recording::{Dictation, Purpose};
 use super::super::rewrite_step::{PendingRewrite, RewriteReport};
 use super::super::submit::{self, SubmitStep};
-use super::{Phase, Service, CONTINUE_SENTENCE_WITHIN};
-use utter_ports::output::{Delivered, Submit};
+use super::{Erasable, Phase, Service, CONTINUE_SENTENCE_WITHIN};
+use utter_ports::output::{Delivered, EditKey, Submit};
 
 impl<E: FnMut(DictationEvent)> Service<E> {
     /// Engine replies in any phase (eager runs go on while the user speaks);
@@ -85,6 +86,13 @@ impl<E: FnMut(DictationEvent)> Service<E> {
             self.notice(Some(placeholders_missing(&snippets, &unavailable)));
         }
         let text = d.plan().finish_text(text);
+        let edit = match d.purpose() {
+            Purpose::Dictation if self.config.edit_commands => edit_commands::command(&text),
+            _ => None,
+        };
+        if let Some(edit) = edit {
+            return self.edit(d, edit, text);
+        }
         if let Purpose::Command { selection } = d.purpose() {
             let selection = selection.clone();
             return self.command_ready(d, selection, text, raw);
@@ -104,6 +112,45 @@ impl<E: FnMut(DictationEvent)> Service<E> {
             }
             None => self.deliver(d, text, raw, None),
         }
+    }
+
+    /// A dictation that was an edit command: the keys pressed where the
+    /// last text went, and the dictation ends with no text of its own.
+    fn edit(&mut self, d: Dictation, edit: EditCommand, said: String) {
+        self.io.keys.set_recording(false);
+        let done = match edit {
+            EditCommand::Press(key) => self.io.sink.press_keys(key, 1).map_err(|e| e.to_string()),
+            EditCommand::ScratchThat => match self.erasable.take() {
+                Some(last) if last.at.elapsed() < SCRATCH_WITHIN => self
+                    .io
+                    .sink
+                    .press_keys(EditKey::Backspace, last.chars)
+                    .map_err(|e| e.to_string()),
+                Some(_) => Err("the last text went in too long ago to take it back".into()),
+                None => Err("there is no text to take back (the last one went to the \
+                             clipboard, was sent, or was taken back already)"
+                    .into()),
+            },
+        };
+        if let Err(why) = &done {
+            self.notice(Some(format!("“{}”: {why}", said.trim())));
+        }
+        self.write_record(&d, RecordingStatus::Delivered, String::new());
+        (self.emit)(DictationEvent::TextDelivered {
+            id: d.id,
+            text: String::new(),
+            output: d.plan().delivery.method.name().to_string(),
+            engine_ms: d.engine_ms(),
+            segments: d.segments(),
+            delivered: None,
+            raw_text: Some(said),
+            error: d.failed().map(str::to_string),
+            warning: None,
+            rewrite: None,
+            submitted: None,
+            edit: done.is_ok().then_some(edit.name().to_string()),
+        });
+        record_log::prune(&self.config.recordings_dir, self.config.keep_recordings);
     }
 
     /// A spoken command's words are in: off to the model with the selection.
@@ -189,6 +236,16 @@ impl<E: FnMut(DictationEvent)> Service<E> {
             }
             _ => None,
         };
+        // What "scratch that" may take back: a text in the app, not sent.
+        self.erasable = match &delivered {
+            Ok(Some(outcome)) if outcome.delivered.in_app() && submitted.is_none() => {
+                Some(Erasable {
+                    chars: text.chars().count() + usize::from(how.trailing_space),
+                    at: Instant::now(),
+                })
+            }
+            _ => None,
+        };
         // The sidecar marks the recording finished only once the text is out
         // (on a delivery or engine error it stays unfinished: the next start
         // transcribes it again). It is written before `text_delivered`, so
@@ -214,6 +271,7 @@ impl<E: FnMut(DictationEvent)> Service<E> {
             warning: d.coverage_warning(),
             rewrite,
             submitted,
+            edit: None,
         });
         if !text.is_empty() && !command {
             self.last_text = text;

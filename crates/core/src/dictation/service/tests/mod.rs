@@ -29,7 +29,7 @@ use utter_ports::keys::RecordingKeys;
 use utter_ports::microphone::CaptureError;
 use utter_ports::other_audio::OtherAudio;
 use utter_ports::output::{Delivered, Delivery, Outcome, OutputConfig, TextSink};
-use utter_ports::output::{OutputMethod, PasteKeys, Submit};
+use utter_ports::output::{EditKey, OutputMethod, PasteKeys, Submit};
 use utter_ports::selection::SelectionReader;
 use utter_ports::DesktopError;
 

@@ -38,18 +38,6 @@ fn report(r: &Rig) -> Option<RewriteReport> {
     })
 }
 
-fn notices(r: &Rig) -> Vec<String> {
-    r.events
-        .lock()
-        .unwrap()
-        .iter()
-        .filter_map(|e| match e {
-            DictationEvent::Notice { message } => Some(message.clone()),
-            _ => None,
-        })
-        .collect()
-}
-
 #[test]
 fn the_models_text_goes_out_and_the_dictated_text_is_kept_beside_it() {
     let server = Server::start(|path| match path {
@@ -94,7 +82,7 @@ fn a_failing_server_delivers_the_dictated_text_with_the_reason() {
         "{report:?}"
     );
     assert_eq!(
-        notices(&r),
+        r.notices(),
         ["Delivered as dictated: The server answered with error 500: model crashed."]
     );
 }
@@ -251,11 +239,11 @@ fn a_command_the_model_fails_leaves_the_selection_alone_and_says_why() {
     assert_eq!(report.dictated, "one two", "what was said is kept");
     assert!(matches!(report.notice, Some(Notice::ServerError { .. })));
     assert!(
-        notices(&r)
+        r.notices()
             .iter()
             .any(|n| n.starts_with("The command was not carried out; the selection is unchanged")),
         "{:?}",
-        notices(&r)
+        r.notices()
     );
 }
 

@@ -24,6 +24,8 @@ struct FakeSink {
     hows: Log<Delivery>,
     /// The submit keys pressed.
     submits: Log<Submit>,
+    /// Edit commands' keys pressed, and how many times.
+    edits: Log<(EditKey, usize)>,
     fail: bool,
 }
 
@@ -47,6 +49,11 @@ impl TextSink for FakeSink {
 
     fn press_submit(&mut self, key: Submit) -> Result<(), DesktopError> {
         self.submits.lock().unwrap().push(key);
+        Ok(())
+    }
+
+    fn press_keys(&mut self, key: EditKey, times: usize) -> Result<(), DesktopError> {
+        self.edits.lock().unwrap().push((key, times));
         Ok(())
     }
 }
@@ -132,6 +139,7 @@ pub(super) struct Rig {
     pub(super) delivered: Log<String>,
     pub(super) hows: Log<Delivery>,
     pub(super) submits: Log<Submit>,
+    pub(super) edits: Log<(EditKey, usize)>,
     pub(super) other_audio: Log<&'static str>,
     pub(super) focus: Arc<Mutex<Result<FocusedApp, FocusError>>>,
     pub(super) selection: Arc<Mutex<Option<String>>>,
@@ -222,6 +230,7 @@ pub(super) fn rig(options: Options) -> Rig {
     });
     let (events, grabs, delivered, hows, submits) = (log(), log(), log(), log(), log());
     let other_audio = log();
+    let edits = log();
     let focus = Arc::new(Mutex::new(Err(FocusError::NoFocus)));
     let selection = Arc::new(Mutex::new(None));
     let (audio, rx) = unbounded();
@@ -232,6 +241,7 @@ pub(super) fn rig(options: Options) -> Rig {
             delivered: delivered.clone(),
             hows: hows.clone(),
             submits: submits.clone(),
+            edits: edits.clone(),
             fail: options.sink_fails,
         }),
         focus: Box::new(FakeFocus(focus.clone())),
@@ -255,6 +265,7 @@ pub(super) fn rig(options: Options) -> Rig {
         delivered,
         hows,
         submits,
+        edits,
         other_audio,
         focus,
         selection,
@@ -322,6 +333,19 @@ impl Rig {
             self.service.tick();
             std::thread::sleep(Duration::from_millis(2));
         }
+    }
+
+    /// The notices the service gave, in order.
+    pub(super) fn notices(&self) -> Vec<String> {
+        self.events
+            .lock()
+            .unwrap()
+            .iter()
+            .filter_map(|e| match e {
+                DictationEvent::Notice { message } => Some(message.clone()),
+                _ => None,
+            })
+            .collect()
     }
 
     pub(super) fn delivered(&self) -> Vec<String> {

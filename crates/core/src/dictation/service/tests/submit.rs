@@ -1,5 +1,6 @@
 //! Auto-submit: the key pressed after the text, only once the text is in
-//! the app; and the spoken "send" at the end of a dictation.
+//! the app; the spoken "send" at the end of a dictation; and edit commands
+//! ("scratch that", "press tab").
 
 use super::*;
 use utter_postprocess::{Replacement, TextRulesConfig};
@@ -47,16 +48,7 @@ fn a_text_left_on_the_clipboard_is_never_sent() {
     r.settle();
     assert_eq!(r.delivered(), ["one"]);
     assert!(submits(&r).is_empty());
-    let notices: Vec<String> = r
-        .events
-        .lock()
-        .unwrap()
-        .iter()
-        .filter_map(|e| match e {
-            DictationEvent::Notice { message } => Some(message.clone()),
-            _ => None,
-        })
-        .collect();
+    let notices = r.notices();
     assert!(
         notices.iter().any(|n| n.contains("on the clipboard")),
         "{notices:?}"
@@ -73,8 +65,8 @@ fn no_submit_key_and_no_spoken_send_press_nothing() {
 }
 
 /// The fake engine hears "one two"; a replacement makes it the sentence a
-/// user would say ending with "Send."
-fn says_send(r: &mut Rig) {
+/// user would say ending with "Send.", and the user says it.
+fn say_send(r: &mut Rig) {
     r.service.config.text_rules = TextRules::new(&TextRulesConfig {
         replacements: vec![Replacement {
             heard: "one two".into(),
@@ -84,6 +76,12 @@ fn says_send(r: &mut Rig) {
         ..TextRulesConfig::default()
     })
     .unwrap();
+    r.key(TriggerKey::Main, true);
+    r.hear(tone(400));
+    r.hear(silence(400));
+    r.hear(tone(400));
+    r.key(TriggerKey::Main, false);
+    r.settle();
 }
 
 #[test]
@@ -92,13 +90,7 @@ fn a_spoken_send_at_the_end_is_taken_off_and_presses_enter() {
         spoken_submit: vec!["send".into()],
         ..Options::default()
     });
-    says_send(&mut r);
-    r.key(TriggerKey::Main, true);
-    r.hear(tone(400));
-    r.hear(silence(400));
-    r.hear(tone(400));
-    r.key(TriggerKey::Main, false);
-    r.settle();
+    say_send(&mut r);
     assert_eq!(r.delivered(), ["See you at six."]);
     assert_eq!(submits(&r), [Submit::Enter]);
 }
@@ -106,13 +98,98 @@ fn a_spoken_send_at_the_end_is_taken_off_and_presses_enter() {
 #[test]
 fn with_the_spoken_send_off_the_word_stays_text() {
     let mut r = rig(Options::default());
-    says_send(&mut r);
-    r.key(TriggerKey::Main, true);
-    r.hear(tone(400));
-    r.hear(silence(400));
-    r.hear(tone(400));
-    r.key(TriggerKey::Main, false);
-    r.settle();
+    say_send(&mut r);
     assert_eq!(r.delivered(), ["See you at six. Send."]);
     assert!(submits(&r).is_empty());
+}
+
+/// From now on the fake engine's "one" is heard as `said`.
+fn hears_one_as(r: &mut Rig, said: &str) {
+    r.service.config.text_rules = TextRules::new(&TextRulesConfig {
+        replacements: vec![Replacement {
+            heard: "one".into(),
+            written: said.into(),
+            regex: false,
+        }],
+        ..TextRulesConfig::default()
+    })
+    .unwrap();
+}
+
+fn edits(r: &Rig) -> Vec<(EditKey, usize)> {
+    r.edits.lock().unwrap().clone()
+}
+
+#[test]
+fn scratch_that_takes_the_last_text_back_out_once() {
+    let mut r = rig(Options::default());
+    r.service.config.output.trailing_space = true;
+    speak(&mut r, 600);
+    r.settle();
+    assert_eq!(r.delivered(), ["one"]);
+    hears_one_as(&mut r, "Scratch that.");
+    speak(&mut r, 600);
+    r.settle();
+    assert_eq!(r.delivered(), ["one"], "nothing typed for the command");
+    assert_eq!(
+        edits(&r),
+        [(EditKey::Backspace, 4)],
+        "the word and its space"
+    );
+    // Again: nothing left to take back, and the user is told.
+    speak(&mut r, 600);
+    r.settle();
+    assert_eq!(edits(&r), [(EditKey::Backspace, 4)]);
+    assert!(
+        r.notices()
+            .iter()
+            .any(|n| n.contains("no text to take back")),
+        "{:?}",
+        r.notices()
+    );
+}
+
+#[test]
+fn a_text_on_the_clipboard_or_sent_is_not_scratched() {
+    let mut r = rig(Options {
+        submit: Some(Submit::Enter),
+        ..Options::default()
+    });
+    speak(&mut r, 600);
+    r.settle();
+    hears_one_as(&mut r, "scratch that");
+    speak(&mut r, 600);
+    r.settle();
+    assert!(edits(&r).is_empty(), "a sent message stays sent");
+}
+
+#[test]
+fn press_tab_said_alone_presses_it() {
+    let mut r = rig(Options::default());
+    hears_one_as(&mut r, "Press tab.");
+    speak(&mut r, 600);
+    r.settle();
+    assert!(r.delivered().is_empty());
+    assert_eq!(edits(&r), [(EditKey::Tab, 1)]);
+    let edit = r
+        .events
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|e| serde_json::to_value(e).unwrap())
+        .find(|v| v["event"] == "text_delivered")
+        .unwrap();
+    assert_eq!(edit["edit"], "press tab");
+    assert_eq!(edit["raw_text"], "Press tab.");
+}
+
+#[test]
+fn with_edit_commands_off_the_words_are_typed() {
+    let mut r = rig(Options::default());
+    r.service.config.edit_commands = false;
+    hears_one_as(&mut r, "Press tab.");
+    speak(&mut r, 600);
+    r.settle();
+    assert_eq!(r.delivered(), ["Press tab."]);
+    assert!(edits(&r).is_empty());
 }
