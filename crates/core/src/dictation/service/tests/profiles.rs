@@ -90,15 +90,7 @@ fn a_profile_drops_the_final_period_and_turns_spoken_punctuation_off() {
         profiles: vec![chat],
         ..Options::default()
     });
-    r.service.config.text_rules = TextRules::new(&utter_postprocess::TextRulesConfig {
-        replacements: vec![utter_postprocess::Replacement {
-            heard: "two".into(),
-            written: "two.".into(),
-            regex: false,
-        }],
-        ..Default::default()
-    })
-    .unwrap();
+    r.hears_as("two", "two.");
     *r.focus.lock().unwrap() = Ok(FocusedApp::new("chat", []));
     dictate_one_two(&mut r);
     *r.focus.lock().unwrap() = Ok(FocusedApp::new("editor", []));

@@ -160,12 +160,7 @@ fn cancel_while_the_model_answers_delivers_nothing() {
 /// A spoken command over selected text: press the command key, speak,
 /// release.
 fn command(r: &mut Rig) {
-    r.key(TriggerKey::Command, true);
-    r.hear(tone(400));
-    r.hear(silence(400));
-    r.hear(tone(400));
-    r.key(TriggerKey::Command, false);
-    r.settle();
+    r.say_two_words(TriggerKey::Command);
 }
 
 #[test]

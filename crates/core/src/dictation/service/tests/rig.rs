@@ -335,6 +335,30 @@ impl Rig {
         }
     }
 
+    /// From now on the fake engine's `heard` is written as `written` (a
+    /// replacement rule): what the user "said", for the text rules' sake.
+    pub(super) fn hears_as(&mut self, heard: &str, written: &str) {
+        self.service.config.text_rules = TextRules::new(&utter_postprocess::TextRulesConfig {
+            replacements: vec![utter_postprocess::Replacement {
+                heard: heard.into(),
+                written: written.into(),
+                regex: false,
+            }],
+            ..Default::default()
+        })
+        .unwrap();
+    }
+
+    /// Two words with a pause between them, said while `key` is held.
+    pub(super) fn say_two_words(&mut self, key: TriggerKey) {
+        self.key(key, true);
+        self.hear(tone(400));
+        self.hear(silence(400));
+        self.hear(tone(400));
+        self.key(key, false);
+        self.settle();
+    }
+
     /// The notices the service gave, in order.
     pub(super) fn notices(&self) -> Vec<String> {
         self.events

@@ -3,7 +3,6 @@
 //! ("scratch that", "press tab").
 
 use super::*;
-use utter_postprocess::{Replacement, TextRulesConfig};
 
 fn submits(r: &Rig) -> Vec<Submit> {
     r.submits.lock().unwrap().clone()
@@ -67,21 +66,8 @@ fn no_submit_key_and_no_spoken_send_press_nothing() {
 /// The fake engine hears "one two"; a replacement makes it the sentence a
 /// user would say ending with "Send.", and the user says it.
 fn say_send(r: &mut Rig) {
-    r.service.config.text_rules = TextRules::new(&TextRulesConfig {
-        replacements: vec![Replacement {
-            heard: "one two".into(),
-            written: "See you at six. Send.".into(),
-            regex: false,
-        }],
-        ..TextRulesConfig::default()
-    })
-    .unwrap();
-    r.key(TriggerKey::Main, true);
-    r.hear(tone(400));
-    r.hear(silence(400));
-    r.hear(tone(400));
-    r.key(TriggerKey::Main, false);
-    r.settle();
+    r.hears_as("one two", "See you at six. Send.");
+    r.say_two_words(TriggerKey::Main);
 }
 
 #[test]
@@ -103,19 +89,6 @@ fn with_the_spoken_send_off_the_word_stays_text() {
     assert!(submits(&r).is_empty());
 }
 
-/// From now on the fake engine's "one" is heard as `said`.
-fn hears_one_as(r: &mut Rig, said: &str) {
-    r.service.config.text_rules = TextRules::new(&TextRulesConfig {
-        replacements: vec![Replacement {
-            heard: "one".into(),
-            written: said.into(),
-            regex: false,
-        }],
-        ..TextRulesConfig::default()
-    })
-    .unwrap();
-}
-
 fn edits(r: &Rig) -> Vec<(EditKey, usize)> {
     r.edits.lock().unwrap().clone()
 }
@@ -127,7 +100,7 @@ fn scratch_that_takes_the_last_text_back_out_once() {
     speak(&mut r, 600);
     r.settle();
     assert_eq!(r.delivered(), ["one"]);
-    hears_one_as(&mut r, "Scratch that.");
+    r.hears_as("one", "Scratch that.");
     speak(&mut r, 600);
     r.settle();
     assert_eq!(r.delivered(), ["one"], "nothing typed for the command");
@@ -157,7 +130,7 @@ fn a_text_on_the_clipboard_or_sent_is_not_scratched() {
     });
     speak(&mut r, 600);
     r.settle();
-    hears_one_as(&mut r, "scratch that");
+    r.hears_as("one", "scratch that");
     speak(&mut r, 600);
     r.settle();
     assert!(edits(&r).is_empty(), "a sent message stays sent");
@@ -166,7 +139,7 @@ fn a_text_on_the_clipboard_or_sent_is_not_scratched() {
 #[test]
 fn press_tab_said_alone_presses_it() {
     let mut r = rig(Options::default());
-    hears_one_as(&mut r, "Press tab.");
+    r.hears_as("one", "Press tab.");
     speak(&mut r, 600);
     r.settle();
     assert!(r.delivered().is_empty());
@@ -187,7 +160,7 @@ fn press_tab_said_alone_presses_it() {
 fn with_edit_commands_off_the_words_are_typed() {
     let mut r = rig(Options::default());
     r.service.config.edit_commands = false;
-    hears_one_as(&mut r, "Press tab.");
+    r.hears_as("one", "Press tab.");
     speak(&mut r, 600);
     r.settle();
     assert_eq!(r.delivered(), ["Press tab."]);
